@@ -1,0 +1,113 @@
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "optim/types.hpp"
+
+namespace troupe::optim {
+
+/// Thrown for unusable data files; the message names the file and the
+/// problem (e.g. "train-images-idx3-ubyte.gz: wrong magic number 0x00000802,
+/// expected 0x00000803 (idx3 ubyte images)").
+class data_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// An in-memory data set: one column per example.
+struct dataset {
+  std::string name;                 ///< e.g. "fashion-mnist/train"
+  matrix<float> x;                  ///< features x examples
+  std::vector<std::int32_t> labels; ///< class labels (classification), or empty
+  std::vector<float> targets;       ///< regression targets, or empty
+  shape sample_shape;               ///< shape of one example
+  int classes = 0;                  ///< number of classes (0: regression)
+
+  /// Number of examples.
+  std::size_t size() const noexcept {
+    return static_cast<std::size_t>(x.cols());
+  }
+};
+
+/// A train / test pair.
+struct train_test {
+  dataset train;
+  dataset test;
+};
+
+/// Reads an IDX image file (magic 0x00000803, unsigned bytes) and an IDX label
+/// file (magic 0x00000801), gzip-compressed or not (detected by content).
+/// Pixels are scaled to [0, 1]. Throws data_error naming the file on a missing
+/// path, wrong magic, truncated data, labels out of range or mismatched
+/// counts.
+dataset read_idx(const std::string& images_path,
+                 const std::string& labels_path);
+
+/// Loads Fashion-MNIST (or MNIST) from a directory holding
+/// {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].
+train_test load_mnist_dir(const std::string& dir);
+
+/// Default location of Debian's dataset-fashion-mnist package.
+inline constexpr const char* fashion_mnist_dir
+  = "/usr/share/datasets/fashion-mnist";
+
+/// Reads a libsvm / svmlight text file ("label idx:val idx:val ...", 1-based
+/// indices). `dim` = 0 infers the dimension from the largest index. Labels
+/// that are all integers become classes (mapped to 0..C-1 in sorted order;
+/// -1/+1 become 0/1); otherwise they become regression targets. Throws
+/// data_error naming the file and line on malformed input.
+dataset read_libsvm(const std::string& path, std::size_t dim = 0);
+
+/// How examples are spread over workers.
+enum class shard_mode {
+  iid,             ///< shuffled (seeded), then cut into equal parts
+  sorted_by_label, ///< sorted by label (non-iid), then cut into equal parts
+};
+
+/// Splits example indices 0..size-1 into `n` shards whose sizes differ by at
+/// most one; every index appears exactly once. Requires 1 <= n <= size.
+std::vector<std::vector<std::size_t>>
+shard_indices(const dataset& data, std::size_t n, shard_mode mode,
+              std::uint64_t seed);
+
+/// Yields minibatches over a fixed list of example indices, reshuffled with a
+/// seeded generator at the start of every epoch. The last batch of an epoch
+/// may be smaller (like PyTorch's drop_last=False). Same seed, same batches.
+class batch_iterator {
+public:
+  batch_iterator(std::vector<std::size_t> indices, std::size_t batch_size,
+                 std::uint64_t seed);
+
+  /// Gathers the next batch into `x` (features x b) and `labels` (b
+  /// entries; left empty for regression data, whose targets go to
+  /// `targets` if not null). Returns the batch size b.
+  std::size_t next(const dataset& data, matrix<float>& x,
+                   std::vector<std::int32_t>& labels,
+                   std::vector<float>* targets = nullptr);
+
+  /// Number of completed passes over the indices.
+  std::size_t epoch() const noexcept {
+    return epoch_;
+  }
+
+  /// Number of examples in one epoch.
+  std::size_t size() const noexcept {
+    return indices_.size();
+  }
+
+  /// Batches per epoch.
+  std::size_t batches_per_epoch() const noexcept;
+
+private:
+  std::vector<std::size_t> indices_;
+  std::size_t batch_size_;
+  std::uint64_t seed_;
+  std::size_t pos_ = 0;
+  std::size_t epoch_ = 0;
+  void shuffle();
+};
+
+} // namespace troupe::optim

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "optim/range_table.hpp"
+#include "optim/rng.hpp"
+#include "optim/types.hpp"
+
+namespace troupe::optim {
+
+/// A differentiable layer of a sequential model, templated on the scalar type
+/// (float for training, double for gradient checks); implementations are
+/// explicitly instantiated for both.
+///
+/// Layout contract: activations are `matrix<T>` with one column per sample
+/// (`features x batch`). Spatial layers (conv2d, max_pool2d, and relu between
+/// them) store their activations channel-major across the batch, i.e. the
+/// memory of the matrix is planes ordered (C, B, H, W); `flatten` converts to
+/// per-sample columns in (C, H, W) order. With one input channel both layouts
+/// coincide, so images enter as plain columns.
+///
+/// Parameters are not owned: the model reserves ranges in one flat vector
+/// (`declare`) and hands the layer pointers into the parameter and gradient
+/// buffers (`bind`); weights and gradients are `Eigen::Map` views.
+template <class T>
+class layer {
+public:
+  virtual ~layer() = default;
+
+  /// Short kind name, e.g. "dense".
+  virtual std::string kind() const = 0;
+
+  /// Records the shape of one input sample and returns the shape of one
+  /// output sample; called once by the model before `declare`. Throws
+  /// std::invalid_argument naming the layer if the input shape is unusable.
+  virtual shape setup(const shape& in) = 0;
+
+  /// Reserves this layer's parameter ranges as "<prefix>.weight" and
+  /// "<prefix>.bias"; called once by the model with the input shape known.
+  virtual void declare(range_table& table, const std::string& prefix) {
+    // nop: layers without parameters
+  }
+
+  /// Points the layer at its parameters and gradients: `params` and `grads`
+  /// are the starts of the first range this layer declared.
+  virtual void bind(T* params, T* grads) {
+    // nop
+  }
+
+  /// Initializes the bound parameters (PyTorch's default: uniform in
+  /// +-1/sqrt(fan_in) for weights and biases).
+  virtual void init(rng& gen) {
+    // nop
+  }
+
+  /// Computes `out` from `in` (`in.cols()` samples). Resizes `out` only if
+  /// its size differs, so steady-state steps do not allocate.
+  virtual void forward(const matrix<T>& in, matrix<T>& out) = 0;
+
+  /// Given the forward pair (`in`, `out`) and `dout` = dLoss/dout, writes
+  /// (overwrites) the parameter gradients and, if `din` is not null,
+  /// dLoss/din into `*din`.
+  virtual void backward(const matrix<T>& in, const matrix<T>& out,
+                        const matrix<T>& dout, matrix<T>* din) = 0;
+};
+
+} // namespace troupe::optim

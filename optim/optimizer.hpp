@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace troupe::optim {
+
+/// Named settings of a first-order optimizer (defaults as in PyTorch).
+struct optimizer_options {
+  std::string name = "sgd";  ///< sgd | momentum | nesterov | adagrad | adam
+  double momentum = 0.9;     ///< momentum / nesterov
+  double weight_decay = 0.0; ///< L2 penalty added to the gradient (coupled)
+  double beta1 = 0.9;        ///< adam
+  double beta2 = 0.999;      ///< adam
+  double eps = 1e-8;         ///< adam, adagrad
+};
+
+/// A first-order optimizer with its per-run state, applied to a flat
+/// parameter vector: `step(params, grads, lr)` updates `params` in place.
+template <class T>
+class optimizer {
+public:
+  virtual ~optimizer() = default;
+
+  /// The name it was made with.
+  virtual std::string name() const = 0;
+
+  /// Applies one update with learning rate `lr` to n parameters.
+  virtual void step(T* params, const T* grads, std::size_t n, double lr) = 0;
+
+  /// Clears the state (momentum buffers, accumulators, step count).
+  virtual void reset() = 0;
+};
+
+/// Names accepted by make_optimizer.
+const std::vector<std::string>& optimizer_names();
+
+/// Creates an optimizer for `n` parameters. Throws std::invalid_argument
+/// naming the unknown optimizer and listing the known ones.
+template <class T>
+std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
+                                             std::size_t n);
+
+} // namespace troupe::optim
