@@ -8,7 +8,8 @@ target_compile_options(troupe_warnings INTERFACE -Wall -Wextra -Wpedantic
 # folder holds only headers (later issues fill actors/ and net/).
 function(troupe_folder_library name)
   cmake_parse_arguments(ARG "" "" "PUBLIC;PRIVATE" ${ARGN})
-  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp
+                                       ${CMAKE_CURRENT_SOURCE_DIR}/detail/*.cpp)
   if(sources)
     add_library(${name} STATIC ${sources})
     target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})

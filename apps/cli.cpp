@@ -1,0 +1,118 @@
+#include "apps/cli.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <caf/pec.hpp>
+#include <caf/settings.hpp>
+
+namespace troupe::apps {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos)
+    return {};
+  auto last = s.find_last_not_of(" \t\r");
+  return s.substr(first, last - first + 1);
+}
+
+std::string to_std(caf::string_view sv) {
+  return std::string{sv.data(), sv.size()};
+}
+
+std::string option_name(const std::string& arg) {
+  auto name = arg.substr(arg.rfind("--", 0) == 0 ? 2 : 0);
+  return name.substr(0, name.find('='));
+}
+
+} // namespace
+
+option_parser::option_parser(std::string command)
+  : command_(std::move(command)) {
+  opts_.add(config_, "config", "read name = value lines from FILE first");
+}
+
+std::vector<std::string>
+option_parser::read_config(const std::string& path) const {
+  std::ifstream in{path};
+  if (!in)
+    throw usage_error(command_ + ": cannot open --config file '" + path + "'");
+  std::vector<std::string> args;
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    line = trim(line.substr(0, line.find('#')));
+    if (line.empty() || line.front() == '[')
+      continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos)
+      throw usage_error(path + ":" + std::to_string(lineno)
+                        + ": expected 'name = value', got '" + line + "'");
+    args.push_back("--" + trim(line.substr(0, eq)) + "="
+                   + trim(line.substr(eq + 1)));
+  }
+  return args;
+}
+
+bool option_parser::parse(const std::vector<std::string>& cli_args) {
+  for (const auto& arg : cli_args)
+    if (arg == "--help" || arg == "-h" || arg == "help") {
+      std::cout << help();
+      return false;
+    }
+  std::vector<std::string> args;
+  // A config file comes first so that the command line overrides it.
+  for (const auto& arg : cli_args)
+    if (arg.rfind("--config=", 0) == 0) {
+      args = read_config(arg.substr(9));
+      std::transform(args.begin(), args.end(), std::back_inserter(given_),
+                     option_name);
+    }
+  args.insert(args.end(), cli_args.begin(), cli_args.end());
+  for (const auto& arg : cli_args)
+    given_.push_back(option_name(arg));
+  caf::settings cfg;
+  auto [code, pos] = opts_.parse(cfg, args);
+  if (code == caf::pec::success)
+    return true;
+  const auto& arg = *pos;
+  auto name = option_name(arg);
+  const caf::config_option* opt = nullptr;
+  for (const auto& o : opts_)
+    if (to_std(o.long_name()) == name)
+      opt = &o;
+  std::string msg;
+  if (arg.rfind("--", 0) != 0)
+    msg = "unexpected argument '" + arg + "' (options are --name=value)";
+  else if (opt == nullptr)
+    msg = "unknown option --" + name;
+  else if (code == caf::pec::missing_argument
+           || arg.find('=') == std::string::npos)
+    msg = "option --" + name + " needs a value: --" + name + "=<"
+          + to_std(opt->type_name()) + ">";
+  else
+    msg = "invalid value for --" + name + ": '" + arg.substr(arg.find('=') + 1)
+          + "' is not a valid " + to_std(opt->type_name());
+  throw usage_error(command_ + ": " + msg + " (see " + command_ + " --help)");
+}
+
+bool option_parser::given(const std::string& name) const {
+  return std::find(given_.begin(), given_.end(), name) != given_.end();
+}
+
+std::string option_parser::help() const {
+  std::ostringstream out;
+  out << "usage: " << command_ << " [--name=value ...]\n\noptions:\n";
+  for (const auto& o : opts_) {
+    std::string lhs = "  --" + to_std(o.long_name()) + "=<"
+                      + to_std(o.type_name()) + ">";
+    out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ')
+        << to_std(o.description()) << '\n';
+  }
+  return out.str();
+}
+
+} // namespace troupe::apps

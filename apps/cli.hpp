@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <caf/config_option_set.hpp>
+
+namespace troupe::apps {
+
+/// A command-line mistake (unknown flag, bad value, missing file). The
+/// message is written for the user; the process exits with status 2.
+class usage_error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Options of one subcommand, parsed from `--name=value` arguments (and
+/// optionally a `--config=FILE` of `name = value` lines, which the command
+/// line overrides). Built on caf::config_option_set, which does the typed
+/// parsing and the help text.
+class option_parser {
+public:
+  /// `command` names the subcommand in messages, e.g. "troupe train".
+  explicit option_parser(std::string command);
+
+  /// Binds `--name` to `ref` (its current value is the default).
+  template <class T>
+  option_parser& add(T& ref, const char* name, const char* description) {
+    opts_.add(ref, caf::string_view{name, std::strlen(name)},
+              caf::string_view{description, std::strlen(description)});
+    return *this;
+  }
+
+  /// Parses `args`. Returns false if `--help` was given (help printed to
+  /// stdout). Throws usage_error naming the offending argument otherwise.
+  bool parse(const std::vector<std::string>& args);
+
+  /// True if `--name` appeared on the command line or in the config file.
+  bool given(const std::string& name) const;
+
+  /// The help text: usage line plus every option with its type.
+  std::string help() const;
+
+private:
+  std::vector<std::string> read_config(const std::string& path) const;
+  std::string command_;
+  caf::config_option_set opts_;
+  std::vector<std::string> given_;
+  std::string config_;
+};
+
+} // namespace troupe::apps

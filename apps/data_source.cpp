@@ -1,0 +1,58 @@
+#include "apps/data_source.hpp"
+
+#include <filesystem>
+
+namespace troupe::apps {
+
+namespace {
+
+/// Copies the examples `first, first + step, ...` (or all others) of `data`.
+optim::dataset every_nth(const optim::dataset& data, std::size_t step,
+                         bool take, const std::string& name) {
+  std::vector<Eigen::Index> keep;
+  for (std::size_t i = 0; i < data.size(); ++i)
+    if ((i % step == step - 1) == take)
+      keep.push_back(static_cast<Eigen::Index>(i));
+  optim::dataset out;
+  out.name = name;
+  out.sample_shape = data.sample_shape;
+  out.classes = data.classes;
+  out.x.resize(data.x.rows(), static_cast<Eigen::Index>(keep.size()));
+  for (std::size_t j = 0; j < keep.size(); ++j) {
+    out.x.col(static_cast<Eigen::Index>(j)) = data.x.col(keep[j]);
+    if (!data.labels.empty())
+      out.labels.push_back(data.labels[static_cast<std::size_t>(keep[j])]);
+    if (!data.targets.empty())
+      out.targets.push_back(data.targets[static_cast<std::size_t>(keep[j])]);
+  }
+  return out;
+}
+
+} // namespace
+
+const char* data_source_help() {
+  return "fashion-mnist | DIR (IDX files) | FILE (libsvm)";
+}
+
+optim::train_test load_data(const std::string& spec, std::uint64_t seed) {
+  namespace fs = std::filesystem;
+  if (spec == "fashion-mnist") {
+    auto result = optim::load_mnist_dir(optim::fashion_mnist_dir);
+    result.train.name = "fashion-mnist/train";
+    result.test.name = "fashion-mnist/test";
+    return result;
+  }
+  std::error_code ec;
+  if (fs::is_directory(spec, ec))
+    return optim::load_mnist_dir(spec);
+  if (fs::is_regular_file(spec, ec)) {
+    // A libsvm file has no separate test set: every tenth example is held out.
+    auto all = optim::read_libsvm(spec);
+    return {every_nth(all, 10, false, spec + "/train"),
+            every_nth(all, 10, true, spec + "/test")};
+  }
+  throw optim::data_error(spec + ": no such data set, directory or file ("
+                          + std::string{data_source_help()} + ")");
+}
+
+} // namespace troupe::apps

@@ -1,0 +1,280 @@
+#include "apps/train_command.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <numeric>
+
+#include "apps/cli.hpp"
+#include "apps/data_source.hpp"
+#include "apps/progress.hpp"
+#include "optim/trainer.hpp"
+
+namespace troupe::apps {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+/// Per-model defaults, tuned on Fashion-MNIST (see docs/benchmarks.md).
+struct model_defaults {
+  double lr;
+  double epochs;
+  double lr_decay;
+  double lr_step_epochs;
+};
+
+model_defaults defaults_for(const std::string& model) {
+  if (model == "lenet")
+    return {0.05, 12, 0.5, 3};
+  if (model == "logreg")
+    return {0.02, 5, 0.5, 2};
+  return {0.05, 10, 0.5, 2};
+}
+
+/// FNV-1a over the raw bytes: equal hashes mean bitwise-equal parameters.
+std::string hash_params(const float* data, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto bytes = reinterpret_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n * sizeof(float); ++i)
+    h = (h ^ bytes[i]) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+void validate(train_options& o) {
+  if (o.algo != "sgd")
+    throw usage_error("troupe train: unknown --algo=" + o.algo
+                      + " (this build offers: sgd)");
+  if (o.workers != 1 || o.shards != 1)
+    throw usage_error("troupe train: --algo=sgd trains one worker without "
+                      "parameter shards; got --workers="
+                      + std::to_string(o.workers)
+                      + " --shards=" + std::to_string(o.shards));
+  auto positive = [](double x, const char* name) {
+    if (!(x > 0) || !std::isfinite(x))
+      throw usage_error(std::string{"troupe train: --"} + name
+                        + " must be a positive number");
+  };
+  auto non_negative = [](double x, const char* name) {
+    if (!(x >= 0) || !std::isfinite(x))
+      throw usage_error(std::string{"troupe train: --"} + name
+                        + " must be zero or positive");
+  };
+  if (o.batch == 0)
+    throw usage_error("troupe train: --batch must be at least 1");
+  auto d = defaults_for(o.model);
+  if (o.lr == 0)
+    o.lr = d.lr;
+  if (o.epochs == 0)
+    o.epochs = d.epochs;
+  if (o.lr_decay == 0)
+    o.lr_decay = d.lr_decay;
+  if (o.lr_step_epochs == 0)
+    o.lr_step_epochs = d.lr_step_epochs;
+  positive(o.lr, "lr");
+  positive(o.epochs, "epochs");
+  positive(o.lr_decay, "lr-decay");
+  positive(o.lr_step_epochs, "lr-step-epochs");
+  non_negative(o.max_seconds, "max-seconds");
+  non_negative(o.warmup_epochs, "warmup-epochs");
+  non_negative(o.eval_every, "eval-every");
+  non_negative(o.weight_decay, "weight-decay");
+  if (!(o.momentum >= 0 && o.momentum < 1))
+    throw usage_error("troupe train: --momentum must be in [0, 1)");
+  if (!(o.target_accuracy >= 0 && o.target_accuracy <= 1))
+    throw usage_error("troupe train: --target-accuracy must be in [0, 1]");
+  if (o.eval_every == 0)
+    o.eval_every = o.target_accuracy > 0 ? 0.25 : 1.0;
+}
+
+} // namespace
+
+nlohmann::json run_train(train_options o) {
+  validate(o);
+  auto style = parse_progress_style(o.progress);
+  auto t_load = clock_type::now();
+  auto data = load_data(o.data, o.seed);
+  auto load_seconds = seconds_since(t_load);
+  auto& train = data.train;
+  auto model = optim::make_model<float>(o.model, train.sample_shape,
+                                        train.classes);
+  model.init(o.seed);
+  std::size_t n = train.size();
+  if (o.train_examples > 0)
+    n = std::min<std::size_t>(n, o.train_examples);
+  std::vector<std::size_t> indices(n);
+  std::iota(indices.begin(), indices.end(), std::size_t{0});
+  auto steps_per_epoch = (n + o.batch - 1) / o.batch;
+  auto epoch_steps = [&](double epochs) {
+    return static_cast<std::size_t>(
+      std::llround(epochs * static_cast<double>(steps_per_epoch)));
+  };
+  auto total_steps = std::max<std::size_t>(epoch_steps(o.epochs), 1);
+  if (o.max_steps > 0)
+    total_steps = std::min<std::size_t>(total_steps, o.max_steps);
+  optim::schedule_options sched;
+  sched.name = o.schedule;
+  sched.base_lr = o.lr;
+  sched.gamma = o.lr_decay;
+  sched.step_size = std::max<std::size_t>(epoch_steps(o.lr_step_epochs), 1);
+  sched.total_steps = total_steps;
+  sched.warmup_steps = epoch_steps(o.warmup_epochs);
+  optim::optimizer_options opt;
+  opt.name = o.optimizer;
+  opt.momentum = o.momentum;
+  opt.weight_decay = o.weight_decay;
+  optim::local_trainer trainer{model,      train,  std::move(indices),
+                               o.batch,    opt,    optim::schedule{sched},
+                               o.seed};
+  auto eval_steps = std::max<std::size_t>(epoch_steps(o.eval_every), 1);
+
+  progress bar{style, o.algo + "/" + o.model};
+  bar.message("troupe train: " + o.model + " on " + train.name + " ("
+              + std::to_string(n) + " examples, "
+              + std::to_string(model.size()) + " parameters), "
+              + std::to_string(total_steps) + " steps of batch "
+              + std::to_string(o.batch) + ", seed " + std::to_string(o.seed));
+  auto evaluations = nlohmann::json::array();
+  double train_seconds = 0, eval_seconds = 0, smooth_loss = 0, last_loss = 0;
+  std::size_t samples = 0;
+  optim::evaluation last_eval;
+  bool evaluated_final = false, reached = false;
+  nlohmann::json seconds_to_target = nullptr;
+  // The parameters of the last evaluation: restored if training diverges, so
+  // nothing already learned is lost.
+  optim::flat_storage<float> good(model.params(), model.params() + model.size());
+  std::string error;
+  auto t0 = clock_type::now();
+  auto state = [&] {
+    progress_state s;
+    s.step = trainer.steps();
+    s.fraction = static_cast<double>(s.step) / static_cast<double>(total_steps);
+    s.epoch = static_cast<double>(s.step) / static_cast<double>(steps_per_epoch);
+    s.loss = smooth_loss;
+    s.accuracy = evaluations.empty() ? -1 : last_eval.accuracy;
+    s.samples_per_sec = train_seconds > 0 ? samples / train_seconds : 0;
+    s.elapsed = seconds_since(t0);
+    return s;
+  };
+  while (trainer.steps() < total_steps) {
+    if (o.max_seconds > 0 && seconds_since(t0) >= o.max_seconds)
+      break;
+    auto t_step = clock_type::now();
+    optim::step_result r;
+    try {
+      r = trainer.step();
+    } catch (const std::domain_error& e) {
+      error = e.what();
+      std::copy(good.begin(), good.end(), model.params());
+      bar.message("troupe train: " + error
+                  + "; restored the parameters of the last evaluation");
+      evaluated_final = false;
+      break;
+    }
+    train_seconds += seconds_since(t_step);
+    samples += r.samples;
+    last_loss = r.loss;
+    smooth_loss = trainer.steps() == 1 ? r.loss : 0.98 * smooth_loss + 0.02 * r.loss;
+    evaluated_final = false;
+    if (trainer.steps() % eval_steps == 0 || trainer.steps() == total_steps) {
+      auto t_eval = clock_type::now();
+      last_eval = optim::evaluate(model, data.test);
+      eval_seconds += seconds_since(t_eval);
+      evaluated_final = true;
+      std::copy(model.params(), model.params() + model.size(), good.begin());
+      auto elapsed = seconds_since(t0);
+      evaluations.push_back({{"step", trainer.steps()},
+                             {"epoch", state().epoch},
+                             {"seconds", elapsed},
+                             {"train_seconds", train_seconds},
+                             {"test_accuracy", last_eval.accuracy},
+                             {"test_loss", last_eval.loss}});
+      bar.update(state(), true);
+      if (o.target_accuracy > 0 && last_eval.accuracy >= o.target_accuracy) {
+        reached = true;
+        seconds_to_target = elapsed;
+        break;
+      }
+    } else {
+      bar.update(state());
+    }
+  }
+  if (!evaluated_final) {
+    auto t_eval = clock_type::now();
+    last_eval = optim::evaluate(model, data.test);
+    eval_seconds += seconds_since(t_eval);
+  }
+  auto seconds = seconds_since(t0);
+  bar.finish(state());
+  nlohmann::json result{
+    {"algo", o.algo},
+    {"model", o.model},
+    {"data", train.name},
+    {"workers", o.workers},
+    {"shards", o.shards},
+    {"parameters", model.size()},
+    {"batch", o.batch},
+    {"lr", o.lr},
+    {"optimizer", o.optimizer},
+    {"seed", o.seed},
+    {"test_accuracy", last_eval.accuracy},
+    {"test_loss", last_eval.loss},
+    {"train_loss", last_loss},
+    {"target_accuracy", o.target_accuracy > 0 ? nlohmann::json(o.target_accuracy)
+                                              : nlohmann::json(nullptr)},
+    {"reached_target", reached},
+    {"seconds_to_target", seconds_to_target},
+    {"seconds", seconds},
+    {"train_seconds", train_seconds},
+    {"eval_seconds", eval_seconds},
+    {"data_load_seconds", load_seconds},
+    {"samples", samples},
+    {"samples_per_sec", train_seconds > 0 ? samples / train_seconds : 0.0},
+    {"steps", trainer.steps()},
+    {"epochs", static_cast<double>(trainer.steps())
+                 / static_cast<double>(steps_per_epoch)},
+    {"messages", 0},
+    {"bytes_sent", 0},
+    {"param_hash", hash_params(model.params(), model.size())},
+    {"evaluations", evaluations},
+  };
+  if (!error.empty())
+    result["error"] = error;
+  return result;
+}
+
+int train_main(const std::vector<std::string>& args) {
+  train_options opts;
+  option_parser parser{"troupe train"};
+  add_train_options(parser, opts);
+  try {
+    if (!parser.parse(args))
+      return 0;
+    auto result = run_train(opts);
+    auto acc = result["test_accuracy"].get<double>();
+    std::cerr << "troupe train: test accuracy " << acc << " after "
+              << result["seconds"].get<double>() << " s, "
+              << static_cast<long>(result["samples_per_sec"].get<double>())
+              << " samples/s\n";
+    if (opts.json)
+      std::cout << result.dump() << std::endl;
+    return result.contains("error") ? 1 : 0;
+  } catch (const usage_error& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "troupe train: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "troupe train: error: " << e.what() << '\n';
+    return 1;
+  }
+}
+
+} // namespace troupe::apps

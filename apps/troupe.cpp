@@ -1,0 +1,43 @@
+// The `troupe` command line: one executable, one subcommand per job kind.
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "apps/train_command.hpp"
+
+namespace {
+
+constexpr const char* usage = R"(usage: troupe <command> [--name=value ...]
+
+Asynchronous distributed training with actors.
+
+commands:
+  train     train a model (see troupe train --help)
+  version   print the version
+
+Every command prints progress on stderr and, with --json, one JSON object on
+the last line of stdout. Exit status: 0 ok, 1 runtime error, 2 usage error.
+)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h"
+      || args[0] == "help") {
+    std::cout << usage;
+    return args.empty() ? 2 : 0;
+  }
+  auto command = args[0];
+  args.erase(args.begin());
+  if (command == "train")
+    return troupe::apps::train_main(args);
+  if (command == "version" || command == "--version") {
+    std::cout << "troupe " << TROUPE_VERSION << '\n';
+    return 0;
+  }
+  std::cerr << "troupe: unknown command '" << command
+            << "' (commands: train, version; see troupe --help)\n";
+  return 2;
+}

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "optim/dataset.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
+#include "optim/sequential.hpp"
+
+namespace troupe::optim {
+
+/// Loss and accuracy of a model over a data set.
+struct evaluation {
+  double loss = 0;     ///< mean softmax cross-entropy
+  double accuracy = 0; ///< fraction of correct arg-max predictions
+  std::size_t samples = 0;
+};
+
+/// Evaluates `model` on all of `data` in chunks of `chunk` examples.
+evaluation evaluate(sequential<float>& model, const dataset& data,
+                    std::size_t chunk = 1000);
+
+/// Outcome of one training step.
+struct step_result {
+  double loss = 0;         ///< mean minibatch loss before the update
+  std::size_t samples = 0; ///< examples in the minibatch
+  double lr = 0;           ///< learning rate used
+};
+
+/// The training step shared by every algorithm: next minibatch of the
+/// worker's own data -> loss and gradient -> local optimizer step. Workers of
+/// distributed algorithms call `compute` and decide themselves what to do with
+/// the gradient (push it, apply it, compress it); `step` is compute + apply.
+class local_trainer {
+public:
+  /// Trains `model` (not owned; must outlive the trainer) on the examples
+  /// `indices` of `data` (not owned).
+  local_trainer(sequential<float>& model, const dataset& data,
+                std::vector<std::size_t> indices, std::size_t batch_size,
+                const optimizer_options& opt, schedule lr, std::uint64_t seed);
+
+  /// Draws the next minibatch and fills model().grads(); returns the loss.
+  /// Throws std::domain_error if the loss is not finite
+  /// (divergence), before anything is applied.
+  step_result compute();
+
+  /// Applies model().grads() with the local optimizer at the scheduled rate
+  /// and advances the step counter.
+  void apply();
+
+  /// compute() followed by apply().
+  step_result step();
+
+  /// Optimizer steps taken so far.
+  std::size_t steps() const noexcept {
+    return steps_;
+  }
+
+  /// Completed passes over the trainer's examples.
+  std::size_t epoch() const noexcept {
+    return batches_.epoch();
+  }
+
+  /// Minibatches per epoch.
+  std::size_t batches_per_epoch() const noexcept {
+    return batches_.batches_per_epoch();
+  }
+
+  sequential<float>& model() noexcept {
+    return *model_;
+  }
+
+  const schedule& lr_schedule() const noexcept {
+    return lr_;
+  }
+
+private:
+  sequential<float>* model_;
+  const dataset* data_;
+  batch_iterator batches_;
+  std::unique_ptr<optimizer<float>> opt_;
+  schedule lr_;
+  std::size_t steps_ = 0;
+  matrix<float> x_;
+  std::vector<std::int32_t> labels_;
+};
+
+} // namespace troupe::optim

@@ -1,0 +1,55 @@
+# Shared by scripts/demo and scripts/test: install what is missing, configure
+# and build into build/. Sourced, not run.
+set -euo pipefail
+
+TROUPE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TROUPE_BUILD=${TROUPE_BUILD:-$TROUPE_ROOT/build}
+
+# Debian 12 packages the build, the tests and the demo need.
+TROUPE_PACKAGES=(
+  cmake make g++ pkg-config
+  libcaf-dev libeigen3-dev libboost-dev catch2 zlib1g-dev nlohmann-json3-dev
+  libbenchmark-dev dataset-fashion-mnist
+)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+# Installs the packages that are missing (apt-get as root, else sudo).
+install_missing() {
+  local missing=()
+  for pkg in "${TROUPE_PACKAGES[@]}" "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" \
+      || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || {
+      echo "error: need root (or sudo) to install: ${missing[*]}" >&2
+      exit 1
+    }
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# Configures build/ once (Release, native ISA) and builds the given targets
+# (all by default). Incremental: quick when nothing changed.
+build() {
+  if [ ! -f "$TROUPE_BUILD/CMakeCache.txt" ]; then
+    log "configuring $TROUPE_BUILD"
+    cmake -S "$TROUPE_ROOT" -B "$TROUPE_BUILD" -DCMAKE_BUILD_TYPE=Release \
+      -DTROUPE_BUILD_TESTS=ON >/dev/null
+  fi
+  local jobs
+  jobs=$(nproc 2>/dev/null || echo 2)
+  log "building ${*:-all}"
+  if [ $# -gt 0 ]; then
+    cmake --build "$TROUPE_BUILD" -j "$jobs" --target "$@"
+  else
+    cmake --build "$TROUPE_BUILD" -j "$jobs"
+  fi
+}

@@ -1,0 +1,40 @@
+// The accuracy targets of the single-worker trainer on real Fashion-MNIST,
+// with the default hyper-parameters of each model.
+
+#include <catch2/catch.hpp>
+
+#include <iostream>
+
+#include "apps/train_command.hpp"
+
+using troupe::apps::run_train;
+using troupe::apps::train_options;
+
+namespace {
+
+nlohmann::json train_to(const std::string& model, double target) {
+  train_options o;
+  o.model = model;
+  o.target_accuracy = target;
+  o.progress = "lines";
+  o.seed = 1;
+  std::cout << model << ": seed " << o.seed << ", target " << target << '\n';
+  auto j = run_train(o);
+  std::cout << model << ": test accuracy " << j["test_accuracy"] << " after "
+            << j["epochs"] << " epochs, " << j["seconds"] << " s\n";
+  return j;
+}
+
+} // namespace
+
+TEST_CASE("mlp reaches 0.88 test accuracy within its default epochs") {
+  auto j = train_to("mlp", 0.88);
+  CHECK(j["reached_target"] == true);
+  CHECK(j["test_accuracy"].get<double>() >= 0.88);
+}
+
+TEST_CASE("lenet reaches 0.90 test accuracy within its default epochs") {
+  auto j = train_to("lenet", 0.90);
+  CHECK(j["reached_target"] == true);
+  CHECK(j["test_accuracy"].get<double>() >= 0.90);
+}

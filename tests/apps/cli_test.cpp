@@ -1,0 +1,151 @@
+// troupe train's command line: errors name the problem, runs are reproducible,
+// divergence is reported without losing what was learned.
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "apps/train_command.hpp"
+
+using troupe::apps::train_main;
+
+namespace {
+
+/// Runs train_main with `args`, capturing stdout and stderr.
+struct run_result {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+run_result run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  auto* old_out = std::cout.rdbuf(out.rdbuf());
+  auto* old_err = std::cerr.rdbuf(err.rdbuf());
+  int status = train_main(args);
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  return {status, out.str(), err.str()};
+}
+
+nlohmann::json last_json(const std::string& out) {
+  auto pos = out.rfind('{');
+  REQUIRE(pos != std::string::npos);
+  return nlohmann::json::parse(out.substr(out.rfind("\n{") == std::string::npos
+                                            ? 0
+                                            : out.rfind("\n{") + 1));
+}
+
+const std::vector<std::string> quick{"--model=mlp",     "--max-steps=60",
+                                     "--progress=none", "--json",
+                                     "--train-examples=4096"};
+
+std::vector<std::string> with(std::vector<std::string> args,
+                              std::initializer_list<std::string> more) {
+  args.insert(args.end(), more);
+  return args;
+}
+
+} // namespace
+
+TEST_CASE("unknown options and bad values are refused by name") {
+  auto r = run({"--modle=mlp"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown option --modle"));
+  r = run({"--lr=fast"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("invalid value for --lr: 'fast'"));
+  r = run({"--batch=-3"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--batch"));
+  r = run({"--epochs"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--epochs needs a value"));
+  r = run({"stray"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("unexpected argument 'stray'"));
+}
+
+TEST_CASE("inconsistent or unknown choices are refused") {
+  auto r = run(with(quick, {"--algo=gossip"}));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown --algo=gossip"));
+  r = run(with(quick, {"--model=resnet"}));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("resnet"));
+  r = run(with(quick, {"--optimizer=rmsprop"}));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("rmsprop"));
+  r = run(with(quick, {"--target-accuracy=1.5"}));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--target-accuracy"));
+}
+
+TEST_CASE("a missing data path is named") {
+  auto r = run(with(quick, {"--data=/nonexistent/fmnist"}));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("/nonexistent/fmnist"));
+}
+
+TEST_CASE("--help lists every option") {
+  auto r = run({"--help"});
+  CHECK(r.status == 0);
+  for (auto name : {"--algo", "--model", "--data", "--batch", "--lr", "--seed",
+                    "--epochs", "--max-seconds", "--target-accuracy",
+                    "--config", "--json"})
+    CHECK_THAT(r.out, Catch::Contains(name));
+}
+
+TEST_CASE("the same seed gives a bitwise identical run") {
+  std::uint64_t seed = GENERATE(1, 7);
+  INFO("seed " << seed);
+  std::cout << "reproducibility seed " << seed << '\n';
+  auto args = with(quick, {"--seed=" + std::to_string(seed)});
+  auto a = last_json(run(args).out);
+  auto b = last_json(run(args).out);
+  CHECK(a["param_hash"] == b["param_hash"]);
+  CHECK(a["train_loss"] == b["train_loss"]);
+  CHECK(a["steps"] == 60);
+  auto other = with(quick, {"--seed=" + std::to_string(seed + 100)});
+  auto c = last_json(run(other).out);
+  CHECK(a["param_hash"] != c["param_hash"]);
+}
+
+TEST_CASE("a config file fills options and the command line overrides it") {
+  auto path = std::string{TROUPE_BINARY_DIR} + "/cli_test.conf";
+  {
+    std::ofstream f{path};
+    f << "# comment\nmodel = logreg\nlr = 0.01\nmax-steps = 5\n";
+  }
+  auto r = run({"--config=" + path, "--lr=0.02", "--progress=none", "--json",
+                "--train-examples=1000"});
+  REQUIRE(r.status == 0);
+  auto j = last_json(r.out);
+  CHECK(j["model"] == "logreg");
+  CHECK(j["lr"] == 0.02);
+  CHECK(j["steps"] == 5);
+  {
+    std::ofstream f{path};
+    f << "model logreg\n";
+  }
+  r = run({"--config=" + path});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains(path + ":1"));
+}
+
+TEST_CASE("divergence stops the run and keeps the last evaluated model") {
+  // Evaluate every ~0.1 epoch at a sane rate first would need two phases;
+  // instead a huge rate diverges within the first epoch and the parameters of
+  // the initial evaluation point (the initialization) are restored.
+  auto r = run(with(quick, {"--lr=1e6", "--momentum=0", "--max-steps=500",
+                            "--optimizer=sgd"}));
+  CHECK(r.status == 1);
+  auto j = last_json(r.out);
+  REQUIRE(j.contains("error"));
+  CHECK_THAT(j["error"].get<std::string>(), Catch::Contains("non-finite"));
+  CHECK(std::isfinite(j["test_loss"].get<double>()));
+  CHECK(j["test_accuracy"].get<double>() > 0.0);
+}
