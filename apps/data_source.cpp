@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "optim/synthetic.hpp"
+
 namespace troupe::apps {
 
 namespace {
@@ -31,7 +33,7 @@ optim::dataset every_nth(const optim::dataset& data, std::size_t step,
 } // namespace
 
 const char* data_source_help() {
-  return "fashion-mnist | DIR (IDX files) | FILE (libsvm)";
+  return "fashion-mnist | DIR (IDX files) | FILE (libsvm) | synthetic-logreg";
 }
 
 optim::train_test load_data(const std::string& spec, std::uint64_t seed) {
@@ -41,6 +43,14 @@ optim::train_test load_data(const std::string& spec, std::uint64_t seed) {
     result.train.name = "fashion-mnist/train";
     result.test.name = "fashion-mnist/test";
     return result;
+  }
+  if (spec == "synthetic-logreg") {
+    // Algorithms.md's LOGREG problem (labels 0/1), seeded by --seed.
+    optim::logreg_options opts;
+    opts.seed = seed;
+    auto all = optim::to_dataset(optim::make_logreg(opts));
+    return {every_nth(all, 10, false, "synthetic-logreg/train"),
+            every_nth(all, 10, true, "synthetic-logreg/test")};
   }
   std::error_code ec;
   if (fs::is_directory(spec, ec))

@@ -11,8 +11,9 @@ namespace troupe::apps {
 const char* data_source_help();
 
 /// Loads what `--data=spec` names: "fashion-mnist" (Debian's
-/// dataset-fashion-mnist), a directory of IDX files, a libsvm file (a tenth
-/// of it held out as the test set), or "synthetic-logreg". Throws
+/// dataset-fashion-mnist), a directory of IDX files, a libsvm file, or
+/// "synthetic-logreg" (the last two with every tenth example held out as the
+/// test set). Throws
 /// optim::data_error naming the file and the problem.
 optim::train_test load_data(const std::string& spec, std::uint64_t seed);
 

@@ -1,7 +1,9 @@
 # Warnings for troupe's own targets only (third-party headers are SYSTEM).
 add_library(troupe_warnings INTERFACE)
 target_compile_options(troupe_warnings INTERFACE -Wall -Wextra -Wpedantic
-                                                 -Wno-unused-parameter)
+                                                 -Wno-unused-parameter
+                                                 # GCC 12 false positives in AVX-512 intrinsics
+                                                 -Wno-maybe-uninitialized)
 
 # troupe_folder_library(<name> [PUBLIC deps...]): the library target of one
 # source folder, built from its *.cpp files; an INTERFACE target while the

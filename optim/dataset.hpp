@@ -38,21 +38,28 @@ struct train_test {
   dataset test;
 };
 
-/// Reads an IDX image file (magic 0x00000803, unsigned bytes) and an IDX label
-/// file (magic 0x00000801), gzip-compressed or not (detected by content).
-/// Pixels are scaled to [0, 1]. Throws data_error naming the file on a missing
-/// path, wrong magic, truncated data, labels out of range or mismatched
-/// counts.
-dataset read_idx(const std::string& images_path,
-                 const std::string& labels_path);
+/// Reads an IDX image file (magic 0x00000803: n x h x w unsigned bytes) and an
+/// IDX label file (magic 0x00000801: n unsigned bytes), gzip-compressed or not
+/// (detected by content). Pixels are scaled to [0, 1]; the sample shape is
+/// {1, h, w}. With `classes` = 0 the number of classes is the largest label
+/// plus one; with `classes` > 0 every label must be below it. Throws
+/// data_error whose message starts with the offending file's path on a
+/// missing file, wrong magic, truncated header or data (bytes expected and
+/// found), trailing bytes, a zero dimension, more than 2^31 - 1 elements,
+/// a label out of range or mismatched image and label counts.
+dataset read_idx(const std::string& images_path, const std::string& labels_path,
+                 int classes = 0);
 
 /// Loads Fashion-MNIST (or MNIST) from a directory holding
-/// {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz].
+/// {train,t10k}-{images-idx3,labels-idx1}-ubyte, each with or without a .gz
+/// suffix. The test labels must lie below the training set's class count, and
+/// both sets share it. Throws data_error naming the missing directory or
+/// file, or the problem of a file as read_idx does.
 train_test load_mnist_dir(const std::string& dir);
 
 /// Default location of Debian's dataset-fashion-mnist package.
 inline constexpr const char* fashion_mnist_dir
-  = "/usr/share/datasets/fashion-mnist";
+    = "/usr/share/datasets/fashion-mnist";
 
 /// Reads a libsvm / svmlight text file ("label idx:val idx:val ...", 1-based
 /// indices). `dim` = 0 infers the dimension from the largest index. Labels
@@ -68,22 +75,30 @@ enum class shard_mode {
 };
 
 /// Splits example indices 0..size-1 into `n` shards whose sizes differ by at
-/// most one; every index appears exactly once. Requires 1 <= n <= size.
-std::vector<std::vector<std::size_t>>
-shard_indices(const dataset& data, std::size_t n, shard_mode mode,
-              std::uint64_t seed);
+/// most one (the first size % n shards hold one more); every index appears
+/// exactly once. `iid` shuffles with optim::rng seeded by `seed`;
+/// `sorted_by_label` stable-sorts by label (by target for regression data,
+/// by the first feature if there are neither), so shard i holds the i-th
+/// slice of that order. Throws std::invalid_argument unless 1 <= n <= size.
+std::vector<std::vector<std::size_t>> shard_indices(const dataset& data,
+                                                    std::size_t n,
+                                                    shard_mode mode,
+                                                    std::uint64_t seed);
 
 /// Yields minibatches over a fixed list of example indices, reshuffled with a
 /// seeded generator at the start of every epoch. The last batch of an epoch
-/// may be smaller (like PyTorch's drop_last=False). Same seed, same batches.
+/// may be smaller (like PyTorch's drop_last=False). Same seed, same batches:
+/// the order of epoch e is a function of (indices, seed, e) alone.
 class batch_iterator {
 public:
+  /// Throws std::invalid_argument if `indices` is empty or `batch_size` is 0.
   batch_iterator(std::vector<std::size_t> indices, std::size_t batch_size,
                  std::uint64_t seed);
 
   /// Gathers the next batch into `x` (features x b) and `labels` (b
   /// entries; left empty for regression data, whose targets go to
-  /// `targets` if not null). Returns the batch size b.
+  /// `targets` if not null). Returns the batch size b. Throws
+  /// std::out_of_range if an index is not an example of `data`.
   std::size_t next(const dataset& data, matrix<float>& x,
                    std::vector<std::int32_t>& labels,
                    std::vector<float>* targets = nullptr);
@@ -102,7 +117,8 @@ public:
   std::size_t batches_per_epoch() const noexcept;
 
 private:
-  std::vector<std::size_t> indices_;
+  std::vector<std::size_t> indices_; ///< as given
+  std::vector<std::size_t> order_;   ///< this epoch's permutation of indices_
   std::size_t batch_size_;
   std::uint64_t seed_;
   std::size_t pos_ = 0;

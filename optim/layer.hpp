@@ -9,6 +9,13 @@
 
 namespace troupe::optim {
 
+/// How a layer's activations are laid out in memory (see `layer`).
+enum class layout {
+  columns, ///< one column per sample, (C, H, W) within a column
+  planes,  ///< planes ordered (C, B, H, W)
+  same     ///< input: either; output: as the input
+};
+
 /// A differentiable layer of a sequential model, templated on the scalar type
 /// (float for training, double for gradient checks); implementations are
 /// explicitly instantiated for both.
@@ -18,7 +25,9 @@ namespace troupe::optim {
 /// them) store their activations channel-major across the batch, i.e. the
 /// memory of the matrix is planes ordered (C, B, H, W); `flatten` converts to
 /// per-sample columns in (C, H, W) order. With one input channel both layouts
-/// coincide, so images enter as plain columns.
+/// coincide, so images enter as plain columns. A layer states what it needs
+/// and produces through `input_layout` and `output_layout`; the model checks
+/// the chain once in `finalize`.
 ///
 /// Parameters are not owned: the model reserves ranges in one flat vector
 /// (`declare`) and hands the layer pointers into the parameter and gradient
@@ -31,9 +40,20 @@ public:
   /// Short kind name, e.g. "dense".
   virtual std::string kind() const = 0;
 
+  /// The layout this layer reads (`same`: either).
+  virtual optim::layout input_layout() const noexcept {
+    return optim::layout::same;
+  }
+
+  /// The layout this layer writes (`same`: as its input).
+  virtual optim::layout output_layout() const noexcept {
+    return optim::layout::same;
+  }
+
   /// Records the shape of one input sample and returns the shape of one
   /// output sample; called once by the model before `declare`. Throws
-  /// std::invalid_argument naming the layer if the input shape is unusable.
+  /// std::invalid_argument naming the problem if the input shape is unusable
+  /// (the model prefixes the layer's name).
   virtual shape setup(const shape& in) = 0;
 
   /// Reserves this layer's parameter ranges as "<prefix>.weight" and
@@ -62,7 +82,8 @@ public:
   /// (overwrites) the parameter gradients and, if `din` is not null,
   /// dLoss/din into `*din`.
   virtual void backward(const matrix<T>& in, const matrix<T>& out,
-                        const matrix<T>& dout, matrix<T>* din) = 0;
+                        const matrix<T>& dout, matrix<T>* din)
+      = 0;
 };
 
 } // namespace troupe::optim

@@ -27,7 +27,8 @@ public:
   /// The name it was made with.
   virtual std::string name() const = 0;
 
-  /// Applies one update with learning rate `lr` to n parameters.
+  /// Applies one update with learning rate `lr` to n parameters; throws
+  /// std::invalid_argument if n is not the size it was made for.
   virtual void step(T* params, const T* grads, std::size_t n, double lr) = 0;
 
   /// Clears the state (momentum buffers, accumulators, step count).
@@ -37,8 +38,12 @@ public:
 /// Names accepted by make_optimizer.
 const std::vector<std::string>& optimizer_names();
 
-/// Creates an optimizer for `n` parameters. Throws std::invalid_argument
-/// naming the unknown optimizer and listing the known ones.
+/// Creates an optimizer for `n` parameters (PyTorch semantics: momentum and
+/// nesterov as torch.optim.SGD, adagrad without lr decay, adam with bias
+/// correction; weight decay adds weight_decay * p to the gradient). Throws
+/// std::invalid_argument naming the unknown optimizer and listing the known
+/// ones, or naming an option out of range (momentum, beta1 or beta2 outside
+/// [0, 1), negative weight_decay or eps).
 template <class T>
 std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
                                              std::size_t n);

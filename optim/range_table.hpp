@@ -33,10 +33,11 @@ struct slice {
 /// the total length. Later layers of the system shard and compress by range.
 class range_table {
 public:
-  /// Appends a range of `size` scalars and returns its offset.
+  /// Appends a range of `size` scalars and returns its offset. Throws
+  /// std::invalid_argument if `name` is already taken.
   std::size_t add(std::string name, std::size_t size, range_kind kind);
 
-  /// Looks up a range by name.
+  /// Looks up a range by name (linear search; tables are short).
   std::optional<named_range> find(std::string_view name) const;
 
   /// All ranges in offset order.
@@ -50,7 +51,8 @@ public:
   }
 
   /// Splits `[0, total)` into `k` contiguous slices whose sizes differ by at
-  /// most one (balanced by size). Requires `1 <= k <= total`.
+  /// most one (balanced by size; the first `total % k` slices are the larger
+  /// ones). Throws std::invalid_argument unless `1 <= k <= total`.
   std::vector<slice> balanced_split(std::size_t k) const;
 
 private:

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "optim/layer.hpp"
@@ -16,8 +17,11 @@ namespace troupe::optim {
 /// it. Assemble with `add`, then `finalize` once:
 ///
 ///     sequential<float> m{shape{1, 28, 28}};
-///     m.add<conv2d<float>>(conv2d_options{.out_channels = 6, .kernel = 5,
-///                                         .padding = 2});
+///     conv2d_options conv;
+///     conv.out_channels = 6;
+///     conv.kernel = 5;
+///     conv.padding = 2;
+///     m.add<conv2d<float>>(conv);
 ///     m.add<relu<float>>();
 ///     ...
 ///     m.finalize();
@@ -42,12 +46,16 @@ public:
   /// Appends a layer; returns *this. Only before `finalize`.
   sequential& add(std::unique_ptr<layer<T>> ptr);
 
-  /// Computes shapes, lays out the flat buffers and binds every layer.
-  /// Layers are named "<kind><index>" counting per kind from 1 (e.g.
-  /// "conv1", "dense2"). Throws std::invalid_argument on a shape mismatch.
+  /// Computes shapes, lays out the flat buffers (zeroed) and binds every
+  /// layer. Layers are named "<kind><index>" counting per kind from 1 (e.g.
+  /// "conv1", "dense2"), their ranges "<name>.weight" and "<name>.bias".
+  /// Throws std::invalid_argument naming the layer and the problem on an
+  /// unusable shape or a layout mismatch (see `layer`), and when there are no
+  /// layers; std::logic_error if called twice.
   void finalize();
 
-  /// Initializes all parameters from `seed` (same seed, same values).
+  /// Initializes all parameters from one optim::rng seeded with `seed`,
+  /// layer by layer in order (same seed, bitwise the same values).
   void init(std::uint64_t seed);
 
   // -- flat buffers -----------------------------------------------------------
@@ -78,18 +86,25 @@ public:
   // -- computation ------------------------------------------------------------
 
   /// Forward pass; returns the logits (`classes x batch`), valid until the
-  /// next call.
+  /// next call. Throws std::invalid_argument if `x` does not have
+  /// `input_shape().size()` rows, std::logic_error before `finalize`.
   const matrix<T>& forward(const matrix<T>& x);
 
   /// Forward and backward pass on a batch (`x`: input features x batch) with
-  /// softmax cross-entropy; fills grads() and returns the mean loss.
+  /// softmax cross-entropy; fills grads() and returns the mean loss. The
+  /// first layer is asked for no input gradient. Steady-state calls with the
+  /// same batch size do not reallocate any buffer of the model.
   T loss_and_gradient(const matrix<T>& x, const std::int32_t* labels);
 
-  /// Input and output shapes.
+  /// Shape of one input sample.
   shape input_shape() const noexcept {
     return input_;
   }
-  shape output_shape() const noexcept;
+
+  /// Shape of one output sample (the input shape before `finalize`).
+  shape output_shape() const noexcept {
+    return shapes_.empty() ? input_ : shapes_.back();
+  }
 
   /// The layers, in order.
   const std::vector<std::unique_ptr<layer<T>>>& layers() const noexcept {
@@ -103,7 +118,7 @@ public:
 
 private:
   shape input_;
-  std::vector<shape> shapes_; // shapes_[i] = input shape of layer i
+  std::vector<shape> shapes_; // [i]: input of layer i; back(): model output
   std::vector<std::unique_ptr<layer<T>>> layers_;
   std::vector<std::string> names_;
   range_table table_;
@@ -111,7 +126,10 @@ private:
   flat_storage<T> grads_;
   std::vector<matrix<T>> acts_; // acts_[i] = output of layer i
   matrix<T> dlogits_;
-  matrix<T> delta_[2]; // ping-pong buffers for dLoss/dactivation
+  // deltas_[i] = dLoss/d(input of layer i), i >= 1. One buffer per layer
+  // rather than two alternating ones: a matrix reallocates whenever its size
+  // changes, and consecutive layers have inputs of different sizes.
+  std::vector<matrix<T>> deltas_;
   bool finalized_ = false;
 };
 

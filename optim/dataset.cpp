@@ -1,0 +1,136 @@
+// shard_indices and batch_iterator of optim/dataset.hpp; the file readers live
+// in idx_reader.cpp and libsvm_reader.cpp.
+
+#include "optim/dataset.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "optim/rng.hpp"
+
+namespace troupe::optim {
+
+namespace {
+
+/// Fisher-Yates shuffle driven by optim::rng (portable, unlike std::shuffle).
+void shuffle_with(std::vector<std::size_t>& xs, rng& gen) {
+  for (std::size_t i = xs.size(); i > 1; --i) {
+    auto j = static_cast<std::size_t>(gen.below(i));
+    std::swap(xs[i - 1], xs[j]);
+  }
+}
+
+} // namespace
+
+std::vector<std::vector<std::size_t>> shard_indices(const dataset& data,
+                                                    std::size_t n,
+                                                    shard_mode mode,
+                                                    std::uint64_t seed) {
+  auto size = data.size();
+  if (n == 0 || n > size)
+    throw std::invalid_argument(
+        "shard_indices: need 1 <= n <= " + std::to_string(size)
+        + " (examples in " + data.name + "), got n = " + std::to_string(n));
+  std::vector<std::size_t> order(size);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (mode == shard_mode::iid) {
+    rng gen{seed};
+    shuffle_with(order, gen);
+  } else if (data.labels.size() == size) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) {
+                       return data.labels[a] < data.labels[b];
+                     });
+  } else if (data.targets.size() == size) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) {
+                       return data.targets[a] < data.targets[b];
+                     });
+  } else if (data.x.rows() > 0) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) {
+                       return data.x(0, static_cast<Eigen::Index>(a))
+                              < data.x(0, static_cast<Eigen::Index>(b));
+                     });
+  }
+  std::vector<std::vector<std::size_t>> shards(n);
+  auto base = size / n;
+  auto extra = size % n;
+  auto first = order.begin();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto len = static_cast<std::ptrdiff_t>(base + (i < extra ? 1 : 0));
+    shards[i].assign(first, first + len);
+    first += len;
+  }
+  return shards;
+}
+
+batch_iterator::batch_iterator(std::vector<std::size_t> indices,
+                               std::size_t batch_size, std::uint64_t seed)
+    : indices_(std::move(indices)), batch_size_(batch_size), seed_(seed) {
+  if (indices_.empty())
+    throw std::invalid_argument("batch_iterator: no example indices");
+  if (batch_size_ == 0)
+    throw std::invalid_argument("batch_iterator: batch_size must be >= 1");
+  shuffle();
+}
+
+std::size_t batch_iterator::batches_per_epoch() const noexcept {
+  return (indices_.size() + batch_size_ - 1) / batch_size_;
+}
+
+void batch_iterator::shuffle() {
+  // SplitMix64 seeding inside rng decorrelates neighbouring seeds, so a plain
+  // odd-constant mix of (seed, epoch) gives independent epochs.
+  rng gen{seed_ ^ ((epoch_ + 1) * 0x9E3779B97F4A7C15ull)};
+  order_ = indices_;
+  shuffle_with(order_, gen);
+}
+
+std::size_t batch_iterator::next(const dataset& data, matrix<float>& x,
+                                 std::vector<std::int32_t>& labels,
+                                 std::vector<float>* targets) {
+  auto b = std::min(batch_size_, order_.size() - pos_);
+  const auto* idx = order_.data() + pos_;
+  auto size = data.size();
+  for (std::size_t i = 0; i < b; ++i)
+    if (idx[i] >= size)
+      throw std::out_of_range("batch_iterator: index " + std::to_string(idx[i])
+                              + " is out of range for " + data.name + " with "
+                              + std::to_string(size) + " examples");
+  auto rows = data.x.rows();
+  x.resize(rows, static_cast<Eigen::Index>(b));
+  auto bytes = static_cast<std::size_t>(rows) * sizeof(float);
+  for (std::size_t i = 0; i < b; ++i)
+    std::memcpy(x.col(static_cast<Eigen::Index>(i)).data(),
+                data.x.col(static_cast<Eigen::Index>(idx[i])).data(), bytes);
+  if (data.labels.size() == size) {
+    labels.resize(b);
+    for (std::size_t i = 0; i < b; ++i)
+      labels[i] = data.labels[idx[i]];
+  } else {
+    labels.clear();
+  }
+  if (targets != nullptr) {
+    if (data.targets.size() == size) {
+      targets->resize(b);
+      for (std::size_t i = 0; i < b; ++i)
+        (*targets)[i] = data.targets[idx[i]];
+    } else {
+      targets->clear();
+    }
+  }
+  pos_ += b;
+  if (pos_ == order_.size()) {
+    pos_ = 0;
+    ++epoch_;
+    shuffle();
+  }
+  return b;
+}
+
+} // namespace troupe::optim

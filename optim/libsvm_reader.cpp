@@ -1,0 +1,175 @@
+// read_libsvm of optim/dataset.hpp.
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "optim/dataset.hpp"
+#include "optim/detail/gz_file.hpp"
+
+namespace troupe::optim {
+
+namespace {
+
+/// Largest dense feature matrix read_libsvm builds.
+constexpr std::uint64_t max_elements = (std::uint64_t{1} << 31) - 1;
+
+struct entry {
+  std::size_t row;
+  std::size_t col; // 0-based
+  float value;
+};
+
+std::string read_all(detail::gz_file& f) {
+  std::string text;
+  std::size_t got = 0;
+  for (;;) {
+    text.resize(std::max<std::size_t>(std::size_t{1} << 20, 2 * got));
+    auto k = f.read(text.data() + got, text.size() - got);
+    got += k;
+    if (got < text.size())
+      break;
+  }
+  text.resize(got);
+  return text;
+}
+
+/// Parses the whole of `s` as a double; false on junk or an empty string.
+bool parse_double(const char* s, double& out) {
+  if (*s == '\0')
+    return false;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtod(s, &end);
+  return *end == '\0' && errno != ERANGE;
+}
+
+/// Parses the whole of `s` as a decimal integer.
+bool parse_integer(const char* s, long long& out) {
+  if (*s == '\0')
+    return false;
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtoll(s, &end, 10);
+  return *end == '\0' && errno != ERANGE;
+}
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+} // namespace
+
+dataset read_libsvm(const std::string& path, std::size_t dim) {
+  detail::gz_file f{path};
+  auto text = read_all(f);
+  std::vector<double> raw_labels;
+  std::vector<entry> entries;
+  std::size_t max_index = 0;
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    ++line_no;
+    auto eol = text.find('\n', pos);
+    if (eol == std::string::npos)
+      eol = text.size();
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    auto hash = line.find('#');
+    if (hash != std::string::npos)
+      line.resize(hash);
+    auto fail = [&](const std::string& what) {
+      throw data_error(path + ":" + std::to_string(line_no) + ": " + what);
+    };
+    // Splits the line in place into NUL-terminated tokens.
+    std::vector<char*> tokens;
+    for (std::size_t i = 0; i < line.size();) {
+      while (i < line.size() && is_space(line[i]))
+        ++i;
+      if (i == line.size())
+        break;
+      tokens.push_back(&line[i]);
+      while (i < line.size() && !is_space(line[i]))
+        ++i;
+      if (i < line.size())
+        line[i++] = '\0';
+    }
+    if (tokens.empty())
+      continue; // blank or comment-only line
+    double label = 0;
+    if (!parse_double(tokens[0], label) || !std::isfinite(label))
+      fail(std::string{"non-numeric label '"} + tokens[0] + "'");
+    auto row = raw_labels.size();
+    raw_labels.push_back(label);
+    for (std::size_t t = 1; t < tokens.size(); ++t) {
+      std::string tok = tokens[t];
+      char* tp = tokens[t];
+      char* colon = std::strchr(tp, ':');
+      if (colon == nullptr)
+        fail("bad token '" + tok + "' (expected index:value)");
+      *colon = '\0';
+      long long index = 0;
+      if (!parse_integer(tp, index))
+        fail("bad token '" + tok + "' (index is not an integer)");
+      if (index <= 0)
+        fail("bad token '" + tok + "' (index " + std::to_string(index)
+             + " is invalid: indices start at 1)");
+      double value = 0;
+      if (!parse_double(colon + 1, value))
+        fail("non-numeric value in '" + tok + "'");
+      if (!std::isfinite(value))
+        fail("value in '" + tok + "' is not finite");
+      auto col = static_cast<std::size_t>(index);
+      if (dim > 0 && col > dim)
+        fail("index " + std::to_string(index) + " exceeds the dimension "
+             + std::to_string(dim));
+      max_index = std::max(max_index, col);
+      entries.push_back({row, col - 1, static_cast<float>(value)});
+    }
+  }
+  auto m = raw_labels.size();
+  if (m == 0)
+    throw data_error(
+        path + ": no examples ("
+        + (text.empty() ? "empty file" : "only comments and blank lines")
+        + ")");
+  auto d = dim > 0 ? dim : std::max<std::size_t>(max_index, 1);
+  if (static_cast<std::uint64_t>(d) > max_elements / m)
+    throw data_error(path + ": a dense " + std::to_string(d) + " x "
+                     + std::to_string(m)
+                     + " feature matrix would exceed 2^31 - 1 elements");
+  dataset result;
+  result.name = path;
+  result.sample_shape = shape{static_cast<int>(d), 1, 1};
+  result.x.setZero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(m));
+  for (auto& e : entries)
+    result.x(static_cast<Eigen::Index>(e.col), static_cast<Eigen::Index>(e.row))
+        = e.value;
+  bool integral
+      = std::all_of(raw_labels.begin(), raw_labels.end(), [](double v) {
+          return v == std::floor(v) && std::abs(v) < 2147483647.0;
+        });
+  if (integral) {
+    std::map<long long, std::int32_t> ids;
+    for (auto v : raw_labels)
+      ids.emplace(static_cast<long long>(v), 0);
+    std::int32_t next = 0;
+    for (auto& kv : ids)
+      kv.second = next++;
+    result.labels.reserve(m);
+    for (auto v : raw_labels)
+      result.labels.push_back(ids[static_cast<long long>(v)]);
+    result.classes = next;
+  } else {
+    result.targets.assign(raw_labels.begin(), raw_labels.end());
+  }
+  return result;
+}
+
+} // namespace troupe::optim

@@ -1,0 +1,53 @@
+#include "optim/range_table.hpp"
+
+#include <stdexcept>
+
+namespace troupe::optim {
+
+const char* to_string(range_kind kind) noexcept {
+  switch (kind) {
+  case range_kind::weight:
+    return "weight";
+  case range_kind::bias:
+    return "bias";
+  }
+  return "?";
+}
+
+std::size_t range_table::add(std::string name, std::size_t size,
+                             range_kind kind) {
+  if (find(name))
+    throw std::invalid_argument("range_table: duplicate range name '" + name
+                                + "'");
+  const std::size_t offset = total_;
+  ranges_.push_back(named_range{std::move(name), offset, size, kind});
+  total_ += size;
+  return offset;
+}
+
+std::optional<named_range> range_table::find(std::string_view name) const {
+  for (const auto& r : ranges_)
+    if (r.name == name)
+      return r;
+  return std::nullopt;
+}
+
+std::vector<slice> range_table::balanced_split(std::size_t k) const {
+  if (k == 0 || k > total_)
+    throw std::invalid_argument("range_table: cannot split "
+                                + std::to_string(total_) + " scalars into "
+                                + std::to_string(k) + " slices");
+  const std::size_t base = total_ / k;
+  const std::size_t extra = total_ % k; // the first `extra` slices get one more
+  std::vector<slice> result;
+  result.reserve(k);
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::size_t size = base + (i < extra ? 1 : 0);
+    result.push_back(slice{offset, size});
+    offset += size;
+  }
+  return result;
+}
+
+} // namespace troupe::optim

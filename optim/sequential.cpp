@@ -1,0 +1,189 @@
+#include "optim/sequential.hpp"
+
+#include <map>
+#include <stdexcept>
+
+#include "optim/conv2d.hpp"
+#include "optim/dense.hpp"
+#include "optim/flatten.hpp"
+#include "optim/loss.hpp"
+#include "optim/max_pool2d.hpp"
+#include "optim/relu.hpp"
+
+namespace troupe::optim {
+
+namespace {
+
+std::string describe(const shape& s) {
+  return "{" + std::to_string(s.c) + ", " + std::to_string(s.h) + ", "
+         + std::to_string(s.w) + "}";
+}
+
+const char* describe(layout x) {
+  return x == layout::planes ? "planes (C, B, H, W)" : "per-sample columns";
+}
+
+} // namespace
+
+template <class T>
+sequential<T>::sequential(shape input) : input_(input) {
+  // nop
+}
+
+template <class T>
+sequential<T>& sequential<T>::add(std::unique_ptr<layer<T>> ptr) {
+  if (finalized_)
+    throw std::logic_error("sequential: add after finalize");
+  if (ptr == nullptr)
+    throw std::invalid_argument("sequential: add of a null layer");
+  layers_.push_back(std::move(ptr));
+  return *this;
+}
+
+template <class T>
+void sequential<T>::finalize() {
+  if (finalized_)
+    throw std::logic_error("sequential: finalize called twice");
+  if (layers_.empty())
+    throw std::invalid_argument("sequential: no layers");
+  if (input_.c <= 0 || input_.h <= 0 || input_.w <= 0)
+    throw std::invalid_argument("sequential: invalid input shape "
+                                + describe(input_));
+  std::map<std::string, int> counts;
+  std::vector<std::string> names;
+  std::vector<shape> shapes;
+  std::vector<std::size_t> offsets;
+  range_table table;
+  shape cur = input_;
+  layout lay = layout::columns; // images enter as plain columns
+  for (auto& ptr : layers_) {
+    const std::string kind = ptr->kind();
+    std::string name = kind + std::to_string(++counts[kind]);
+    const layout need = ptr->input_layout();
+    // With one channel both layouts coincide.
+    if (need != layout::same && need != lay && cur.c > 1)
+      throw std::invalid_argument(
+          name + ": needs its input as " + describe(need) + " but gets "
+          + describe(lay) + " of shape " + describe(cur)
+          + (need == layout::columns ? "; insert a flatten before it" : ""));
+    shapes.push_back(cur);
+    try {
+      cur = ptr->setup(cur);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(name + ": " + e.what());
+    }
+    if (ptr->output_layout() != layout::same)
+      lay = ptr->output_layout();
+    offsets.push_back(table.total());
+    ptr->declare(table, name);
+    names.push_back(std::move(name));
+  }
+  if (lay == layout::planes && cur.c > 1)
+    throw std::invalid_argument("sequential: the output " + describe(cur)
+                                + " is in the planes layout; end with a "
+                                  "flatten or dense layer");
+  shapes.push_back(cur);
+  params_.assign(table.total(), T{0});
+  grads_.assign(table.total(), T{0});
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    layers_[i]->bind(params_.data() + offsets[i], grads_.data() + offsets[i]);
+  names_ = std::move(names);
+  shapes_ = std::move(shapes);
+  table_ = std::move(table);
+  acts_.resize(layers_.size());
+  deltas_.resize(layers_.size());
+  finalized_ = true;
+}
+
+template <class T>
+void sequential<T>::init(std::uint64_t seed) {
+  if (!finalized_)
+    throw std::logic_error("sequential: init before finalize");
+  rng gen{seed};
+  for (auto& ptr : layers_)
+    ptr->init(gen);
+}
+
+template <class T>
+const matrix<T>& sequential<T>::forward(const matrix<T>& x) {
+  if (!finalized_)
+    throw std::logic_error("sequential: forward before finalize");
+  if (static_cast<std::size_t>(x.rows()) != input_.size())
+    throw std::invalid_argument(
+        "sequential: input has " + std::to_string(x.rows())
+        + " rows, the model expects " + std::to_string(input_.size()) + " = "
+        + describe(input_));
+  layers_[0]->forward(x, acts_[0]);
+  for (std::size_t i = 1; i < layers_.size(); ++i)
+    layers_[i]->forward(acts_[i - 1], acts_[i]);
+  return acts_.back();
+}
+
+template <class T>
+T sequential<T>::loss_and_gradient(const matrix<T>& x,
+                                   const std::int32_t* labels) {
+  forward(x);
+  const T loss = softmax_cross_entropy(acts_.back(), labels, &dlogits_);
+  const matrix<T>* dout = &dlogits_;
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    const matrix<T>& in = i == 0 ? x : acts_[i - 1];
+    matrix<T>* din = i == 0 ? nullptr : &deltas_[i];
+    layers_[i]->backward(in, acts_[i], *dout, din);
+    dout = din;
+  }
+  return loss;
+}
+
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names{"logreg", "mlp", "lenet"};
+  return names;
+}
+
+template <class T>
+sequential<T> make_model(const std::string& name, shape input, int classes) {
+  sequential<T> m{input};
+  if (name == "logreg") {
+    m.template add<dense<T>>(classes);
+  } else if (name == "mlp") {
+    m.template add<dense<T>>(256);
+    m.template add<relu<T>>();
+    m.template add<dense<T>>(128);
+    m.template add<relu<T>>();
+    m.template add<dense<T>>(classes);
+  } else if (name == "lenet") {
+    conv2d_options c1;
+    c1.out_channels = 6;
+    c1.kernel = 5;
+    c1.padding = 2;
+    conv2d_options c2;
+    c2.out_channels = 16;
+    c2.kernel = 5;
+    m.template add<conv2d<T>>(c1);
+    m.template add<relu<T>>();
+    m.template add<max_pool2d<T>>(2);
+    m.template add<conv2d<T>>(c2);
+    m.template add<relu<T>>();
+    m.template add<max_pool2d<T>>(2);
+    m.template add<flatten<T>>();
+    m.template add<dense<T>>(120);
+    m.template add<relu<T>>();
+    m.template add<dense<T>>(84);
+    m.template add<relu<T>>();
+    m.template add<dense<T>>(classes);
+  } else {
+    std::string known;
+    for (const auto& x : model_names())
+      known += (known.empty() ? "" : ", ") + x;
+    throw std::invalid_argument("unknown model '" + name + "' (known: " + known
+                                + ")");
+  }
+  m.finalize();
+  return m;
+}
+
+template class sequential<float>;
+template class sequential<double>;
+template sequential<float> make_model<float>(const std::string&, shape, int);
+template sequential<double> make_model<double>(const std::string&, shape, int);
+
+} // namespace troupe::optim

@@ -1,0 +1,81 @@
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "data_files.hpp"
+#include "optim/dataset.hpp"
+
+using namespace troupe::optim;
+using namespace troupe::test;
+
+// -- libsvm
+// ---------------------------------------------------------------------
+
+TEST_CASE("read_libsvm parses classes, regression targets and gzip") {
+  temp_dir tmp;
+  auto path = write_text(tmp.file("a.svm"), "# header comment\n"
+                                            "+1 1:0.5 3:2\n"
+                                            "-1 2:1.5   # trailing comment\n"
+                                            "\n"
+                                            "1 3:-1e-1\n");
+  auto data = read_libsvm(path);
+  REQUIRE(data.size() == 3);
+  CHECK(data.x.rows() == 3);
+  CHECK(data.sample_shape == shape{3, 1, 1});
+  CHECK(data.classes == 2);
+  CHECK(data.labels == std::vector<std::int32_t>{1, 0, 1});
+  CHECK(data.targets.empty());
+  CHECK(data.x(0, 0) == 0.5f);
+  CHECK(data.x(1, 0) == 0.0f);
+  CHECK(data.x(2, 0) == 2.0f);
+  CHECK(data.x(1, 1) == 1.5f);
+  CHECK(data.x(2, 2) == -0.1f);
+  CHECK(read_libsvm(path, 5).x.rows() == 5);
+  auto multi = read_libsvm(write_text(tmp.file("b.svm"), "7 1:1\n3 1:2\n5 2:1\n"
+                                                         "7 1:0\n"));
+  CHECK(multi.classes == 3);
+  CHECK(multi.labels == std::vector<std::int32_t>{2, 0, 1, 2});
+  auto reg = read_libsvm(write_text(tmp.file("c.svm"), "0.5 1:1\n2.25 2:1\n"));
+  CHECK(reg.labels.empty());
+  CHECK(reg.classes == 0);
+  CHECK(reg.targets == std::vector<float>{0.5f, 2.25f});
+  std::string text = "1 1:1\n0 2:2\n";
+  auto gz = read_libsvm(
+      write_gz(tmp.file("d.svm.gz"), bytes(text.begin(), text.end())));
+  CHECK(gz.size() == 2);
+  CHECK(gz.x(1, 1) == 2.0f);
+}
+
+TEST_CASE("read_libsvm errors give the file and line") {
+  temp_dir tmp;
+  struct bad_case {
+    const char* text;
+    const char* where;
+    const char* what;
+  };
+  for (auto c : {bad_case{"1 1:0.5 foo\n", ":1:", "bad token 'foo'"},
+                 bad_case{"1 1:1\n1 0:2\n", ":2:", "index 0 is invalid"},
+                 bad_case{"1 1:1\n\n1 -3:2\n", ":3:", "index -3 is invalid"},
+                 bad_case{"1 2:abc\n", ":1:", "non-numeric value in '2:abc'"},
+                 bad_case{"1 x:1\n", ":1:", "index is not an integer"},
+                 bad_case{"yes 1:1\n", ":1:", "non-numeric label 'yes'"},
+                 bad_case{"1 1:nan\n", ":1:", "not finite"}}) {
+    auto path = write_text(tmp.file("bad.svm"), c.text);
+    check_message(error_of([&] { read_libsvm(path); }), path,
+                  {path + c.where, c.what});
+  }
+  auto path = write_text(tmp.file("dim.svm"), "1 1:1\n1 9:1\n");
+  check_message(error_of([&] { read_libsvm(path, 4); }), path,
+                {":2:", "index 9 exceeds the dimension 4"});
+  auto empty = write_text(tmp.file("empty.svm"), "");
+  check_message(error_of([&] { read_libsvm(empty); }), empty,
+                {"no examples (empty file)"});
+  auto comments = write_text(tmp.file("comments.svm"), "# nothing\n\n");
+  check_message(error_of([&] { read_libsvm(comments); }), comments,
+                {"no examples (only comments and blank lines)"});
+  auto missing = tmp.file("missing.svm");
+  check_message(error_of([&] { read_libsvm(missing); }), missing,
+                {"cannot open"});
+}
