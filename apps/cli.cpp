@@ -32,7 +32,7 @@ std::string option_name(const std::string& arg) {
 } // namespace
 
 option_parser::option_parser(std::string command)
-  : command_(std::move(command)) {
+    : command_(std::move(command)) {
   opts_.add(config_, "config", "read name = value lines from FILE first");
 }
 
@@ -107,8 +107,8 @@ std::string option_parser::help() const {
   std::ostringstream out;
   out << "usage: " << command_ << " [--name=value ...]\n\noptions:\n";
   for (const auto& o : opts_) {
-    std::string lhs = "  --" + to_std(o.long_name()) + "=<"
-                      + to_std(o.type_name()) + ">";
+    std::string lhs
+        = "  --" + to_std(o.long_name()) + "=<" + to_std(o.type_name()) + ">";
     out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ')
         << to_std(o.description()) << '\n';
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
-
 #include <unistd.h>
 
 namespace troupe::apps {
@@ -46,8 +45,7 @@ progress_style parse_progress_style(const std::string& name) {
 }
 
 progress::progress(progress_style style, std::string label)
-  : style_(style), label_(std::move(label)) {
-}
+    : style_(style), label_(std::move(label)) {}
 
 std::string progress::render(const progress_state& s) const {
   std::string out = label_;

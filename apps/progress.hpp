@@ -20,13 +20,13 @@ progress_style parse_progress_style(const std::string& name);
 
 /// A snapshot of a run for the progress display.
 struct progress_state {
-  double fraction = 0;      ///< of the planned work, in [0, 1]
-  double epoch = 0;         ///< fractional epochs done
-  std::size_t step = 0;     ///< optimizer steps done
-  double loss = 0;          ///< smoothed training loss
-  double accuracy = -1;     ///< last test accuracy, < 0 if none yet
+  double fraction = 0;  ///< of the planned work, in [0, 1]
+  double epoch = 0;     ///< fractional epochs done
+  std::size_t step = 0; ///< optimizer steps done
+  double loss = 0;      ///< smoothed training loss
+  double accuracy = -1; ///< last test accuracy, < 0 if none yet
   double samples_per_sec = 0;
-  double elapsed = 0;       ///< seconds since training started
+  double elapsed = 0; ///< seconds since training started
 };
 
 /// Progress on stderr: a bar with loss, accuracy, samples/s and ETA on a

@@ -30,7 +30,7 @@ struct model_defaults {
 
 model_defaults defaults_for(const std::string& model) {
   if (model == "lenet")
-    return {0.05, 12, 0.5, 3};
+    return {0.03, 12, 0.5, 3};
   if (model == "logreg")
     return {0.02, 5, 0.5, 2};
   return {0.05, 10, 0.5, 2};
@@ -43,7 +43,8 @@ std::string hash_params(const float* data, std::size_t n) {
   for (std::size_t i = 0; i < n * sizeof(float); ++i)
     h = (h ^ bytes[i]) * 1099511628211ull;
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(h));
   return buf;
 }
 
@@ -100,10 +101,13 @@ nlohmann::json run_train(train_options o) {
   auto style = parse_progress_style(o.progress);
   auto t_load = clock_type::now();
   auto data = load_data(o.data, o.seed);
+  optim::scaling input_scaling;
+  if (o.standardize)
+    input_scaling = optim::standardize(data);
   auto load_seconds = seconds_since(t_load);
   auto& train = data.train;
-  auto model = optim::make_model<float>(o.model, train.sample_shape,
-                                        train.classes);
+  auto model
+      = optim::make_model<float>(o.model, train.sample_shape, train.classes);
   model.init(o.seed);
   std::size_t n = train.size();
   if (o.train_examples > 0)
@@ -113,7 +117,7 @@ nlohmann::json run_train(train_options o) {
   auto steps_per_epoch = (n + o.batch - 1) / o.batch;
   auto epoch_steps = [&](double epochs) {
     return static_cast<std::size_t>(
-      std::llround(epochs * static_cast<double>(steps_per_epoch)));
+        std::llround(epochs * static_cast<double>(steps_per_epoch)));
   };
   auto total_steps = std::max<std::size_t>(epoch_steps(o.epochs), 1);
   if (o.max_steps > 0)
@@ -129,17 +133,17 @@ nlohmann::json run_train(train_options o) {
   opt.name = o.optimizer;
   opt.momentum = o.momentum;
   opt.weight_decay = o.weight_decay;
-  optim::local_trainer trainer{model,      train,  std::move(indices),
-                               o.batch,    opt,    optim::schedule{sched},
+  optim::local_trainer trainer{model,   train, std::move(indices),
+                               o.batch, opt,   optim::schedule{sched},
                                o.seed};
   auto eval_steps = std::max<std::size_t>(epoch_steps(o.eval_every), 1);
 
   progress bar{style, o.algo + "/" + o.model};
   bar.message("troupe train: " + o.model + " on " + train.name + " ("
-              + std::to_string(n) + " examples, "
-              + std::to_string(model.size()) + " parameters), "
-              + std::to_string(total_steps) + " steps of batch "
-              + std::to_string(o.batch) + ", seed " + std::to_string(o.seed));
+              + std::to_string(n) + " examples, " + std::to_string(model.size())
+              + " parameters), " + std::to_string(total_steps)
+              + " steps of batch " + std::to_string(o.batch) + ", seed "
+              + std::to_string(o.seed));
   auto evaluations = nlohmann::json::array();
   double train_seconds = 0, eval_seconds = 0, smooth_loss = 0, last_loss = 0;
   std::size_t samples = 0;
@@ -148,14 +152,16 @@ nlohmann::json run_train(train_options o) {
   nlohmann::json seconds_to_target = nullptr;
   // The parameters of the last evaluation: restored if training diverges, so
   // nothing already learned is lost.
-  optim::flat_storage<float> good(model.params(), model.params() + model.size());
+  optim::flat_storage<float> good(model.params(),
+                                  model.params() + model.size());
   std::string error;
   auto t0 = clock_type::now();
   auto state = [&] {
     progress_state s;
     s.step = trainer.steps();
     s.fraction = static_cast<double>(s.step) / static_cast<double>(total_steps);
-    s.epoch = static_cast<double>(s.step) / static_cast<double>(steps_per_epoch);
+    s.epoch
+        = static_cast<double>(s.step) / static_cast<double>(steps_per_epoch);
     s.loss = smooth_loss;
     s.accuracy = evaluations.empty() ? -1 : last_eval.accuracy;
     s.samples_per_sec = train_seconds > 0 ? samples / train_seconds : 0;
@@ -180,11 +186,12 @@ nlohmann::json run_train(train_options o) {
     train_seconds += seconds_since(t_step);
     samples += r.samples;
     last_loss = r.loss;
-    smooth_loss = trainer.steps() == 1 ? r.loss : 0.98 * smooth_loss + 0.02 * r.loss;
+    smooth_loss
+        = trainer.steps() == 1 ? r.loss : 0.98 * smooth_loss + 0.02 * r.loss;
     evaluated_final = false;
     if (trainer.steps() % eval_steps == 0 || trainer.steps() == total_steps) {
       auto t_eval = clock_type::now();
-      last_eval = optim::evaluate(model, data.test);
+      last_eval = optim::evaluate(model, data.test, o.batch);
       eval_seconds += seconds_since(t_eval);
       evaluated_final = true;
       std::copy(model.params(), model.params() + model.size(), good.begin());
@@ -207,42 +214,45 @@ nlohmann::json run_train(train_options o) {
   }
   if (!evaluated_final) {
     auto t_eval = clock_type::now();
-    last_eval = optim::evaluate(model, data.test);
+    last_eval = optim::evaluate(model, data.test, o.batch);
     eval_seconds += seconds_since(t_eval);
   }
   auto seconds = seconds_since(t0);
   bar.finish(state());
   nlohmann::json result{
-    {"algo", o.algo},
-    {"model", o.model},
-    {"data", train.name},
-    {"workers", o.workers},
-    {"shards", o.shards},
-    {"parameters", model.size()},
-    {"batch", o.batch},
-    {"lr", o.lr},
-    {"optimizer", o.optimizer},
-    {"seed", o.seed},
-    {"test_accuracy", last_eval.accuracy},
-    {"test_loss", last_eval.loss},
-    {"train_loss", last_loss},
-    {"target_accuracy", o.target_accuracy > 0 ? nlohmann::json(o.target_accuracy)
-                                              : nlohmann::json(nullptr)},
-    {"reached_target", reached},
-    {"seconds_to_target", seconds_to_target},
-    {"seconds", seconds},
-    {"train_seconds", train_seconds},
-    {"eval_seconds", eval_seconds},
-    {"data_load_seconds", load_seconds},
-    {"samples", samples},
-    {"samples_per_sec", train_seconds > 0 ? samples / train_seconds : 0.0},
-    {"steps", trainer.steps()},
-    {"epochs", static_cast<double>(trainer.steps())
-                 / static_cast<double>(steps_per_epoch)},
-    {"messages", 0},
-    {"bytes_sent", 0},
-    {"param_hash", hash_params(model.params(), model.size())},
-    {"evaluations", evaluations},
+      {"algo", o.algo},
+      {"model", o.model},
+      {"data", train.name},
+      {"workers", o.workers},
+      {"shards", o.shards},
+      {"parameters", model.size()},
+      {"batch", o.batch},
+      {"lr", o.lr},
+      {"optimizer", o.optimizer},
+      {"seed", o.seed},
+      {"test_accuracy", last_eval.accuracy},
+      {"test_loss", last_eval.loss},
+      {"train_loss", last_loss},
+      {"target_accuracy", o.target_accuracy > 0
+                              ? nlohmann::json(o.target_accuracy)
+                              : nlohmann::json(nullptr)},
+      {"reached_target", reached},
+      {"seconds_to_target", seconds_to_target},
+      {"seconds", seconds},
+      {"train_seconds", train_seconds},
+      {"eval_seconds", eval_seconds},
+      {"data_load_seconds", load_seconds},
+      {"input_scaling",
+       {{"mean", input_scaling.mean}, {"stddev", input_scaling.stddev}}},
+      {"samples", samples},
+      {"samples_per_sec", train_seconds > 0 ? samples / train_seconds : 0.0},
+      {"steps", trainer.steps()},
+      {"epochs", static_cast<double>(trainer.steps())
+                     / static_cast<double>(steps_per_epoch)},
+      {"messages", 0},
+      {"bytes_sent", 0},
+      {"param_hash", hash_params(model.params(), model.size())},
+      {"evaluations", evaluations},
   };
   if (!error.empty())
     result["error"] = error;

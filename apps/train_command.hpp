@@ -14,6 +14,7 @@ struct train_options {
   std::string algo = "sgd";
   std::string model = "mlp";
   std::string data = "fashion-mnist";
+  bool standardize = true; ///< scale inputs to mean 0, stddev 1 (train stats)
   std::uint64_t workers = 1;
   std::uint64_t shards = 1;
   std::uint64_t batch = 64;
@@ -40,34 +41,37 @@ struct train_options {
 template <class Parser>
 void add_train_options(Parser& p, train_options& o) {
   p.add(o.algo, "algo", "training algorithm: sgd (one worker)")
-    .add(o.model, "model", "model: logreg | mlp | lenet")
-    .add(o.data, "data",
-         "fashion-mnist | DIR (IDX files) | FILE.svm (libsvm) | "
-         "synthetic-logreg")
-    .add(o.workers, "workers", "number of workers (sgd: 1)")
-    .add(o.shards, "shards", "parameter-server shards (sgd: 1)")
-    .add(o.batch, "batch", "minibatch size per worker")
-    .add(o.lr, "lr", "learning rate (default: the model's)")
-    .add(o.seed, "seed", "random seed (same seed, same single-worker run)")
-    .add(o.epochs, "epochs", "epochs to train (default: the model's)")
-    .add(o.max_seconds, "max-seconds", "stop after this many seconds")
-    .add(o.target_accuracy, "target-accuracy",
-         "stop once test accuracy reaches this")
-    .add(o.max_steps, "max-steps", "stop after this many optimizer steps")
-    .add(o.train_examples, "train-examples",
-         "train on the first N examples only (0: all)")
-    .add(o.optimizer, "optimizer",
-         "sgd | momentum | nesterov | adagrad | adam")
-    .add(o.momentum, "momentum", "momentum factor")
-    .add(o.weight_decay, "weight-decay", "L2 penalty")
-    .add(o.schedule, "schedule", "learning-rate schedule: constant | step | "
-                                 "cosine")
-    .add(o.lr_decay, "lr-decay", "step schedule: factor per period")
-    .add(o.lr_step_epochs, "lr-step-epochs", "step schedule: period (epochs)")
-    .add(o.warmup_epochs, "warmup-epochs", "linear warm-up (epochs)")
-    .add(o.eval_every, "eval-every", "epochs between test evaluations")
-    .add(o.progress, "progress", "auto | bar | lines | none")
-    .add(o.json, "json", "print one JSON object on the last stdout line");
+      .add(o.model, "model", "model: logreg | mlp | lenet")
+      .add(o.data, "data",
+           "fashion-mnist | DIR (IDX files) | FILE.svm (libsvm) | "
+           "synthetic-logreg")
+      .add(o.standardize, "standardize",
+           "standardize inputs with the training set's mean and stddev")
+      .add(o.workers, "workers", "number of workers (sgd: 1)")
+      .add(o.shards, "shards", "parameter-server shards (sgd: 1)")
+      .add(o.batch, "batch", "minibatch size per worker")
+      .add(o.lr, "lr", "learning rate (default: the model's)")
+      .add(o.seed, "seed", "random seed (same seed, same single-worker run)")
+      .add(o.epochs, "epochs", "epochs to train (default: the model's)")
+      .add(o.max_seconds, "max-seconds", "stop after this many seconds")
+      .add(o.target_accuracy, "target-accuracy",
+           "stop once test accuracy reaches this")
+      .add(o.max_steps, "max-steps", "stop after this many optimizer steps")
+      .add(o.train_examples, "train-examples",
+           "train on the first N examples only (0: all)")
+      .add(o.optimizer, "optimizer",
+           "sgd | momentum | nesterov | adagrad | adam")
+      .add(o.momentum, "momentum", "momentum factor")
+      .add(o.weight_decay, "weight-decay", "L2 penalty")
+      .add(o.schedule, "schedule",
+           "learning-rate schedule: constant | step | "
+           "cosine")
+      .add(o.lr_decay, "lr-decay", "step schedule: factor per period")
+      .add(o.lr_step_epochs, "lr-step-epochs", "step schedule: period (epochs)")
+      .add(o.warmup_epochs, "warmup-epochs", "linear warm-up (epochs)")
+      .add(o.eval_every, "eval-every", "epochs between test evaluations")
+      .add(o.progress, "progress", "auto | bar | lines | none")
+      .add(o.json, "json", "print one JSON object on the last stdout line");
 }
 
 /// Runs `troupe train` with parsed options and returns the final result

@@ -48,11 +48,15 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 # Data loading, models, evaluation and the lr schedule are shared with the
 # single-process baseline so both measure exactly the same thing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pytorch_baseline import (BATCH, MOMENTUM, TARGETS, blas_library,  # noqa: E402
-                              load_fashion_mnist, log, lr_for_epoch, make_model)
+from pytorch_baseline import (BATCH, MOMENTUM, SCHEDULES, TARGETS,  # noqa: E402
+                              blas_library, load_fashion_mnist, log, lr_for_epoch,
+                              make_model, schedule)
 
-# Step-decay schedule used by default for DDP runs (see --decay-after/-factor).
-DDP_DECAY_DEFAULTS = {"mlp": (3, 0.5), "lenet": (3, 0.5)}
+# Default schedules for DDP runs (global batch 128 with 2 workers, so half the
+# steps per epoch of the single-process run); see pytorch_baseline.SCHEDULES.
+# For mlp, decay after 3 epochs x0.5 at lr 0.05 was fastest (4.75-5.25 epochs,
+# seeds 0-1); 3 x0.2 and 2 x0.5 took 5.0-5.75, lr 0.1 was slower or missed.
+DDP_SCHEDULES = dict(SCHEDULES, mlp={"lr": 0.05, "decay_after": 3, "decay_factor": 0.5})
 
 
 def free_port():
@@ -205,15 +209,14 @@ def worker(rank, world, port, args, models, queue):
         r = {}
         if not args.skip_throughput:
             r["throughput"] = ddp_throughput(name, x, y, rank, world, args.seconds,
-                                             args.lr, args.seed)
+                                             schedule(name, args, DDP_SCHEDULES)[0],
+                                             args.seed)
         if not args.skip_target:
-            da, df = DDP_DECAY_DEFAULTS[name]
+            lr, da, df = schedule(name, args, DDP_SCHEDULES)
             r["time_to_target"] = ddp_time_to_target(
                 name, x, y, xt, yt, rank, world,
-                args.target if args.target is not None else TARGETS[name], args.lr,
-                args.decay_after if args.decay_after is not None else da,
-                args.decay_factor if args.decay_factor is not None else df,
-                args.max_epochs, args.seed)
+                args.target if args.target is not None else TARGETS[name],
+                lr, da, df, args.max_epochs, args.seed)
         results[name] = r
     if rank == 0:
         queue.put({"results": results, "threads_per_worker": torch.get_num_threads()})
@@ -229,7 +232,8 @@ def main():
                     help="timed window of the throughput measurement")
     ap.add_argument("--max-epochs", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--lr", type=float, default=None,
+                    help="initial learning rate (default: per model)")
     ap.add_argument("--decay-after", type=int, default=None,
                     help="epochs at full lr before step decay (default: per model)")
     ap.add_argument("--decay-factor", type=float, default=None,

@@ -14,7 +14,7 @@
 #include "optim/trainer.hpp"
 
 #ifdef TROUPE_BENCH_CBLAS
-#  include <cblas.h>
+#include <cblas.h>
 #endif
 
 namespace {
@@ -36,11 +36,11 @@ double train_flops_per_sample(const std::string& model) {
     first = 784.0 * 256;
     macs = first + 256.0 * 128 + 128.0 * 10;
   } else if (model == "lenet") {
-    first = 6.0 * 1 * 25 * 28 * 28;                        // conv1
-    macs = first + 16.0 * 6 * 25 * 10 * 10                 // conv2
-           + 400.0 * 120 + 120.0 * 84 + 84.0 * 10;         // fc
+    first = 6.0 * 1 * 25 * 28 * 28;                // conv1
+    macs = first + 16.0 * 6 * 25 * 10 * 10         // conv2
+           + 400.0 * 120 + 120.0 * 84 + 84.0 * 10; // fc
   } else {
-    first = macs = 784.0 * 10;                             // logreg
+    first = macs = 784.0 * 10; // logreg
   }
   return 2 * macs + 2 * macs + 2 * (macs - first);
 }
@@ -59,7 +59,7 @@ double eigen_gemm_gflops(int n, double seconds) {
   } while (since(t0) < seconds);
   auto t = since(t0);
   volatile float sink = c(0, 0);
-  (void) sink;
+  (void)sink;
   return 2.0 * n * n * n * static_cast<double>(reps) / t / 1e9;
 }
 
@@ -94,7 +94,7 @@ nlohmann::json measure(const std::string& name, const dataset& data,
   opt.name = "momentum";
   schedule_options sched;
   sched.base_lr = 0.01;
-  local_trainer trainer{model, data, std::move(idx), batch, opt,
+  local_trainer trainer{model,           data, std::move(idx), batch, opt,
                         schedule{sched}, 1};
   for (int i = 0; i < 50; ++i) // warm-up
     trainer.step();

@@ -4,6 +4,7 @@
 #include "optim/dataset.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -131,6 +132,27 @@ std::size_t batch_iterator::next(const dataset& data, matrix<float>& x,
     shuffle();
   }
   return b;
+}
+
+scaling standardize(train_test& data) {
+  scaling result;
+  const auto& x = data.train.x;
+  if (x.size() == 0)
+    return result;
+  double sum = 0, sum_sq = 0;
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    auto col = x.col(j).cast<double>();
+    sum += col.sum();
+    sum_sq += col.squaredNorm();
+  }
+  auto n = static_cast<double>(x.size());
+  auto mean = sum / n;
+  auto var = std::max(sum_sq / n - mean * mean, 0.0);
+  result.mean = static_cast<float>(mean);
+  result.stddev = var > 0 ? static_cast<float>(std::sqrt(var)) : 1.0f;
+  for (auto* d : {&data.train, &data.test})
+    d->x.array() = (d->x.array() - result.mean) / result.stddev;
+  return result;
 }
 
 } // namespace troupe::optim

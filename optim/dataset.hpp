@@ -68,6 +68,19 @@ inline constexpr const char* fashion_mnist_dir
 /// data_error naming the file and line on malformed input.
 dataset read_libsvm(const std::string& path, std::size_t dim = 0);
 
+/// The affine map a standardization applied: x' = (x - mean) / stddev.
+struct scaling {
+  float mean = 0;
+  float stddev = 1;
+};
+
+/// Standardizes the features of `data.train` and `data.test` with one mean
+/// and standard deviation over all training features (statistics from the
+/// training set only; scalar, so pixels that never vary keep a finite
+/// value). Returns the map applied. A constant training set is only
+/// centred.
+scaling standardize(train_test& data);
+
 /// How examples are spread over workers.
 enum class shard_mode {
   iid,             ///< shuffled (seeded), then cut into equal parts

@@ -19,9 +19,12 @@ struct evaluation {
   std::size_t samples = 0;
 };
 
-/// Evaluates `model` on all of `data` in chunks of `chunk` examples.
+/// Evaluates `model` on all of `data` in chunks of `chunk` examples. Use the
+/// training batch size: the model's buffers then keep their size, and small
+/// chunks keep convolution scratch in cache (lenet: 0.17 s per 10k at 64,
+/// 0.3-0.5 s at 256-1000).
 evaluation evaluate(sequential<float>& model, const dataset& data,
-                    std::size_t chunk = 1000);
+                    std::size_t chunk = 64);
 
 /// Outcome of one training step.
 struct step_result {

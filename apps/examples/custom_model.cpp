@@ -23,12 +23,12 @@ int main(int argc, char** argv) {
   // A small convnet: conv 3x3 1->8, relu, pool, flatten, dense 1568->64, dense.
   sequential<float> model{shape{1, 28, 28}};
   model.add<conv2d<float>>(conv2d_options{8, 3, 1, 1})
-    .add<relu<float>>()
-    .add<max_pool2d<float>>(2)
-    .add<flatten<float>>()
-    .add<dense<float>>(64)
-    .add<relu<float>>()
-    .add<dense<float>>(10);
+      .add<relu<float>>()
+      .add<max_pool2d<float>>(2)
+      .add<flatten<float>>()
+      .add<dense<float>>(64)
+      .add<relu<float>>()
+      .add<dense<float>>(10);
   model.finalize();
   model.init(42);
   for (const auto& r : model.ranges().ranges())
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   while (trainer.epoch() < static_cast<std::size_t>(epochs))
     trainer.step();
   auto eval = evaluate(model, data.test);
-  std::cout << "test accuracy after " << epochs << " epoch(s): "
-            << eval.accuracy << '\n';
+  std::cout << "test accuracy after " << epochs
+            << " epoch(s): " << eval.accuracy << '\n';
   return eval.accuracy > 0.5 ? 0 : 1;
 }

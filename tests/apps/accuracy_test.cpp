@@ -1,9 +1,9 @@
 // The accuracy targets of the single-worker trainer on real Fashion-MNIST,
 // with the default hyper-parameters of each model.
 
-#include <catch2/catch.hpp>
-
 #include <iostream>
+
+#include <catch2/catch.hpp>
 
 #include "apps/train_command.hpp"
 

@@ -1,12 +1,12 @@
 // troupe train's command line: errors name the problem, runs are reproducible,
 // divergence is reported without losing what was learned.
 
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "apps/train_command.hpp"
 
@@ -34,12 +34,11 @@ run_result run(std::vector<std::string> args) {
 nlohmann::json last_json(const std::string& out) {
   auto pos = out.rfind('{');
   REQUIRE(pos != std::string::npos);
-  return nlohmann::json::parse(out.substr(out.rfind("\n{") == std::string::npos
-                                            ? 0
-                                            : out.rfind("\n{") + 1));
+  return nlohmann::json::parse(out.substr(
+      out.rfind("\n{") == std::string::npos ? 0 : out.rfind("\n{") + 1));
 }
 
-const std::vector<std::string> quick{"--model=mlp",     "--max-steps=60",
+const std::vector<std::string> quick{"--model=mlp", "--max-steps=60",
                                      "--progress=none", "--json",
                                      "--train-examples=4096"};
 
@@ -93,9 +92,9 @@ TEST_CASE("a missing data path is named") {
 TEST_CASE("--help lists every option") {
   auto r = run({"--help"});
   CHECK(r.status == 0);
-  for (auto name : {"--algo", "--model", "--data", "--batch", "--lr", "--seed",
-                    "--epochs", "--max-seconds", "--target-accuracy",
-                    "--config", "--json"})
+  for (auto name :
+       {"--algo", "--model", "--data", "--batch", "--lr", "--seed", "--epochs",
+        "--max-seconds", "--target-accuracy", "--config", "--json"})
     CHECK_THAT(r.out, Catch::Contains(name));
 }
 

@@ -199,3 +199,25 @@ TEST_CASE("batch_iterator: bad arguments") {
   std::vector<std::int32_t> labels;
   CHECK_THROWS_AS(it.next(data, x, labels), std::out_of_range);
 }
+
+TEST_CASE("standardize uses the training set's statistics for both sets") {
+  troupe::optim::train_test d;
+  d.train.x.resize(2, 3);
+  d.train.x << 1, 2, 3, 4, 5, 6; // mean 3.5, variance 35/12
+  d.test.x.resize(2, 1);
+  d.test.x << 3.5f, 10;
+  auto s = troupe::optim::standardize(d);
+  CHECK(s.mean == Approx(3.5));
+  CHECK(s.stddev == Approx(std::sqrt(35.0 / 12)));
+  CHECK(d.train.x.mean() == Approx(0).margin(1e-6));
+  CHECK(std::sqrt(d.train.x.array().square().mean()) == Approx(1));
+  CHECK(d.test.x(0, 0) == Approx(0).margin(1e-6));
+  CHECK(d.test.x(1, 0) == Approx(6.5 / std::sqrt(35.0 / 12)));
+  // A constant training set is centred only, never divided by zero.
+  troupe::optim::train_test c;
+  c.train.x = troupe::optim::matrix<float>::Constant(3, 2, 7.0f);
+  c.test.x = troupe::optim::matrix<float>::Constant(3, 1, 8.0f);
+  auto cs = troupe::optim::standardize(c);
+  CHECK(cs.stddev == 1.0f);
+  CHECK(c.test.x(0, 0) == Approx(1.0));
+}

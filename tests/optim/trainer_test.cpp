@@ -1,9 +1,9 @@
 // The shared training step and evaluation.
 
-#include <catch2/catch.hpp>
-
 #include <iostream>
 #include <numeric>
+
+#include <catch2/catch.hpp>
 
 #include "optim/synthetic.hpp"
 #include "optim/trainer.hpp"
@@ -49,8 +49,8 @@ TEST_CASE("evaluate counts correct arg-max predictions exactly") {
     logits.col(j).maxCoeff(&arg);
     correct += arg == data.labels[static_cast<std::size_t>(j)];
     auto col = logits.col(j).cast<double>();
-    auto lse = std::log((col.array() - col.maxCoeff()).exp().sum())
-               + col.maxCoeff();
+    auto lse
+        = std::log((col.array() - col.maxCoeff()).exp().sum()) + col.maxCoeff();
     loss += lse - col(data.labels[static_cast<std::size_t>(j)]);
   }
   CHECK(eval.samples == data.size());
@@ -118,11 +118,11 @@ TEST_CASE("local_trainer refuses data that does not fit the model") {
   auto model = make_model<float>("mlp"); // expects 28x28 images
   optimizer_options opt;
   CHECK_THROWS_WITH(
-    local_trainer(model, data, all_of(data), 8, opt, constant_lr(0.1), 1),
-    Catch::Contains("16 features") && Catch::Contains("784"));
+      local_trainer(model, data, all_of(data), 8, opt, constant_lr(0.1), 1),
+      Catch::Contains("16 features") && Catch::Contains("784"));
   data.labels.clear();
   auto lin = make_model<float>("logreg", data.sample_shape, 2);
   CHECK_THROWS_WITH(
-    local_trainer(lin, data, all_of(data), 8, opt, constant_lr(0.1), 1),
-    Catch::Contains("no class labels") || Catch::Contains("has none"));
+      local_trainer(lin, data, all_of(data), 8, opt, constant_lr(0.1), 1),
+      Catch::Contains("no class labels") || Catch::Contains("has none"));
 }
