@@ -52,6 +52,11 @@ optim::train_test load_data(const std::string& spec, std::uint64_t seed) {
     return {every_nth(all, 10, false, "synthetic-logreg/train"),
             every_nth(all, 10, true, "synthetic-logreg/test")};
   }
+  if (spec == "synthetic-lsq")
+    throw optim::data_error(
+        "synthetic-lsq: a least-squares regression problem, but troupe train's "
+        "models are softmax classifiers; use synthetic-logreg (the LSQ problem "
+        "serves the algorithm tests through optim/synthetic.hpp)");
   std::error_code ec;
   if (fs::is_directory(spec, ec))
     return optim::load_mnist_dir(spec);

@@ -48,7 +48,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 # Data loading, models, evaluation and the lr schedule are shared with the
 # single-process baseline so both measure exactly the same thing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pytorch_baseline import (BATCH, MOMENTUM, SCHEDULES, TARGETS,  # noqa: E402
+from pytorch_baseline import (BATCH, EVAL_BATCH, MOMENTUM, SCHEDULES, TARGETS,  # noqa: E402
                               blas_library, load_fashion_mnist, log, lr_for_epoch,
                               make_model, schedule)
 
@@ -120,7 +120,7 @@ def ddp_throughput(name, x, y, rank, world, seconds, lr, seed, warmup_steps=50):
             "cpu_over_wall_rank0": round(cpu / elapsed, 3), "warmup_steps": warmup_steps}
 
 
-def ddp_evaluate(model, xt, yt, rank, world, batch=1000):
+def ddp_evaluate(model, xt, yt, rank, world, batch=EVAL_BATCH):
     """Test accuracy: each rank scores its slice, correct counts are all-reduced."""
     per = math.ceil(len(xt) / world)
     lo, hi = rank * per, min(len(xt), (rank + 1) * per)

@@ -148,3 +148,15 @@ TEST_CASE("divergence stops the run and keeps the last evaluated model") {
   CHECK(std::isfinite(j["test_loss"].get<double>()));
   CHECK(j["test_accuracy"].get<double>() > 0.0);
 }
+
+TEST_CASE("synthetic data: logreg trains, lsq is refused with a reason") {
+  auto r = run({"--data=synthetic-logreg", "--model=logreg", "--epochs=3",
+                "--progress=none", "--json", "--seed=4"});
+  REQUIRE(r.status == 0);
+  auto j = last_json(r.out);
+  // Labels come from sigmoid(a . x_true), Bayes accuracy about 0.78.
+  CHECK(j["test_accuracy"].get<double>() > 0.7);
+  r = run({"--data=synthetic-lsq", "--progress=none"});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Catch::Contains("regression"));
+}
