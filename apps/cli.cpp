@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include <caf/config_value.hpp>
 #include <caf/pec.hpp>
 #include <caf/settings.hpp>
 
@@ -68,12 +69,29 @@ bool option_parser::parse(const std::vector<std::string>& cli_args) {
   for (const auto& arg : cli_args)
     if (arg.rfind("--config=", 0) == 0) {
       args = read_config(arg.substr(9));
-      std::transform(args.begin(), args.end(), std::back_inserter(given_),
-                     option_name);
     }
   args.insert(args.end(), cli_args.begin(), cli_args.end());
-  for (const auto& arg : cli_args)
-    given_.push_back(option_name(arg));
+  // CAF 0.17 takes a flag only bare (`--json`); accept `--json=true|false`
+  // too, which a config file and a default-on flag like --standardize need.
+  std::vector<std::string> rest;
+  for (const auto& arg : args) {
+    auto eq = arg.find('=');
+    const caf::config_option* flag = nullptr;
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos)
+      for (const auto& o : opts_)
+        if (o.is_flag() && to_std(o.long_name()) == option_name(arg))
+          flag = &o;
+    if (flag == nullptr) {
+      rest.push_back(arg);
+      continue;
+    }
+    auto value = arg.substr(eq + 1);
+    if (value != "true" && value != "false")
+      throw usage_error(command_ + ": invalid value for --" + option_name(arg)
+                        + ": '" + value + "' (expected true or false)");
+    flag->store(caf::config_value{value == "true"});
+  }
+  args = std::move(rest);
   caf::settings cfg;
   auto [code, pos] = opts_.parse(cfg, args);
   if (code == caf::pec::success)
@@ -97,10 +115,6 @@ bool option_parser::parse(const std::vector<std::string>& cli_args) {
     msg = "invalid value for --" + name + ": '" + arg.substr(arg.find('=') + 1)
           + "' is not a valid " + to_std(opt->type_name());
   throw usage_error(command_ + ": " + msg + " (see " + command_ + " --help)");
-}
-
-bool option_parser::given(const std::string& name) const {
-  return std::find(given_.begin(), given_.end(), name) != given_.end();
 }
 
 std::string option_parser::help() const {

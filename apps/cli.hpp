@@ -37,9 +37,6 @@ public:
   /// stdout). Throws usage_error naming the offending argument otherwise.
   bool parse(const std::vector<std::string>& args);
 
-  /// True if `--name` appeared on the command line or in the config file.
-  bool given(const std::string& name) const;
-
   /// The help text: usage line plus every option with its type.
   std::string help() const;
 
@@ -47,7 +44,6 @@ private:
   std::vector<std::string> read_config(const std::string& path) const;
   std::string command_;
   caf::config_option_set opts_;
-  std::vector<std::string> given_;
   std::string config_;
 };
 

@@ -160,3 +160,17 @@ TEST_CASE("synthetic data: logreg trains, lsq is refused with a reason") {
   CHECK(r.status == 1);
   CHECK_THAT(r.err, Catch::Contains("regression"));
 }
+
+TEST_CASE("boolean options take --name, --name=true and --name=false") {
+  auto r = run(with(quick, {"--standardize=false", "--max-steps=2"}));
+  REQUIRE(r.status == 0);
+  auto j = last_json(r.out);
+  CHECK(j["input_scaling"]["mean"] == 0.0);
+  CHECK(j["input_scaling"]["stddev"] == 1.0);
+  r = run(with(quick, {"--standardize=true", "--max-steps=2"}));
+  REQUIRE(r.status == 0);
+  CHECK(last_json(r.out)["input_scaling"]["stddev"].get<double>() > 0.3);
+  r = run(with(quick, {"--standardize=maybe"}));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--standardize: 'maybe'"));
+}
