@@ -64,7 +64,10 @@ void progress::update(const progress_state& s, bool force) {
                                                 : std::chrono::seconds(2);
   if (!force && drawn_ && now - last_ < interval)
     return;
+  if (style_ == progress_style::lines && drawn_ && s.step == last_step_)
+    return; // this state is already on a line of its own
   last_ = now;
+  last_step_ = s.step;
   drawn_ = true;
   if (style_ == progress_style::lines) {
     std::fprintf(stderr, "%s elapsed %s\n", render(s).c_str(),

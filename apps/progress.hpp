@@ -50,6 +50,7 @@ private:
   progress_style style_;
   std::string label_;
   std::chrono::steady_clock::time_point last_;
+  std::size_t last_step_ = 0;
   bool drawn_ = false;
 };
 

@@ -31,13 +31,14 @@ install_missing() {
     }
     sudo=(sudo)
   fi
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends "${missing[@]}"
+    apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
 }
 
 # Configures build/ once (Release, native ISA) and builds the given targets
-# (all by default). Incremental: quick when nothing changed.
+# (all by default). Incremental: quick when nothing changed. Build output
+# goes to stderr, so a script's stdout carries only its result.
 build() {
   if [ ! -f "$TROUPE_BUILD/CMakeCache.txt" ]; then
     log "configuring $TROUPE_BUILD"
@@ -48,8 +49,8 @@ build() {
   jobs=$(nproc 2>/dev/null || echo 2)
   log "building ${*:-all}"
   if [ $# -gt 0 ]; then
-    cmake --build "$TROUPE_BUILD" -j "$jobs" --target "$@"
+    cmake --build "$TROUPE_BUILD" -j "$jobs" --target "$@" >&2
   else
-    cmake --build "$TROUPE_BUILD" -j "$jobs"
+    cmake --build "$TROUPE_BUILD" -j "$jobs" >&2
   fi
 }
