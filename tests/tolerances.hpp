@@ -55,4 +55,10 @@ inline constexpr double float_double_rel = 1e-4;
 /// formula (double precision; only summation order differs).
 inline constexpr double naive_rel = 1e-12;
 
+/// Distance allowed between a sharded trajectory and the serial one
+/// (algorithms.md §1 T1: 1e-12). Not zero: Eigen peels vectorized reductions
+/// by the address of each vector, so the same dot product over two buffers at
+/// different alignments can differ in the last bit (seen: 4.4e-16).
+inline constexpr double sharded_abs = 1e-12;
+
 } // namespace troupe::test

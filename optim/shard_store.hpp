@@ -1,0 +1,119 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "optim/optimizer.hpp"
+#include "optim/range_table.hpp"
+#include "optim/types.hpp"
+
+namespace troupe::optim {
+
+/// Settings of a shard's server-side update (Downpour, algorithms.md §1).
+struct shard_store_options {
+  optimizer_options optimizer; ///< name: sgd | adagrad | adam | ...
+  double lr = 0.01;            ///< server learning rate (gamma for adagrad)
+  /// Largest staleness with its own histogram bucket; larger values share
+  /// the last bucket.
+  std::size_t histogram_buckets = 64;
+};
+
+/// What became of one push.
+enum class push_status {
+  applied,    ///< the gradient was applied; the version advanced
+  duplicate,  ///< (worker, seq) already seen: dropped
+  bad_range,  ///< offset/size not this shard's, or a future version: rejected
+  non_finite, ///< NaN or infinite values: rejected
+};
+
+/// Returns "applied", "duplicate", "bad_range" or "non_finite".
+const char* to_string(push_status status) noexcept;
+
+/// The outcome of a push.
+struct push_result {
+  push_status status = push_status::applied;
+  std::uint64_t version = 0;   ///< the shard's version after the push
+  std::uint64_t staleness = 0; ///< updates between fetch and apply (applied)
+};
+
+/// Per-worker bookkeeping a shard keeps.
+struct worker_record {
+  std::uint64_t last_seq = 0; ///< highest applied sequence number (0: none)
+  std::uint64_t applied = 0;
+  std::uint64_t rejected = 0; ///< bad_range + non_finite
+  std::uint64_t duplicates = 0;
+};
+
+/// The state of one parameter-server shard, without actors: a contiguous
+/// slice of the flat parameter vector, the server-side optimizer that applies
+/// pushed gradients to it (per coordinate, so AdaGrad is exact under any
+/// sharding), a version counter advanced by every applied push, duplicate
+/// detection by (worker, sequence number), rejection of malformed pushes with
+/// the parameters untouched, and the staleness of every applied push.
+///
+/// Sequence numbers of one worker start at 1 and increase; CAF delivers the
+/// messages of one sender in order, so a seq at or below the last applied one
+/// is a duplicate (a retransmission).
+template <class T>
+class shard_store {
+public:
+  /// A shard owning `range` of the flat vector, starting from `init` (the
+  /// values of the whole flat vector; only `range` is read).
+  shard_store(slice range, const T* init, shard_store_options opts);
+
+  /// Applies the gradient `grad` (n values for flat indices [offset,
+  /// offset + n)) computed by `worker` on parameters of `base_version`.
+  push_result push(std::uint32_t worker, std::uint64_t seq,
+                   std::uint64_t base_version, std::size_t offset,
+                   const T* grad, std::size_t n);
+
+  /// The shard's slice of the flat parameter vector.
+  slice range() const noexcept {
+    return range_;
+  }
+
+  /// Current parameters (range().size values).
+  const T* params() const noexcept {
+    return params_.data();
+  }
+
+  /// Number of applied pushes so far.
+  std::uint64_t version() const noexcept {
+    return version_;
+  }
+
+  /// staleness_histogram()[s] = applied pushes with staleness s (the last
+  /// bucket also counts everything larger).
+  const std::vector<std::uint64_t>& staleness_histogram() const noexcept {
+    return histogram_;
+  }
+
+  /// Mean and maximum staleness of the applied pushes (0 if none).
+  double staleness_mean() const noexcept;
+  std::uint64_t staleness_max() const noexcept {
+    return staleness_max_;
+  }
+
+  /// Bookkeeping per worker id.
+  const std::unordered_map<std::uint32_t, worker_record>&
+  workers() const noexcept {
+    return workers_;
+  }
+
+private:
+  slice range_;
+  shard_store_options opts_;
+  flat_storage<T> params_;
+  std::unique_ptr<optimizer<T>> opt_;
+  std::uint64_t version_ = 0;
+  std::vector<std::uint64_t> histogram_;
+  std::uint64_t staleness_sum_ = 0;
+  std::uint64_t staleness_max_ = 0;
+  std::unordered_map<std::uint32_t, worker_record> workers_;
+};
+
+} // namespace troupe::optim
