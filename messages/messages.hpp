@@ -1,0 +1,120 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/meta/type_name.hpp>
+
+#include "messages/tensor.hpp"
+#include "messages/wire_version.hpp"
+
+// The message types of the parameter-server flow. Each is a plain struct with
+// small metadata fields and at most one tensor payload, an inspect() right
+// below it, and a to_string for logs. registry.cpp registers every one.
+
+namespace troupe::messages {
+
+/// Identifies a worker within a job.
+using worker_id = std::uint32_t;
+
+// -- push_msg -----------------------------------------------------------------
+
+/// A worker's gradient for the range [offset, offset + values.size()).
+struct push_msg {
+  /// Sending worker.
+  worker_id worker = 0;
+  /// Per-worker sequence number, for de-duplication.
+  std::uint64_t seq = 0;
+  /// Parameter version the gradient was computed on.
+  std::uint64_t version = 0;
+  /// First coordinate of the range in the flat parameter vector.
+  std::uint64_t offset = 0;
+  /// Gradient values, one per coordinate of the range.
+  tensor values;
+};
+
+/// Serializes or prints a push_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
+  return f(caf::meta::type_name("push_msg"), x.worker, x.seq, x.version,
+           x.offset, x.values);
+}
+
+/// Compares all fields, the payload bit for bit.
+bool operator==(const push_msg& x, const push_msg& y) noexcept;
+
+/// Returns a one-line description for logs.
+std::string to_string(const push_msg& x);
+
+// -- fetch_msg ----------------------------------------------------------------
+
+/// A worker's request for the parameters in [offset, offset + size).
+struct fetch_msg {
+  /// Requesting worker.
+  worker_id worker = 0;
+  /// First coordinate of the range.
+  std::uint64_t offset = 0;
+  /// Number of coordinates.
+  std::uint64_t size = 0;
+};
+
+/// Serializes or prints a fetch_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fetch_msg& x) {
+  return f(caf::meta::type_name("fetch_msg"), x.worker, x.offset, x.size);
+}
+
+/// Compares all fields.
+bool operator==(const fetch_msg& x, const fetch_msg& y) noexcept;
+
+/// Returns a one-line description for logs.
+std::string to_string(const fetch_msg& x);
+
+// -- params_msg ---------------------------------------------------------------
+
+/// Parameters of [offset, offset + values.size()) at a given version.
+struct params_msg {
+  /// Shard version the values belong to.
+  std::uint64_t version = 0;
+  /// First coordinate of the range.
+  std::uint64_t offset = 0;
+  /// Parameter values.
+  tensor values;
+};
+
+/// Serializes or prints a params_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
+  return f(caf::meta::type_name("params_msg"), x.version, x.offset, x.values);
+}
+
+/// Compares all fields, the payload bit for bit.
+bool operator==(const params_msg& x, const params_msg& y) noexcept;
+
+/// Returns a one-line description for logs.
+std::string to_string(const params_msg& x);
+
+// -- hello_msg ----------------------------------------------------------------
+
+/// First message between two nodes; a peer with another wire version is
+/// refused.
+struct hello_msg {
+  /// The sender's wire version.
+  std::uint32_t version = wire_version;
+  /// The sender's node name.
+  std::string node;
+};
+
+/// Serializes or prints a hello_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, hello_msg& x) {
+  return f(caf::meta::type_name("hello_msg"), x.version, x.node);
+}
+
+/// Compares all fields.
+bool operator==(const hello_msg& x, const hello_msg& y) noexcept;
+
+/// Returns a one-line description for logs.
+std::string to_string(const hello_msg& x);
+
+} // namespace troupe::messages

@@ -1,0 +1,50 @@
+#include "messages/registry.hpp"
+
+#include <caf/actor_system_config.hpp>
+
+#include "messages/messages.hpp"
+
+namespace troupe::messages {
+
+// CAF 0.17.6 accepts both add_message_type<T>(name) and type-ID blocks, and
+// both end in the same add_message_type_impl: the wire carries the name given
+// here. add_message_type is used because the name is explicit and stable
+// (renaming a namespace does not change the wire) and it also registers
+// std::vector<T>; a type-ID block derives the name from the C++ spelling and
+// its compile-time check needs CAF_ENABLE_TYPE_ID_CHECKS, off in Debian's
+// build. An unregistered type still compiles and arrives as an empty message,
+// which tests/messages/remote_test.cpp guards against.
+
+namespace {
+
+/// Carries a type to a generic lambda.
+template <class T>
+struct type_tag {
+  using type = T;
+};
+
+/// Calls `f(type_tag<T>{}, wire_name)` for every message type: the one list.
+template <class F>
+void for_each_type(F f) {
+  f(type_tag<tensor>{}, "troupe::tensor");
+  f(type_tag<push_msg>{}, "troupe::push_msg");
+  f(type_tag<fetch_msg>{}, "troupe::fetch_msg");
+  f(type_tag<params_msg>{}, "troupe::params_msg");
+  f(type_tag<hello_msg>{}, "troupe::hello_msg");
+}
+
+} // namespace
+
+void register_types(caf::actor_system_config& cfg) {
+  for_each_type([&](auto tag, const char* name) {
+    cfg.add_message_type<typename decltype(tag)::type>(name);
+  });
+}
+
+std::vector<std::string> registered_type_names() {
+  std::vector<std::string> result;
+  for_each_type([&](auto, const char* name) { result.emplace_back(name); });
+  return result;
+}
+
+} // namespace troupe::messages
