@@ -46,31 +46,8 @@ shape conv2d<T>::setup(const shape& in) {
   out_ = shape{opts_.out_channels, (in.h + 2 * p - k) / opts_.stride + 1,
                (in.w + 2 * p - k) / opts_.stride + 1};
   taps_ = in.c * k * k;
+  this->set_fans(taps_, opts_.out_channels);
   return out_;
-}
-
-template <class T>
-void conv2d<T>::declare(range_table& table, const std::string& prefix) {
-  table.add(prefix + ".weight",
-            static_cast<std::size_t>(taps_) * opts_.out_channels,
-            range_kind::weight);
-  table.add(prefix + ".bias", static_cast<std::size_t>(opts_.out_channels),
-            range_kind::bias);
-}
-
-template <class T>
-void conv2d<T>::bind(T* params, T* grads) {
-  w_ = params;
-  dw_ = grads;
-}
-
-template <class T>
-void conv2d<T>::init(rng& gen) {
-  const double bound = 1.0 / std::sqrt(static_cast<double>(taps_));
-  const std::size_t n
-      = static_cast<std::size_t>(taps_ + 1) * opts_.out_channels;
-  for (std::size_t i = 0; i < n; ++i)
-    w_[i] = static_cast<T>(gen.uniform(-bound, bound));
 }
 
 template <class T>
@@ -105,13 +82,14 @@ void conv2d<T>::forward(const matrix<T>& in, matrix<T>& out) {
   // (B * Hout * Wout) x Cout column-major is the (Cout, B, Hout, Wout) layout.
   out.resize(static_cast<Eigen::Index>(out_.size()), batch);
   matrix_map<T> y{out.data(), n, cout};
-  const_matrix_map<T> wt{w_, taps_, cout};
-  const T* bias = w_ + static_cast<std::size_t>(taps_) * cout;
+  const_matrix_map<T> wt{this->w_, taps_, cout};
+  const T* bias = this->w_ + static_cast<std::size_t>(taps_) * cout;
   // Start from the bias: saves the zero pass of a plain assignment.
   for (int c = 0; c < cout; ++c)
     y.col(c).setConstant(bias[c]);
   if (cout <= detail::max_small_cols)
-    detail::tall_times_small(cols_.data(), n, taps_, w_, cout, out.data());
+    detail::tall_times_small(cols_.data(), n, taps_, this->w_, cout,
+                             out.data());
   else
     y.noalias() += cols_ * wt;
 }
@@ -124,11 +102,11 @@ void conv2d<T>::backward(const matrix<T>& in, const matrix<T>& out,
   const Eigen::Index n = static_cast<Eigen::Index>(batch) * out_.h * out_.w;
   const int cout = opts_.out_channels;
   const_matrix_map<T> dy{dout.data(), n, cout};
-  matrix_map<T> dw{dw_, taps_, cout};
-  vector_map<T> db{dw_ + static_cast<std::size_t>(taps_) * cout, cout};
+  matrix_map<T> dw{this->dw_, taps_, cout};
+  vector_map<T> db{this->dw_ + static_cast<std::size_t>(taps_) * cout, cout};
   if (cout <= detail::max_tall_cols) {
     detail::tall_transpose_times_tall(cols_.data(), n, taps_, dout.data(), cout,
-                                      dw_);
+                                      this->dw_);
   } else {
     // dW^T = dy^T * cols packs better than cols^T * dy (measured).
     dwt_.noalias() = dy.transpose() * cols_;
@@ -140,10 +118,10 @@ void conv2d<T>::backward(const matrix<T>& in, const matrix<T>& out,
   if (dcols_.rows() != n || dcols_.cols() != taps_)
     dcols_.resize(n, taps_);
   if (cout <= detail::max_inner_cols) {
-    detail::tall_times_transpose(dout.data(), n, cout, w_, taps_,
+    detail::tall_times_transpose(dout.data(), n, cout, this->w_, taps_,
                                  dcols_.data());
   } else {
-    const_matrix_map<T> wt{w_, taps_, cout};
+    const_matrix_map<T> wt{this->w_, taps_, cout};
     dcols_.noalias() = dy * wt.transpose();
   }
   din->resize(static_cast<Eigen::Index>(in_.size()), batch);

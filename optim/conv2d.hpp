@@ -2,8 +2,8 @@
 
 #include <string>
 
+#include "optim/affine_layer.hpp"
 #include "optim/detail/im2col.hpp"
-#include "optim/layer.hpp"
 
 namespace troupe::optim {
 
@@ -32,7 +32,7 @@ struct conv2d_options {
 /// `backward` reuses the im2col matrix of the latest `forward`, so it must
 /// follow the forward pass of the same input (as the model does).
 template <class T>
-class conv2d : public layer<T> {
+class conv2d : public affine_layer<T> {
 public:
   /// Throws std::invalid_argument for a non-positive channel count or kernel
   /// size, a stride below 1 or a negative padding.
@@ -52,14 +52,6 @@ public:
 
   shape setup(const shape& in) override;
 
-  void declare(range_table& table, const std::string& prefix) override;
-
-  void bind(T* params, T* grads) override;
-
-  /// Draws the weight (in storage order), then the bias; the bound uses
-  /// fan_in = Cin * k * k.
-  void init(rng& gen) override;
-
   void forward(const matrix<T>& in, matrix<T>& out) override;
 
   void backward(const matrix<T>& in, const matrix<T>& out,
@@ -78,8 +70,6 @@ private:
   shape in_;
   shape out_;
   int taps_ = 0; // Cin * k * k
-  T* w_ = nullptr;
-  T* dw_ = nullptr;
   // Work buffers, resized only when the batch size changes.
   flat_storage<T> padded_;  // zero-padded input planes (padding > 0)
   flat_storage<T> dpadded_; // their gradient

@@ -19,34 +19,14 @@ shape dense<T>::setup(const shape& in) {
   if (n == 0 || n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
     throw std::invalid_argument("unusable input size " + std::to_string(n));
   in_ = static_cast<int>(n);
+  this->set_fans(in_, out_);
   return shape{out_, 1, 1};
 }
 
 template <class T>
-void dense<T>::declare(range_table& table, const std::string& prefix) {
-  table.add(prefix + ".weight", static_cast<std::size_t>(out_) * in_,
-            range_kind::weight);
-  table.add(prefix + ".bias", static_cast<std::size_t>(out_), range_kind::bias);
-}
-
-template <class T>
-void dense<T>::bind(T* params, T* grads) {
-  w_ = params;
-  dw_ = grads;
-}
-
-template <class T>
-void dense<T>::init(rng& gen) {
-  const double bound = 1.0 / std::sqrt(static_cast<double>(in_));
-  const std::size_t n = static_cast<std::size_t>(out_) * in_ + out_;
-  for (std::size_t i = 0; i < n; ++i)
-    w_[i] = static_cast<T>(gen.uniform(-bound, bound));
-}
-
-template <class T>
 void dense<T>::forward(const matrix<T>& in, matrix<T>& out) {
-  const_matrix_map<T> w{w_, out_, in_};
-  const_vector_map<T> b{w_ + static_cast<std::size_t>(out_) * in_, out_};
+  const_matrix_map<T> w{this->w_, out_, in_};
+  const_vector_map<T> b{this->w_ + static_cast<std::size_t>(out_) * in_, out_};
   // Start from the bias: saves the zero pass of a plain product assignment.
   out.resize(out_, in.cols());
   out.colwise() = b;
@@ -56,12 +36,12 @@ void dense<T>::forward(const matrix<T>& in, matrix<T>& out) {
 template <class T>
 void dense<T>::backward(const matrix<T>& in, const matrix<T>& out,
                         const matrix<T>& dout, matrix<T>* din) {
-  matrix_map<T> dw{dw_, out_, in_};
-  vector_map<T> db{dw_ + static_cast<std::size_t>(out_) * in_, out_};
+  matrix_map<T> dw{this->dw_, out_, in_};
+  vector_map<T> db{this->dw_ + static_cast<std::size_t>(out_) * in_, out_};
   dw.noalias() = dout * in.transpose();
   db.noalias() = dout.rowwise().sum();
   if (din != nullptr) {
-    const_matrix_map<T> w{w_, out_, in_};
+    const_matrix_map<T> w{this->w_, out_, in_};
     din->noalias() = w.transpose() * dout;
   }
 }

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "optim/layer.hpp"
+#include "optim/affine_layer.hpp"
 
 namespace troupe::optim {
 
@@ -11,7 +11,7 @@ namespace troupe::optim {
 /// ("<prefix>.bias", `out` scalars). Reads per-sample columns; any input shape
 /// is treated as its flat size.
 template <class T>
-class dense : public layer<T> {
+class dense : public affine_layer<T> {
 public:
   /// A layer with `out_features` outputs; throws std::invalid_argument unless
   /// `out_features > 0`.
@@ -31,13 +31,6 @@ public:
 
   shape setup(const shape& in) override;
 
-  void declare(range_table& table, const std::string& prefix) override;
-
-  void bind(T* params, T* grads) override;
-
-  /// Draws the weight (in storage order), then the bias.
-  void init(rng& gen) override;
-
   void forward(const matrix<T>& in, matrix<T>& out) override;
 
   void backward(const matrix<T>& in, const matrix<T>& out,
@@ -56,8 +49,6 @@ public:
 private:
   int in_ = 0;
   int out_;
-  T* w_ = nullptr;  // out_ x in_, column-major; the bias follows
-  T* dw_ = nullptr; // same layout in the gradient buffer
 };
 
 } // namespace troupe::optim
