@@ -27,9 +27,10 @@ public:
 
   /// Binds `--name` to `ref` (its current value is the default).
   template <class T>
-  option_parser& add(T& ref, const char* name, const char* description) {
+  option_parser& add(T& ref, const char* name, const std::string& description) {
+    // config_option copies name and description into its own buffer.
     opts_.add(ref, caf::string_view{name, std::strlen(name)},
-              caf::string_view{description, std::strlen(description)});
+              caf::string_view{description.data(), description.size()});
     return *this;
   }
 

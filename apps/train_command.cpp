@@ -20,20 +20,88 @@ double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-/// Per-model defaults, tuned on Fashion-MNIST (see docs/benchmarks.md).
+/// Per-model defaults, tuned on Fashion-MNIST (see docs/benchmarks.md); the
+/// one place they are written, --help included.
 struct model_defaults {
+  const char* model;
   double lr;
   double epochs;
   double lr_decay;
   double lr_step_epochs;
 };
 
-model_defaults defaults_for(const std::string& model) {
-  if (model == "lenet")
-    return {0.03, 12, 0.5, 3};
-  if (model == "logreg")
-    return {0.02, 5, 0.5, 2};
-  return {0.05, 10, 0.5, 2};
+constexpr model_defaults model_table[] = {
+    {"mlp", 0.05, 10, 0.5, 2},
+    {"lenet", 0.03, 12, 0.5, 3},
+    {"logreg", 0.02, 5, 0.5, 2},
+};
+
+const model_defaults& defaults_for(const std::string& model) {
+  for (const auto& d : model_table)
+    if (model == d.model)
+      return d;
+  return model_table[0]; // an unknown model is refused by make_model
+}
+
+/// "default 0.5" if every model agrees, else "default: mlp 2, lenet 3, ...".
+std::string per_model(double model_defaults::*field) {
+  auto fmt = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", x);
+    return std::string{buf};
+  };
+  bool same = true;
+  for (const auto& d : model_table)
+    same = same && d.*field == model_table[0].*field;
+  if (same)
+    return "default " + fmt(model_table[0].*field);
+  std::string out = "default:";
+  for (const auto& d : model_table)
+    out += std::string{&d == model_table ? " " : ", "} + d.model + " "
+           + fmt(d.*field);
+  return out;
+}
+
+void add_train_options(option_parser& p, train_options& o) {
+  p.add(o.algo, "algo", "training algorithm (default sgd): sgd = one worker")
+      .add(o.model, "model", "logreg | mlp | lenet (default mlp)")
+      .add(o.data, "data",
+           "fashion-mnist (default) | DIR of IDX files | libsvm FILE | "
+           "synthetic-logreg")
+      .add(o.standardize, "standardize",
+           "standardize inputs with the training set's mean and stddev")
+      .add(o.workers, "workers", "number of workers (sgd: 1)")
+      .add(o.shards, "shards", "parameter-server shards (sgd: 1)")
+      .add(o.batch, "batch", "minibatch size per worker (default 64)")
+      .add(o.lr, "lr", "learning rate (" + per_model(&model_defaults::lr) + ")")
+      .add(o.seed, "seed", "random seed (default 1; same seed, same run)")
+      .add(o.epochs, "epochs",
+           "epochs (" + per_model(&model_defaults::epochs) + ")")
+      .add(o.max_seconds, "max-seconds",
+           "stop after this many seconds (default: no limit)")
+      .add(o.target_accuracy, "target-accuracy",
+           "stop once test accuracy reaches this")
+      .add(o.max_steps, "max-steps", "stop after this many optimizer steps")
+      .add(o.train_examples, "train-examples",
+           "train on the first N examples only (0: all)")
+      .add(o.optimizer, "optimizer",
+           "sgd | momentum (default) | nesterov | adagrad | adam")
+      .add(o.momentum, "momentum", "momentum factor (default 0.9)")
+      .add(o.weight_decay, "weight-decay", "L2 penalty (default 0)")
+      .add(o.schedule, "schedule", "constant | step (default) | cosine")
+      .add(o.lr_decay, "lr-decay",
+           "step schedule: factor per period ("
+               + per_model(&model_defaults::lr_decay) + ")")
+      .add(o.lr_step_epochs, "lr-step-epochs",
+           "step schedule: period in epochs ("
+               + per_model(&model_defaults::lr_step_epochs) + ")")
+      .add(o.warmup_epochs, "warmup-epochs", "linear warm-up (epochs)")
+      .add(o.eval_every, "eval-every",
+           "epochs between test evaluations (default 0.25 with a target, else "
+           "1)")
+      .add(o.progress, "progress",
+           "auto (bar on a terminal, else lines) | bar | lines | none")
+      .add(o.json, "json", "print one JSON object on the last stdout line");
 }
 
 /// FNV-1a over the raw bytes: equal hashes mean bitwise-equal parameters.
@@ -69,7 +137,7 @@ void validate(train_options& o) {
   };
   if (o.batch == 0)
     throw usage_error("troupe train: --batch must be at least 1");
-  auto d = defaults_for(o.model);
+  const auto& d = defaults_for(o.model);
   if (o.lr == 0)
     o.lr = d.lr;
   if (o.epochs == 0)
