@@ -158,19 +158,32 @@ std::uint32_t to_bits(float x) {
   return bits;
 }
 
+/// A child process publishing the echo actor, and a handle on it from an
+/// actor system of this process.
+struct remote_peer {
+  child_process child;
+  config cfg;
+  caf::actor_system sys{cfg};
+  caf::actor remote = connect();
+  caf::scoped_actor self{sys};
+
+  caf::actor connect() {
+    auto handle = sys.middleman().remote_actor("127.0.0.1", child.port());
+    REQUIRE(handle);
+    return *handle;
+  }
+};
+
 } // namespace
 
 TEST_CASE("special floats and every message type cross a process boundary",
           "[messages][remote]") {
-  child_process child;
-  config cfg;
-  caf::actor_system sys{cfg};
-  auto remote = sys.middleman().remote_actor("127.0.0.1", child.port());
-  REQUIRE(remote);
-  caf::scoped_actor self{sys};
+  remote_peer peer;
+  auto& self = peer.self;
+  const auto& remote = peer.remote;
 
   push_msg push{3, 17, 5, 4096, tensor{special_values()}};
-  auto back = round_trip(self, *remote, push);
+  auto back = round_trip(self, remote, push);
   REQUIRE(back.values.size() == push.values.size());
   for (std::size_t i = 0; i < push.values.size(); ++i) {
     INFO("element " << i);
@@ -180,34 +193,31 @@ TEST_CASE("special floats and every message type cross a process boundary",
 
   // One value of each registered type; the count keeps this list honest.
   CHECK(registered_type_names().size() == 5);
-  CHECK(round_trip(self, *remote, tensor{special_values()})
+  CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12};
-  CHECK(round_trip(self, *remote, fetch) == fetch);
+  CHECK(round_trip(self, remote, fetch) == fetch);
   params_msg params{9, 4096, tensor{special_values()}};
-  CHECK(round_trip(self, *remote, params) == params);
+  CHECK(round_trip(self, remote, params) == params);
   hello_msg hello{wire_version, "node-b"};
-  CHECK(round_trip(self, *remote, hello) == hello);
+  CHECK(round_trip(self, remote, hello) == hello);
 }
 
 TEST_CASE("4 MB tensor round trip throughput versus std::vector<float>",
           "[.bench][remote]") {
-  child_process child;
-  config cfg;
-  caf::actor_system sys{cfg};
-  auto remote = sys.middleman().remote_actor("127.0.0.1", child.port());
-  REQUIRE(remote);
-  caf::scoped_actor self{sys};
+  remote_peer peer;
+  auto& self = peer.self;
+  const auto& remote = peer.remote;
   constexpr std::size_t n = (4u << 20) / sizeof(float);
   constexpr int reps = 20;
   std::vector<float> values(n);
   for (std::size_t i = 0; i < n; ++i)
     values[i] = static_cast<float>(i % 1000) * 0.25f; // finite: see design.md
   auto measure = [&](auto payload, const char* label) {
-    round_trip(self, *remote, payload); // warm-up
+    round_trip(self, remote, payload); // warm-up
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < reps; ++i)
-      round_trip(self, *remote, payload);
+      round_trip(self, remote, payload);
     std::chrono::duration<double> took
         = std::chrono::steady_clock::now() - start;
     double bytes = 2.0 * reps * n * sizeof(float); // there and back
