@@ -272,9 +272,9 @@ def blas_library():
         return None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", default="all", choices=["mlp", "lenet", "all"])
+def add_common_args(ap, default_model):
+    """The options both baseline scripts take (the DDP one adds --workers)."""
+    ap.add_argument("--model", default=default_model, choices=["mlp", "lenet", "all"])
     ap.add_argument("--seconds", type=float, default=5.0,
                     help="timed window of the throughput measurement")
     ap.add_argument("--max-epochs", type=int, default=20)
@@ -289,6 +289,11 @@ def main():
                     help="override the accuracy target (default: mlp 0.88, lenet 0.90)")
     ap.add_argument("--skip-throughput", action="store_true")
     ap.add_argument("--skip-target", action="store_true")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_common_args(ap, "all")
     args = ap.parse_args()
 
     models = ["mlp", "lenet"] if args.model == "all" else [args.model]

@@ -48,7 +48,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 # Data loading, models, evaluation and the lr schedule are shared with the
 # single-process baseline so both measure exactly the same thing.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pytorch_baseline import (BATCH, EVAL_BATCH, MOMENTUM, SCHEDULES, TARGETS,  # noqa: E402
+from pytorch_baseline import (BATCH, add_common_args, EVAL_BATCH, MOMENTUM, SCHEDULES, TARGETS,  # noqa: E402
                               blas_library, load_fashion_mnist, log, lr_for_epoch,
                               make_model, schedule)
 
@@ -226,21 +226,8 @@ def worker(rank, world, port, args, models, queue):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", default="mlp", choices=["mlp", "lenet", "all"])
+    add_common_args(ap, "mlp")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--seconds", type=float, default=5.0,
-                    help="timed window of the throughput measurement")
-    ap.add_argument("--max-epochs", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--lr", type=float, default=None,
-                    help="initial learning rate (default: per model)")
-    ap.add_argument("--decay-after", type=int, default=None,
-                    help="epochs at full lr before step decay (default: per model)")
-    ap.add_argument("--decay-factor", type=float, default=None,
-                    help="lr multiplier per epoch once decay starts (default: per model)")
-    ap.add_argument("--target", type=float, default=None)
-    ap.add_argument("--skip-throughput", action="store_true")
-    ap.add_argument("--skip-target", action="store_true")
     args = ap.parse_args()
 
     models = ["mlp", "lenet"] if args.model == "all" else [args.model]
