@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "apps/cli.hpp"
+#include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
 #include "apps/progress.hpp"
 #include "optim/trainer.hpp"
@@ -63,7 +64,9 @@ std::string per_model(double model_defaults::*field) {
 }
 
 void add_train_options(option_parser& p, train_options& o) {
-  p.add(o.algo, "algo", "training algorithm (default sgd): sgd = one worker")
+  p.add(o.algo, "algo",
+        "sgd (default: one worker, no actors) | downpour (asynchronous "
+        "parameter server) | sync (synchronous all-reduce over the shards)")
       .add(o.model, "model", "logreg | mlp | lenet (default mlp)")
       .add(o.data, "data",
            "fashion-mnist (default) | DIR of IDX files | libsvm FILE | "
@@ -101,7 +104,27 @@ void add_train_options(option_parser& p, train_options& o) {
            "1)")
       .add(o.progress, "progress",
            "auto (bar on a terminal, else lines) | bar | lines | none")
-      .add(o.json, "json", "print one JSON object on the last stdout line");
+      .add(o.json, "json", "print one JSON object on the last stdout line")
+      .add(o.n_fetch, "n-fetch", "downpour: fetch parameters every N steps")
+      .add(o.n_push, "n-push",
+           "downpour: push the summed gradient every N "
+           "steps")
+      .add(o.staleness_bound, "staleness-bound",
+           "downpour: SSP bound s; a worker waits while it is more than s "
+           "steps ahead of the slowest (-1: none)")
+      .add(o.staleness_aware, "staleness-aware",
+           "downpour: divide each push's server rate by its staleness")
+      .add(o.warm_start_steps, "warm-start-steps",
+           "downpour: worker 0 trains alone for N steps first")
+      .add(o.server_optimizer, "server-optimizer",
+           "optimizer on the shards: sgd | momentum | nesterov | adagrad | "
+           "adam (default: --optimizer)")
+      .add(o.local_lr, "local-lr",
+           "downpour: replica rate between fetches (default: 0 with "
+           "--n-fetch=1, else --lr)")
+      .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
+      .add(o.request_timeout, "request-timeout",
+           "seconds before an unanswered request fails the job (default 60)");
 }
 
 /// FNV-1a over the raw bytes: equal hashes mean bitwise-equal parameters.
@@ -117,10 +140,12 @@ std::string hash_params(const float* data, std::size_t n) {
 }
 
 void validate(train_options& o) {
-  if (o.algo != "sgd")
+  if (o.algo != "sgd" && !is_cluster_algo(o.algo))
     throw usage_error("troupe train: unknown --algo=" + o.algo
-                      + " (this build offers: sgd)");
-  if (o.workers != 1 || o.shards != 1)
+                      + " (this build offers: sgd, downpour, sync)");
+  if (is_cluster_algo(o.algo))
+    validate_cluster(o);
+  else if (o.workers != 1 || o.shards != 1)
     throw usage_error("troupe train: --algo=sgd trains one worker without "
                       "parameter shards; got --workers="
                       + std::to_string(o.workers)
@@ -173,6 +198,25 @@ nlohmann::json run_train(train_options o) {
   if (o.standardize)
     input_scaling = optim::standardize(data);
   auto load_seconds = seconds_since(t_load);
+  if (is_cluster_algo(o.algo)) {
+    progress bar{style, o.algo + "/" + o.model};
+    auto name = data.train.name;
+    auto result = run_cluster(o, std::move(data), bar);
+    bar.message("troupe train: " + result["stop_reason"].get<std::string>());
+    result["model"] = o.model;
+    result["data"] = name;
+    result["batch"] = o.batch;
+    result["lr"] = o.lr;
+    result["optimizer"] = o.optimizer;
+    result["seed"] = o.seed;
+    result["target_accuracy"] = o.target_accuracy > 0
+                                    ? nlohmann::json(o.target_accuracy)
+                                    : nlohmann::json(nullptr);
+    result["data_load_seconds"] = load_seconds;
+    result["input_scaling"]
+        = {{"mean", input_scaling.mean}, {"stddev", input_scaling.stddev}};
+    return result;
+  }
   auto& train = data.train;
   auto model
       = optim::make_model<float>(o.model, train.sample_shape, train.classes);

@@ -35,6 +35,16 @@ struct train_options {
   double eval_every = 0; ///< epochs between test evaluations (0: auto)
   std::string progress = "auto";
   bool json = false;
+  // -- parameter-server and synchronous algorithms (downpour, sync) ---------
+  std::uint64_t n_fetch = 1;         ///< downpour: fetch every n steps
+  std::uint64_t n_push = 1;          ///< downpour: push every n steps
+  std::int64_t staleness_bound = -1; ///< SSP bound s (-1: none)
+  bool staleness_aware = false;      ///< server rate / max(staleness, 1)
+  std::uint64_t warm_start_steps = 0;
+  std::string server_optimizer; ///< empty: --optimizer
+  double local_lr = -1;         ///< downpour replica rate (-1: auto)
+  std::uint64_t threads = 0;    ///< scheduler threads (0: one per core)
+  double request_timeout = 60;  ///< seconds
 };
 
 /// Runs `troupe train` with parsed options and returns the final result

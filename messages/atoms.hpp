@@ -17,4 +17,28 @@ using echo_atom = caf::atom_constant<caf::atom("echo")>;
 /// Asks an actor or node to shut down cleanly.
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 
+/// Starts a worker (carries its starting clock under a staleness bound).
+using start_atom = caf::atom_constant<caf::atom("start")>;
+
+/// A worker's self-message: take the next training step.
+using step_atom = caf::atom_constant<caf::atom("step")>;
+
+/// Asks for an actor's statistics.
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+
+/// Tells a shard to count a worker in its clock bookkeeping (SSP, sync).
+using track_atom = caf::atom_constant<caf::atom("track")>;
+
+/// Tells a shard to stop waiting for a worker (finished or lost).
+using untrack_atom = caf::atom_constant<caf::atom("untrack")>;
+
+/// Asks the evaluator for an evaluation of the shards' parameters.
+using eval_atom = caf::atom_constant<caf::atom("eval")>;
+
+/// A worker's notice that it has finished its steps.
+using done_atom = caf::atom_constant<caf::atom("done")>;
+
+/// Asks the coordinator for the job's final result.
+using result_atom = caf::atom_constant<caf::atom("result")>;
+
 } // namespace troupe::messages

@@ -2,6 +2,8 @@
 
 #include <caf/detail/stringification_inspector.hpp>
 
+#include "messages/control.hpp"
+
 namespace troupe::messages {
 
 namespace {
@@ -20,7 +22,8 @@ std::string stringify(const T& x) {
 
 bool operator==(const push_msg& x, const push_msg& y) noexcept {
   return x.worker == y.worker && x.seq == y.seq && x.version == y.version
-         && x.offset == y.offset && x.values == y.values;
+         && x.offset == y.offset && x.clock == y.clock && x.samples == y.samples
+         && x.values == y.values;
 }
 
 std::string to_string(const push_msg& x) {
@@ -28,7 +31,8 @@ std::string to_string(const push_msg& x) {
 }
 
 bool operator==(const fetch_msg& x, const fetch_msg& y) noexcept {
-  return x.worker == y.worker && x.offset == y.offset && x.size == y.size;
+  return x.worker == y.worker && x.offset == y.offset && x.size == y.size
+         && x.clock == y.clock;
 }
 
 std::string to_string(const fetch_msg& x) {
@@ -49,6 +53,37 @@ bool operator==(const hello_msg& x, const hello_msg& y) noexcept {
 
 std::string to_string(const hello_msg& x) {
   return stringify(x);
+}
+
+std::string to_string(const progress_msg& x) {
+  return stringify(x);
+}
+
+std::string to_string(const worker_stats& x) {
+  return stringify(x);
+}
+
+std::string to_string(const shard_stats& x) {
+  return stringify(x);
+}
+
+std::string to_string(const eval_msg& x) {
+  return stringify(x);
+}
+
+// Sizes as caf::binary_serializer writes them: fixed-width integers, a
+// tensor as its uint64 count plus 4 bytes per value, plus the 4-byte type
+// name reference a message carries per element.
+std::uint64_t wire_size(const push_msg& x) {
+  return 4 + 4 + 8 * 4 + 4 + 8 + 4 * std::uint64_t{x.values.size()};
+}
+
+std::uint64_t wire_size(const fetch_msg&) {
+  return 4 + 4 + 8 * 3;
+}
+
+std::uint64_t wire_size(const params_msg& x) {
+  return 4 + 8 * 2 + 8 + 4 * std::uint64_t{x.values.size()};
 }
 
 } // namespace troupe::messages

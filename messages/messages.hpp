@@ -29,6 +29,11 @@ struct push_msg {
   std::uint64_t version = 0;
   /// First coordinate of the range in the flat parameter vector.
   std::uint64_t offset = 0;
+  /// The worker's clock (completed steps) after this gradient: synchronous
+  /// shards aggregate the pushes of one clock.
+  std::uint64_t clock = 0;
+  /// Examples the gradient is the mean over (weights synchronous averages).
+  std::uint32_t samples = 0;
   /// Gradient values, one per coordinate of the range.
   tensor values;
 };
@@ -37,7 +42,7 @@ struct push_msg {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.worker, x.seq, x.version,
-           x.offset, x.values);
+           x.offset, x.clock, x.samples, x.values);
 }
 
 /// Compares all fields, the payload bit for bit.
@@ -56,12 +61,17 @@ struct fetch_msg {
   std::uint64_t offset = 0;
   /// Number of coordinates.
   std::uint64_t size = 0;
+  /// The worker's clock (completed steps). Under a staleness bound s the
+  /// shard answers once every tracked worker's clock is >= clock - s; a
+  /// synchronous shard answers once it has applied step `clock`.
+  std::uint64_t clock = 0;
 };
 
 /// Serializes or prints a fetch_msg.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fetch_msg& x) {
-  return f(caf::meta::type_name("fetch_msg"), x.worker, x.offset, x.size);
+  return f(caf::meta::type_name("fetch_msg"), x.worker, x.offset, x.size,
+           x.clock);
 }
 
 /// Compares all fields.

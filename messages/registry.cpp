@@ -2,6 +2,7 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "messages/control.hpp"
 #include "messages/messages.hpp"
 
 namespace troupe::messages {
@@ -31,6 +32,12 @@ void for_each_type(F f) {
   f(type_tag<fetch_msg>{}, "troupe::fetch_msg");
   f(type_tag<params_msg>{}, "troupe::params_msg");
   f(type_tag<hello_msg>{}, "troupe::hello_msg");
+  f(type_tag<real>{}, "troupe::real");
+  f(type_tag<progress_msg>{}, "troupe::progress_msg");
+  f(type_tag<worker_stats>{}, "troupe::worker_stats");
+  f(type_tag<worker_pushes>{}, "troupe::worker_pushes");
+  f(type_tag<shard_stats>{}, "troupe::shard_stats");
+  f(type_tag<eval_msg>{}, "troupe::eval_msg");
 }
 
 } // namespace

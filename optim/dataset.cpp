@@ -71,17 +71,29 @@ std::vector<std::vector<std::size_t>> shard_indices(const dataset& data,
 }
 
 batch_iterator::batch_iterator(std::vector<std::size_t> indices,
-                               std::size_t batch_size, std::uint64_t seed)
-    : indices_(std::move(indices)), batch_size_(batch_size), seed_(seed) {
-  if (indices_.empty())
-    throw std::invalid_argument("batch_iterator: no example indices");
+                               std::size_t batch_size, std::uint64_t seed,
+                               batch_part part)
+    : indices_(std::move(indices)), batch_size_(batch_size), seed_(seed),
+      part_(part) {
+  if (part_.world == 0 || part_.rank >= part_.world)
+    throw std::invalid_argument("batch_iterator: part "
+                                + std::to_string(part_.rank) + " of "
+                                + std::to_string(part_.world));
+  if (indices_.size() < std::max<std::size_t>(part_.world, 1))
+    throw std::invalid_argument(
+        indices_.empty() ? "batch_iterator: no example indices"
+                         : "batch_iterator: fewer examples than parts");
   if (batch_size_ == 0)
     throw std::invalid_argument("batch_iterator: batch_size must be >= 1");
   shuffle();
 }
 
 std::size_t batch_iterator::batches_per_epoch() const noexcept {
-  return (indices_.size() + batch_size_ - 1) / batch_size_;
+  auto global = batch_size_ * part_.world;
+  auto n = indices_.size();
+  auto full = n / global;
+  auto rest = n % global;
+  return full + (rest >= part_.world ? 1 : 0);
 }
 
 void batch_iterator::shuffle() {
@@ -92,11 +104,29 @@ void batch_iterator::shuffle() {
   shuffle_with(order_, gen);
 }
 
+const std::vector<std::size_t>& batch_iterator::next_indices() {
+  auto global = std::min(batch_size_ * part_.world, order_.size() - pos_);
+  auto first = pos_ + global * part_.rank / part_.world;
+  auto last = pos_ + global * (part_.rank + 1) / part_.world;
+  batch_.assign(order_.begin() + static_cast<std::ptrdiff_t>(first),
+                order_.begin() + static_cast<std::ptrdiff_t>(last));
+  pos_ += global;
+  // Fewer examples left than parts: the epoch ends here (with world 1, only
+  // when none is left).
+  if (order_.size() - pos_ < part_.world) {
+    pos_ = 0;
+    ++epoch_;
+    shuffle();
+  }
+  return batch_;
+}
+
 std::size_t batch_iterator::next(const dataset& data, matrix<float>& x,
                                  std::vector<std::int32_t>& labels,
                                  std::vector<float>* targets) {
-  auto b = std::min(batch_size_, order_.size() - pos_);
-  const auto* idx = order_.data() + pos_;
+  const auto& batch = next_indices();
+  auto b = batch.size();
+  const auto* idx = batch.data();
   auto size = data.size();
   for (std::size_t i = 0; i < b; ++i)
     if (idx[i] >= size)
@@ -124,12 +154,6 @@ std::size_t batch_iterator::next(const dataset& data, matrix<float>& x,
     } else {
       targets->clear();
     }
-  }
-  pos_ += b;
-  if (pos_ == order_.size()) {
-    pos_ = 0;
-    ++epoch_;
-    shuffle();
   }
   return b;
 }

@@ -98,15 +98,33 @@ std::vector<std::vector<std::size_t>> shard_indices(const dataset& data,
                                                     shard_mode mode,
                                                     std::uint64_t seed);
 
+/// One worker's part of a shared stream of global batches (synchronous data
+/// parallelism): every part iterates the same seeded permutation in global
+/// batches of `world` x batch_size examples, and part `rank` takes the
+/// rank-th of `world` near-equal contiguous pieces of each. The union of the
+/// parts' batches at every step is then the batch a single iterator with
+/// batch size `world` x batch_size would draw.
+struct batch_part {
+  std::size_t rank = 0;  ///< this part, in [0, world)
+  std::size_t world = 1; ///< number of parts
+};
+
 /// Yields minibatches over a fixed list of example indices, reshuffled with a
 /// seeded generator at the start of every epoch. The last batch of an epoch
 /// may be smaller (like PyTorch's drop_last=False). Same seed, same batches:
-/// the order of epoch e is a function of (indices, seed, e) alone.
+/// the order of epoch e is a function of (indices, seed, e) alone. With a
+/// batch_part of world > 1, a last global batch of fewer than `world`
+/// examples is skipped, so every part has at least one example per step.
 class batch_iterator {
 public:
-  /// Throws std::invalid_argument if `indices` is empty or `batch_size` is 0.
+  /// Throws std::invalid_argument if `indices` has fewer than part.world
+  /// entries, `batch_size` is 0 or part.rank >= part.world.
   batch_iterator(std::vector<std::size_t> indices, std::size_t batch_size,
-                 std::uint64_t seed);
+                 std::uint64_t seed, batch_part part = {});
+
+  /// Advances to the next batch and returns its example indices (valid until
+  /// the next call).
+  const std::vector<std::size_t>& next_indices();
 
   /// Gathers the next batch into `x` (features x b) and `labels` (b
   /// entries; left empty for regression data, whose targets go to
@@ -132,8 +150,10 @@ public:
 private:
   std::vector<std::size_t> indices_; ///< as given
   std::vector<std::size_t> order_;   ///< this epoch's permutation of indices_
+  std::vector<std::size_t> batch_;   ///< the current batch
   std::size_t batch_size_;
   std::uint64_t seed_;
+  batch_part part_;
   std::size_t pos_ = 0;
   std::size_t epoch_ = 0;
   void shuffle();

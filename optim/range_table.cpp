@@ -32,13 +32,13 @@ std::optional<named_range> range_table::find(std::string_view name) const {
   return std::nullopt;
 }
 
-std::vector<slice> range_table::balanced_split(std::size_t k) const {
-  if (k == 0 || k > total_)
-    throw std::invalid_argument("range_table: cannot split "
-                                + std::to_string(total_) + " scalars into "
-                                + std::to_string(k) + " slices");
-  const std::size_t base = total_ / k;
-  const std::size_t extra = total_ % k; // the first `extra` slices get one more
+std::vector<slice> balanced_split(std::size_t total, std::size_t k) {
+  if (k == 0 || k > total)
+    throw std::invalid_argument("cannot split " + std::to_string(total)
+                                + " parameters into " + std::to_string(k)
+                                + " shards");
+  const std::size_t base = total / k;
+  const std::size_t extra = total % k; // the first `extra` slices get one more
   std::vector<slice> result;
   result.reserve(k);
   std::size_t offset = 0;
@@ -48,6 +48,10 @@ std::vector<slice> range_table::balanced_split(std::size_t k) const {
     offset += size;
   }
   return result;
+}
+
+std::vector<slice> range_table::balanced_split(std::size_t k) const {
+  return optim::balanced_split(total_, k);
 }
 
 } // namespace troupe::optim

@@ -28,6 +28,11 @@ struct slice {
   std::size_t size = 0;
 };
 
+/// Splits `[0, total)` into `k` contiguous slices whose sizes differ by at
+/// most one (the first `total % k` are the larger ones). Throws
+/// std::invalid_argument unless `1 <= k <= total`.
+std::vector<slice> balanced_split(std::size_t total, std::size_t k);
+
 /// The layout of a model's flat parameter vector: layer name -> (offset,
 /// size, kind). Ranges are appended back to back, so the table also defines
 /// the total length. Later layers of the system shard and compress by range.

@@ -30,36 +30,60 @@ shard_store<T>::shard_store(slice range, const T* init,
     throw std::invalid_argument("shard_store: empty range");
   if (!(opts_.lr > 0))
     throw std::invalid_argument("shard_store: lr must be positive");
+  if (opts_.lr_schedule)
+    schedule_.emplace(*opts_.lr_schedule);
+}
+
+template <class T>
+push_status shard_store<T>::check(std::uint32_t worker, std::uint64_t seq,
+                                  std::uint64_t base_version,
+                                  std::size_t offset, const T* grad,
+                                  std::size_t n) const {
+  auto i = workers_.find(worker);
+  if (i != workers_.end() && seq <= i->second.last_seq)
+    return push_status::duplicate;
+  if (offset != range_.offset || n != range_.size || grad == nullptr
+      || base_version > version_)
+    return push_status::bad_range;
+  const_vector_map<T> g{grad, static_cast<Eigen::Index>(n)};
+  if (!g.allFinite())
+    return push_status::non_finite;
+  return push_status::applied;
+}
+
+template <class T>
+void shard_store<T>::count(std::uint32_t worker, push_status status) {
+  auto& rec = workers_[worker];
+  if (status == push_status::duplicate)
+    ++rec.duplicates;
+  else if (status != push_status::applied)
+    ++rec.rejected;
+}
+
+template <class T>
+double shard_store<T>::current_lr() const {
+  return schedule_ ? schedule_->lr(version_) : opts_.lr;
 }
 
 template <class T>
 push_result shard_store<T>::push(std::uint32_t worker, std::uint64_t seq,
                                  std::uint64_t base_version, std::size_t offset,
                                  const T* grad, std::size_t n) {
-  auto& rec = workers_[worker];
   push_result result;
   result.version = version_;
-  if (seq <= rec.last_seq) {
-    ++rec.duplicates;
-    result.status = push_status::duplicate;
+  result.status = check(worker, seq, base_version, offset, grad, n);
+  if (result.status != push_status::applied) {
+    count(worker, result.status);
     return result;
   }
-  if (offset != range_.offset || n != range_.size || grad == nullptr
-      || base_version > version_) {
-    ++rec.rejected;
-    result.status = push_status::bad_range;
-    return result;
-  }
-  const_vector_map<T> g{grad, static_cast<Eigen::Index>(n)};
-  if (!g.allFinite()) {
-    ++rec.rejected;
-    result.status = push_status::non_finite;
-    return result;
-  }
-  opt_->step(params_.data(), grad, n, opts_.lr);
+  auto& rec = workers_[worker];
+  result.staleness = version_ - base_version;
+  auto lr = current_lr();
+  if (opts_.staleness_aware)
+    lr /= static_cast<double>(std::max<std::uint64_t>(result.staleness, 1));
+  opt_->step(params_.data(), grad, n, lr);
   rec.last_seq = seq;
   ++rec.applied;
-  result.staleness = version_ - base_version;
   ++version_;
   result.version = version_;
   auto bucket
@@ -68,6 +92,20 @@ push_result shard_store<T>::push(std::uint32_t worker, std::uint64_t seq,
   staleness_sum_ += result.staleness;
   staleness_max_ = std::max(staleness_max_, result.staleness);
   return result;
+}
+
+template <class T>
+std::uint64_t shard_store<T>::apply(const T* grad, std::uint64_t seq,
+                                    const std::vector<std::uint32_t>& workers) {
+  opt_->step(params_.data(), grad, range_.size, current_lr());
+  for (auto w : workers) {
+    auto& rec = workers_[w];
+    rec.last_seq = seq;
+    ++rec.applied;
+  }
+  ++version_;
+  ++histogram_[0];
+  return version_;
 }
 
 template <class T>

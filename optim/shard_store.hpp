@@ -3,12 +3,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "optim/optimizer.hpp"
 #include "optim/range_table.hpp"
+#include "optim/schedule.hpp"
 #include "optim/types.hpp"
 
 namespace troupe::optim {
@@ -17,6 +19,12 @@ namespace troupe::optim {
 struct shard_store_options {
   optimizer_options optimizer; ///< name: sgd | adagrad | adam | ...
   double lr = 0.01;            ///< server learning rate (gamma for adagrad)
+  /// If set, the rate of the update that makes version v + 1 is
+  /// lr_schedule->lr(v) and `lr` is ignored.
+  std::optional<schedule_options> lr_schedule;
+  /// Staleness-aware rate (algorithms.md §11, Zhang et al. 2016): divide the
+  /// rate of each push by max(staleness, 1).
+  bool staleness_aware = false;
   /// Largest staleness with its own histogram bucket; larger values share
   /// the last bucket.
   std::size_t histogram_buckets = 64;
@@ -71,6 +79,31 @@ public:
                    std::uint64_t base_version, std::size_t offset,
                    const T* grad, std::size_t n);
 
+  /// The checks of push() without applying anything or touching the
+  /// bookkeeping: `applied` means the push would be accepted.
+  push_status check(std::uint32_t worker, std::uint64_t seq,
+                    std::uint64_t base_version, std::size_t offset,
+                    const T* grad, std::size_t n) const;
+
+  /// Records a rejected or duplicate push of `worker` (after check()).
+  void count(std::uint32_t worker, push_status status);
+
+  /// Applies an already checked update of range().size values as one step
+  /// (synchronous aggregation: the mean of all workers' pushes), records
+  /// `seq` as the last one of each worker in `workers`, advances the version
+  /// and returns it.
+  std::uint64_t apply(const T* grad, std::uint64_t seq,
+                      const std::vector<std::uint32_t>& workers);
+
+  /// Advances the version without changing the parameters (a synchronous
+  /// step in which every push was rejected); returns the new version.
+  std::uint64_t skip() noexcept {
+    return ++version_;
+  }
+
+  /// Learning rate of the next update at staleness 0.
+  double current_lr() const;
+
   /// The shard's slice of the flat parameter vector.
   slice range() const noexcept {
     return range_;
@@ -109,6 +142,7 @@ private:
   shard_store_options opts_;
   flat_storage<T> params_;
   std::unique_ptr<optimizer<T>> opt_;
+  std::optional<schedule> schedule_;
   std::uint64_t version_ = 0;
   std::vector<std::uint64_t> histogram_;
   std::uint64_t staleness_sum_ = 0;

@@ -41,38 +41,23 @@ local_trainer::local_trainer(sequential<float>& model, const dataset& data,
                              std::size_t batch_size,
                              const optimizer_options& opt, schedule lr,
                              std::uint64_t seed)
-    : model_(&model), data_(&data),
-      batches_(std::move(indices), batch_size, seed),
-      opt_(make_optimizer<float>(opt, model.size())), lr_(std::move(lr)) {
-  if (data.labels.size() != data.size())
-    throw std::invalid_argument(data.name
-                                + ": the models train on class labels, but "
-                                  "this data set has none");
-  if (model.input_shape().size() != static_cast<std::size_t>(data.x.rows()))
-    throw std::invalid_argument(data.name + ": examples have "
-                                + std::to_string(data.x.rows())
-                                + " features but the model expects "
-                                + std::to_string(model.input_shape().size()));
-}
+    : replica_(model, data, std::move(indices), batch_size, seed),
+      opt_(make_optimizer<float>(opt, model.size())), lr_(std::move(lr)) {}
 
 step_result local_trainer::compute() {
   step_result result;
-  result.samples = batches_.next(*data_, x_, labels_);
-  result.loss
-      = static_cast<double>(model_->loss_and_gradient(x_, labels_.data()));
+  try {
+    result = replica_.compute();
+  } catch (const std::domain_error& e) {
+    throw std::domain_error("step " + std::to_string(steps_) + ": " + e.what());
+  }
   result.lr = lr_.lr(steps_);
-  // A non-finite gradient makes the next loss non-finite, so checking the
-  // scalar loss catches divergence one step late without scanning the
-  // gradient every step.
-  if (!std::isfinite(result.loss))
-    throw std::domain_error("non-finite loss at step " + std::to_string(steps_)
-                            + " (loss " + std::to_string(result.loss)
-                            + "): training diverged; lower --lr");
   return result;
 }
 
 void local_trainer::apply() {
-  opt_->step(model_->params(), model_->grads(), model_->size(), lr_.lr(steps_));
+  auto& m = replica_.model();
+  opt_->step(m.params(), m.grads(), m.size(), lr_.lr(steps_));
   ++steps_;
 }
 

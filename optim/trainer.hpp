@@ -7,6 +7,7 @@
 
 #include "optim/dataset.hpp"
 #include "optim/optimizer.hpp"
+#include "optim/replica.hpp"
 #include "optim/schedule.hpp"
 #include "optim/sequential.hpp"
 
@@ -25,13 +26,6 @@ struct evaluation {
 /// 0.3-0.5 s at 256-1000).
 evaluation evaluate(sequential<float>& model, const dataset& data,
                     std::size_t chunk = 64);
-
-/// Outcome of one training step.
-struct step_result {
-  double loss = 0;         ///< mean minibatch loss before the update
-  std::size_t samples = 0; ///< examples in the minibatch
-  double lr = 0;           ///< learning rate used
-};
 
 /// The training step shared by every algorithm: next minibatch of the
 /// worker's own data -> loss and gradient -> local optimizer step. Workers of
@@ -64,16 +58,16 @@ public:
 
   /// Completed passes over the trainer's examples.
   std::size_t epoch() const noexcept {
-    return batches_.epoch();
+    return replica_.epoch();
   }
 
   /// Minibatches per epoch.
   std::size_t batches_per_epoch() const noexcept {
-    return batches_.batches_per_epoch();
+    return replica_.batches_per_epoch();
   }
 
   sequential<float>& model() noexcept {
-    return *model_;
+    return replica_.model();
   }
 
   const schedule& lr_schedule() const noexcept {
@@ -81,14 +75,10 @@ public:
   }
 
 private:
-  sequential<float>* model_;
-  const dataset* data_;
-  batch_iterator batches_;
+  model_replica replica_;
   std::unique_ptr<optimizer<float>> opt_;
   schedule lr_;
   std::size_t steps_ = 0;
-  matrix<float> x_;
-  std::vector<std::int32_t> labels_;
 };
 
 } // namespace troupe::optim

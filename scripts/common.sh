@@ -9,7 +9,7 @@ TROUPE_BUILD=${TROUPE_BUILD:-$TROUPE_ROOT/build}
 TROUPE_PACKAGES=(
   cmake make g++ pkg-config
   libcaf-dev libeigen3-dev libboost-dev catch2 zlib1g-dev nlohmann-json3-dev
-  libbenchmark-dev dataset-fashion-mnist
+  libbenchmark-dev libspdlog-dev dataset-fashion-mnist
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

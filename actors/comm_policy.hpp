@@ -1,0 +1,102 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/duration.hpp>
+
+#include "actors/interfaces.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/range_table.hpp"
+#include "optim/replica.hpp"
+
+namespace troupe::actors {
+
+/// A shard as a worker sees it: its handle and its range.
+struct shard_ref {
+  parameter_shard_actor handle;
+  optim::slice range;
+};
+
+/// What a communication policy may use of its worker. The worker's training
+/// step (replica::compute) is the same for every algorithm; the policy
+/// decides whom the worker talks to, when, and what it does with the replies.
+class worker_context {
+public:
+  virtual ~worker_context() = default;
+
+  /// The worker's id.
+  virtual messages::worker_id id() const noexcept = 0;
+
+  /// The actor, for sends and requests (replies run on the actor's thread).
+  virtual worker_actor::pointer self() noexcept = 0;
+
+  /// The replica and its gradient buffer.
+  virtual optim::replica& replica() noexcept = 0;
+
+  /// Steps completed by this worker since it started.
+  virtual std::uint64_t steps() const noexcept = 0;
+
+  /// The worker's clock: its starting clock plus steps().
+  virtual std::uint64_t clock() const noexcept = 0;
+
+  /// Timeout of every request.
+  virtual caf::duration request_timeout() const noexcept = 0;
+
+  /// Counts one sent message of `bytes` bytes.
+  virtual void count_sent(std::uint64_t bytes) noexcept = 0;
+
+  /// Counts time spent waiting for replies.
+  virtual void count_wait(std::uint64_t nanoseconds) noexcept = 0;
+
+  /// Ends the worker with an error (reported to the coordinator).
+  virtual void fail(std::string reason) = 0;
+};
+
+/// The swappable communication part of a worker. Both hooks are
+/// continuation-passing: they may answer at once or after replies arrive,
+/// and must call their continuation exactly once unless they call fail().
+class comm_policy {
+public:
+  virtual ~comm_policy() = default;
+
+  /// Before a step computes: e.g. fetch parameters. Call `ready` when the
+  /// replica may compute.
+  virtual void before_compute(worker_context& ctx, std::function<void()> ready)
+      = 0;
+
+  /// After the gradient is in ctx.replica().grads() (mean over `samples`
+  /// examples): e.g. push it, apply it locally. Call `done` when the step is
+  /// complete.
+  virtual void after_compute(worker_context& ctx, std::uint32_t samples,
+                             std::function<void()> done)
+      = 0;
+};
+
+/// Settings of the parameter-server policy (Downpour, SSP, sync).
+struct ps_policy_options {
+  /// Fetch every n_fetch steps (Downpour; 1 under SSP and sync).
+  std::uint64_t n_fetch = 1;
+  /// Push the accumulated gradient every n_push steps (Downpour; 1 under
+  /// SSP and sync).
+  std::uint64_t n_push = 1;
+  /// Synchronous: push every step and wait for the averaged step; no local
+  /// update.
+  bool sync = false;
+  /// Local optimizer and rate for the replica between fetches (Downpour's
+  /// alpha_local); a rate of 0 disables the local update.
+  optim::optimizer_options local_optimizer;
+  double local_lr = 0;
+};
+
+/// The parameter-server policy: fetch from every shard (waiting for the
+/// replies), compute, apply locally at the local rate, push the slices of
+/// the accumulated gradient to their shards.
+std::unique_ptr<comm_policy> make_ps_policy(std::vector<shard_ref> shards,
+                                            ps_policy_options opts,
+                                            std::size_t parameters);
+
+} // namespace troupe::actors

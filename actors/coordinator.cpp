@@ -1,0 +1,309 @@
+#include "actors/coordinator.hpp"
+
+#include "actors/detail/log.hpp"
+#include "actors/worker.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+namespace {
+
+using self_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+bool tracks_clocks(const job_config& c) {
+  return c.algo == "sync" || c.staleness_bound.has_value();
+}
+
+job_progress snapshot(const coordinator_state& st) {
+  job_progress p;
+  p.steps = st.total_steps;
+  p.samples = st.total_samples;
+  auto budget = st.config.steps_per_worker * st.config.workers;
+  p.fraction = budget > 0 ? static_cast<double>(st.total_steps)
+                                / static_cast<double>(budget)
+                          : 0;
+  p.loss = st.smooth_loss;
+  p.accuracy = st.have_eval ? st.last_eval.accuracy.value : -1;
+  p.seconds = seconds_since(st.t0);
+  return p;
+}
+
+void start_worker(self_ptr self, std::size_t w, std::uint64_t clock) {
+  auto& st = self->state;
+  if (st.started[w])
+    return;
+  st.started[w] = true;
+  if (tracks_clocks(st.config))
+    for (auto& s : st.shards)
+      self->send(s.handle, track_atom::value, static_cast<worker_id>(w), clock);
+  self->send(st.workers[w], start_atom::value, clock);
+}
+
+void deliver(self_ptr self, std::string text) {
+  auto& st = self->state;
+  st.result = std::move(text);
+  for (auto& s : st.shards)
+    self->send_exit(s.handle, caf::exit_reason::user_shutdown);
+  self->send_exit(st.eval, caf::exit_reason::user_shutdown);
+  // Without a waiting request, stay until the result is asked for.
+  if (st.waiting.empty())
+    return;
+  for (auto& p : st.waiting)
+    p.deliver(*st.result);
+  st.waiting.clear();
+  self->quit();
+}
+
+void final_report(self_ptr self) {
+  auto& st = self->state;
+  // After a divergence re-evaluate the last evaluated (good) parameters.
+  bool refetch = st.error.empty() || !st.have_eval;
+  self->request(st.eval, caf::infinite, eval_atom::value, refetch)
+      .then(
+          [self](eval_msg& e) {
+            deliver(self, job_report(self->state, e).dump());
+          },
+          [self](caf::error& err) {
+            auto& st = self->state;
+            if (st.error.empty())
+              st.error
+                  = "final evaluation failed: " + self->system().render(err);
+            deliver(self, job_report(st, st.last_eval).dump());
+          });
+}
+
+void collect_shard_stats(self_ptr self) {
+  auto& st = self->state;
+  auto remaining = std::make_shared<std::size_t>(st.shards.size());
+  for (auto& s : st.shards)
+    self->request(s.handle, st.config.request_timeout, stats_atom::value)
+        .then(
+            [self, remaining](shard_stats& x) {
+              self->state.shard_reports.push_back(std::move(x));
+              if (--*remaining == 0)
+                final_report(self);
+            },
+            [self, remaining](caf::error& err) {
+              detail::log().error("a shard did not report: {}",
+                                  self->system().render(err));
+              if (--*remaining == 0)
+                final_report(self);
+            });
+}
+
+/// Ends the job: stops the workers (high priority, so a busy worker sees the
+/// stop before its next step), collects statistics, evaluates, reports.
+void finish(self_ptr self, std::string reason) {
+  auto& st = self->state;
+  if (st.finishing)
+    return;
+  st.finishing = true;
+  st.stop_reason = std::move(reason);
+  st.train_end = seconds_since(st.t0);
+  auto remaining = std::make_shared<std::size_t>(0);
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (st.live[w])
+      ++*remaining;
+  if (*remaining == 0) {
+    collect_shard_stats(self);
+    return;
+  }
+  for (std::size_t w = 0; w < st.workers.size(); ++w) {
+    if (!st.live[w])
+      continue;
+    st.live[w] = false;
+    self->request<caf::message_priority::high>(
+            st.workers[w], st.config.request_timeout, stop_atom::value)
+        .then(
+            [self, remaining](worker_stats& x) {
+              self->state.worker_reports.push_back(std::move(x));
+              if (--*remaining == 0)
+                collect_shard_stats(self);
+            },
+            [self, remaining](caf::error&) {
+              // Finished between our stop and its arrival: its done message
+              // carries the report.
+              if (--*remaining == 0)
+                collect_shard_stats(self);
+            });
+  }
+}
+
+void maybe_evaluate(self_ptr self) {
+  auto& st = self->state;
+  if (st.eval_pending || st.finishing || st.config.eval_every_steps == 0
+      || !st.config.evaluate || st.total_steps < st.next_eval)
+    return;
+  st.eval_pending = true;
+  while (st.next_eval <= st.total_steps)
+    st.next_eval += st.config.eval_every_steps;
+  auto at_steps = st.total_steps;
+  self->request(st.eval, st.config.request_timeout, eval_atom::value, true)
+      .then(
+          [self, at_steps](eval_msg& e) {
+            auto& st = self->state;
+            st.eval_pending = false;
+            st.last_eval = e;
+            st.have_eval = true;
+            auto elapsed = seconds_since(st.t0);
+            st.evaluations.push_back({{"steps", at_steps},
+                                      {"samples", st.total_samples},
+                                      {"seconds", elapsed},
+                                      {"test_accuracy", e.accuracy.value},
+                                      {"test_loss", e.loss.value}});
+            if (st.config.on_progress)
+              st.config.on_progress(snapshot(st), true);
+            if (st.config.target_accuracy > 0
+                && e.accuracy.value >= st.config.target_accuracy
+                && !st.finishing) {
+              st.reached = true;
+              st.seconds_to_target = elapsed;
+              finish(self, "target accuracy");
+            }
+          },
+          [self](caf::error& err) {
+            self->state.eval_pending = false;
+            detail::log().warn("evaluation failed: {}",
+                               self->system().render(err));
+          });
+}
+
+void spawn_roles(self_ptr self) {
+  auto& st = self->state;
+  auto& c = st.config;
+  auto n = c.init->size();
+  auto ranges = optim::balanced_split(n, c.shards);
+  for (std::uint32_t i = 0; i < c.shards; ++i) {
+    parameter_shard_config sc;
+    sc.index = i;
+    sc.range = ranges[i];
+    sc.init = c.init;
+    sc.store = c.server;
+    sc.mode = c.algo == "sync" ? shard_mode::sync : shard_mode::async;
+    sc.staleness_bound = c.staleness_bound;
+    auto h = self->spawn(parameter_shard, std::move(sc));
+    st.shards.push_back({h, ranges[i]});
+  }
+  evaluator_config ec;
+  ec.shards = st.shards;
+  ec.parameters = n;
+  ec.evaluate = c.evaluate;
+  ec.request_timeout = c.request_timeout;
+  ec.last_params = c.final_params;
+  st.eval = self->spawn(evaluator, std::move(ec));
+  coordinator_actor me = self;
+  for (std::uint32_t w = 0; w < c.workers; ++w) {
+    worker_config wc;
+    wc.id = w;
+    wc.make_replica = [f = c.make_replica, w] { return f(w); };
+    auto shards = st.shards;
+    auto policy = c.policy;
+    policy.sync = c.algo == "sync";
+    wc.make_policy = [shards, policy](std::size_t params) {
+      return make_ps_policy(shards, policy, params);
+    };
+    wc.coordinator = me;
+    wc.max_steps = c.steps_per_worker;
+    wc.request_timeout = c.request_timeout;
+    if (w < c.step_counters.size())
+      wc.step_counter = c.step_counters[w];
+    if (w < c.step_delays.size())
+      wc.step_delay = c.step_delays[w];
+    st.workers.push_back(self->spawn(worker, std::move(wc)));
+  }
+  st.started.assign(c.workers, false);
+  st.live.assign(c.workers, true);
+  st.worker_steps.assign(c.workers, 0);
+}
+
+} // namespace
+
+coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
+  auto& st = self->state;
+  st.config = std::move(config);
+  st.next_eval = st.config.eval_every_steps;
+  st.t0 = std::chrono::steady_clock::now();
+  spawn_roles(self);
+  bool warm = st.config.warm_start_steps > 0 && st.config.algo != "sync";
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (!warm || w == 0)
+      start_worker(self, w, 0);
+  if (st.config.max_seconds > 0)
+    self->delayed_send(self,
+                       std::chrono::microseconds{static_cast<std::int64_t>(
+                           st.config.max_seconds * 1e6)},
+                       stop_atom::value);
+  return {
+      [self](progress_msg& p) {
+        auto& st = self->state;
+        if (p.worker >= st.workers.size())
+          return;
+        st.worker_steps[p.worker] = p.steps;
+        ++st.total_steps;
+        st.total_samples += p.samples;
+        st.last_loss = p.loss.value;
+        st.smooth_loss = st.total_steps == 1
+                             ? p.loss.value
+                             : 0.98 * st.smooth_loss + 0.02 * p.loss.value;
+        if (p.worker == 0 && st.config.warm_start_steps > 0
+            && p.steps == st.config.warm_start_steps)
+          for (std::size_t w = 1; w < st.workers.size(); ++w)
+            start_worker(self, w, p.steps);
+        if (st.config.on_progress)
+          st.config.on_progress(snapshot(st), false);
+        maybe_evaluate(self);
+      },
+      [self](done_atom, worker_stats& x) {
+        auto& st = self->state;
+        auto w = x.worker;
+        if (w >= st.workers.size())
+          return;
+        bool was_live = st.live[w];
+        st.live[w] = false;
+        if (was_live)
+          st.worker_reports.push_back(x);
+        if (tracks_clocks(st.config))
+          for (auto& s : st.shards)
+            self->send(s.handle, untrack_atom::value, w);
+        if (!x.error.empty()) {
+          if (st.error.empty())
+            st.error = x.error;
+          finish(self, "worker failed");
+          return;
+        }
+        // Warm start with fewer steps than the warm-up: release the others.
+        if (w == 0)
+          for (std::size_t i = 1; i < st.workers.size(); ++i)
+            start_worker(self, i, x.steps);
+        bool all_done = true;
+        for (auto l : st.live)
+          all_done = all_done && !l;
+        if (all_done)
+          finish(self, "steps done");
+      },
+      [self](stop_atom) {
+        auto& st = self->state;
+        bool timed_out = st.config.max_seconds > 0
+                         && seconds_since(st.t0) >= st.config.max_seconds;
+        finish(self, timed_out ? "time limit" : "stop requested");
+      },
+      [self](result_atom) -> caf::result<std::string> {
+        auto& st = self->state;
+        if (st.result) {
+          self->quit();
+          return *st.result;
+        }
+        auto p = self->make_response_promise<std::string>();
+        st.waiting.push_back(p);
+        return p;
+      },
+  };
+}
+
+} // namespace troupe::actors

@@ -1,0 +1,103 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+#include <nlohmann/json.hpp>
+
+#include "actors/comm_policy.hpp"
+#include "actors/evaluator.hpp"
+#include "actors/interfaces.hpp"
+#include "actors/parameter_shard.hpp"
+#include "optim/shard_store.hpp"
+
+namespace troupe::actors {
+
+/// A snapshot of a running job, for progress displays.
+struct job_progress {
+  std::uint64_t steps = 0;   ///< total over workers
+  std::uint64_t samples = 0; ///< total over workers
+  double fraction = 0;       ///< of the step budget
+  double loss = 0;           ///< smoothed training loss
+  double accuracy = -1;      ///< last test accuracy (-1: none yet)
+  double seconds = 0;
+};
+
+/// Everything a job is made of. The coordinator spawns the shards, the
+/// workers and the evaluator from it.
+struct job_config {
+  std::string algo = "downpour"; ///< downpour | sync
+  std::uint32_t workers = 1;
+  std::uint32_t shards = 1;
+  /// Initial flat parameter vector (shared by every shard).
+  std::shared_ptr<const std::vector<float>> init;
+  /// Builds worker w's replica over its own data.
+  std::function<std::unique_ptr<optim::replica>(messages::worker_id)>
+      make_replica;
+  /// Steps each worker takes before it is done.
+  std::uint64_t steps_per_worker = 0;
+  /// Evaluates the shards' parameters; may be empty.
+  evaluate_fn evaluate;
+  /// Total worker steps between evaluations (0: only at the end).
+  std::uint64_t eval_every_steps = 0;
+  double target_accuracy = 0; ///< 0: none
+  double max_seconds = 0;     ///< 0: no limit
+  /// Downpour warm start: worker 0 alone for this many steps.
+  std::uint64_t warm_start_steps = 0;
+  /// SSP bound (downpour only).
+  std::optional<std::uint64_t> staleness_bound;
+  ps_policy_options policy;
+  optim::shard_store_options server;
+  caf::duration request_timeout{std::chrono::seconds{60}};
+  /// Called on the coordinator's thread after steps (final = evaluation or
+  /// end); may be empty.
+  std::function<void(const job_progress&, bool final)> on_progress;
+  /// Optional hooks for tests and monitoring.
+  std::vector<std::shared_ptr<std::atomic<std::uint64_t>>> step_counters;
+  std::vector<std::chrono::microseconds> step_delays;
+  std::shared_ptr<std::vector<float>> final_params;
+};
+
+/// The state of a coordinator actor.
+struct coordinator_state {
+  static inline const char* name = "coordinator";
+  job_config config;
+  std::vector<shard_ref> shards;
+  std::vector<worker_actor> workers;
+  std::vector<bool> started, live;
+  std::vector<std::uint64_t> worker_steps;
+  std::vector<messages::worker_stats> worker_reports;
+  std::vector<messages::shard_stats> shard_reports;
+  evaluator_actor eval;
+  std::chrono::steady_clock::time_point t0;
+  double train_end = 0;
+  std::uint64_t total_steps = 0, total_samples = 0, next_eval = 0;
+  double smooth_loss = 0, last_loss = 0;
+  bool eval_pending = false, finishing = false, reached = false;
+  std::optional<double> seconds_to_target;
+  messages::eval_msg last_eval;
+  bool have_eval = false;
+  nlohmann::json evaluations = nlohmann::json::array();
+  std::string stop_reason, error;
+  std::optional<std::string> result;
+  std::vector<caf::typed_response_promise<std::string>> waiting;
+};
+
+/// Spawn with `sys.spawn(coordinator, config)`; ask it for `result_atom`.
+coordinator_actor::behavior_type
+coordinator(coordinator_actor::stateful_pointer<coordinator_state> self,
+            job_config config);
+
+/// The final JSON of a finished job (detail of the coordinator).
+nlohmann::json job_report(const coordinator_state& st,
+                          const messages::eval_msg& final_eval);
+
+} // namespace troupe::actors

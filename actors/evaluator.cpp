@@ -1,0 +1,84 @@
+#include "actors/evaluator.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace troupe::actors {
+
+using namespace messages;
+
+std::string hash_params(const float* data, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto bytes = reinterpret_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n * sizeof(float); ++i)
+    h = (h ^ bytes[i]) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(h));
+  return buf;
+}
+
+namespace {
+
+using self_ptr = evaluator_actor::stateful_pointer<evaluator_state>;
+
+eval_msg evaluate_now(evaluator_state& st) {
+  eval_msg out;
+  out.version = st.version;
+  out.param_hash = hash_params(st.params.data(), st.params.size());
+  if (st.config.last_params)
+    *st.config.last_params = st.params;
+  if (st.config.evaluate) {
+    auto e = st.config.evaluate(st.params.data(), st.params.size());
+    out.loss = real{e.loss};
+    out.accuracy = real{e.accuracy};
+    out.samples = e.samples;
+  }
+  return out;
+}
+
+} // namespace
+
+evaluator_actor::behavior_type evaluator(self_ptr self,
+                                         evaluator_config config) {
+  self->state.params.assign(config.parameters, 0.0f);
+  self->state.config = std::move(config);
+  return {
+      [self](eval_atom, bool refetch) -> caf::result<eval_msg> {
+        auto& st = self->state;
+        if (!refetch)
+          return evaluate_now(st);
+        auto promise = self->make_response_promise<eval_msg>();
+        auto remaining = std::make_shared<std::size_t>(st.config.shards.size());
+        auto version = std::make_shared<std::uint64_t>(0);
+        for (auto& shard : st.config.shards) {
+          fetch_msg f;
+          f.worker = std::numeric_limits<worker_id>::max();
+          f.offset = shard.range.offset;
+          f.size = shard.range.size;
+          auto range = shard.range;
+          self->request(shard.handle, st.config.request_timeout, f)
+              .then(
+                  [self, promise, remaining, version,
+                   range](params_msg& p) mutable {
+                    auto& st = self->state;
+                    if (p.values.size() == range.size)
+                      std::memcpy(st.params.data() + range.offset,
+                                  p.values.data(), range.size * sizeof(float));
+                    *version += p.version;
+                    if (--*remaining == 0) {
+                      st.version = *version;
+                      promise.deliver(evaluate_now(st));
+                    }
+                  },
+                  [promise](caf::error& err) mutable {
+                    promise.deliver(std::move(err));
+                  });
+        }
+        return promise;
+      },
+  };
+}
+
+} // namespace troupe::actors

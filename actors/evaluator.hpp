@@ -1,0 +1,49 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/comm_policy.hpp"
+#include "actors/interfaces.hpp"
+#include "optim/trainer.hpp"
+
+namespace troupe::actors {
+
+/// Evaluates a flat parameter vector (on the test set, say); runs on the
+/// evaluator's thread only.
+using evaluate_fn = std::function<optim::evaluation(const float*, std::size_t)>;
+
+/// Settings of the evaluator.
+struct evaluator_config {
+  std::vector<shard_ref> shards;
+  std::size_t parameters = 0;
+  /// May be empty: then only the parameters' hash is reported.
+  evaluate_fn evaluate;
+  caf::duration request_timeout{std::chrono::seconds{60}};
+  /// Optional: receives a copy of every evaluated parameter vector (tests,
+  /// saving the final model).
+  std::shared_ptr<std::vector<float>> last_params;
+};
+
+/// The state of an evaluator actor.
+struct evaluator_state {
+  static inline const char* name = "evaluator";
+  evaluator_config config;
+  std::vector<float> params;
+  std::uint64_t version = 0;
+};
+
+/// FNV-1a over the bytes of n floats, as 16 hex digits: equal hashes mean
+/// bitwise-equal parameters (for determinism checks).
+std::string hash_params(const float* data, std::size_t n);
+
+/// Spawn with `sys.spawn(evaluator, config)`.
+evaluator_actor::behavior_type
+evaluator(evaluator_actor::stateful_pointer<evaluator_state> self,
+          evaluator_config config);
+
+} // namespace troupe::actors

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "messages/atoms.hpp"
+#include "messages/control.hpp"
+#include "messages/messages.hpp"
+
+// The typed interfaces of every troupe role, in one header because the roles
+// name each other (a worker reports to the coordinator, which spawns the
+// workers). The message flow of each algorithm is documented in
+// docs/actors.md.
+
+namespace troupe::actors {
+
+/// A parameter-server shard: one contiguous range of the flat parameter
+/// vector (parameter_shard.hpp).
+using parameter_shard_actor = caf::typed_actor<
+    // A worker's gradient for the shard's range; applied or rejected.
+    caf::reacts_to<messages::push_msg>,
+    // The shard's parameters; under a staleness bound or in synchronous mode
+    // the answer waits for the other workers' clocks.
+    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>,
+    // Count worker w, starting at clock c, in the clock bookkeeping.
+    caf::reacts_to<messages::track_atom, messages::worker_id, std::uint64_t>,
+    // Stop waiting for worker w.
+    caf::reacts_to<messages::untrack_atom, messages::worker_id>,
+    // Statistics: versions, staleness, per-worker pushes and rejections.
+    caf::replies_to<messages::stats_atom>::with<messages::shard_stats>>;
+
+/// A worker: a model replica trained on its own data shard, talking to the
+/// shards through a communication policy (worker.hpp).
+using worker_actor = caf::typed_actor<
+    // Start training at the given clock.
+    caf::reacts_to<messages::start_atom, std::uint64_t>,
+    // Self-message: take the next step.
+    caf::reacts_to<messages::step_atom>,
+    // Stop now (sent with high priority) and report.
+    caf::replies_to<messages::stop_atom>::with<messages::worker_stats>>;
+
+/// Evaluates the shards' parameters on the test set (evaluator.hpp).
+using evaluator_actor = caf::typed_actor<
+    // Evaluate; with `true` fetch the current parameters first, with `false`
+    // re-evaluate the last fetched ones (used after a divergence, so the
+    // result is the last good model).
+    caf::replies_to<messages::eval_atom, bool>::with<messages::eval_msg>>;
+
+/// Builds a job's actors, drives warm start, evaluation and stopping, and
+/// produces the final result (coordinator.hpp).
+using coordinator_actor = caf::typed_actor<
+    // A worker finished a step.
+    caf::reacts_to<messages::progress_msg>,
+    // A worker finished all its steps, or failed (stats.error not empty).
+    caf::reacts_to<messages::done_atom, messages::worker_stats>,
+    // Stop the job now (time limit, user request).
+    caf::reacts_to<messages::stop_atom>,
+    // The final result as a JSON text, answered when the job has ended.
+    caf::replies_to<messages::result_atom>::with<std::string>>;
+
+} // namespace troupe::actors

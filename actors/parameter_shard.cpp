@@ -1,0 +1,211 @@
+#include "actors/parameter_shard.hpp"
+
+#include <algorithm>
+
+#include "actors/detail/log.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+namespace {
+
+using self_ptr = parameter_shard_actor::stateful_pointer<parameter_shard_state>;
+
+params_msg snapshot(parameter_shard_state& st) {
+  params_msg reply;
+  reply.version = st.store->version();
+  reply.offset = st.store->range().offset;
+  reply.values = tensor{st.store->params(), st.store->range().size};
+  ++st.messages;
+  st.bytes += wire_size(reply);
+  return reply;
+}
+
+/// Whether a fetch may be answered now.
+bool grantable(parameter_shard_state& st, const fetch_msg& f) {
+  if (st.config.mode == shard_mode::sync)
+    return st.store->version() >= f.clock;
+  if (!st.config.staleness_bound || st.clocks.empty())
+    return true;
+  auto s = *st.config.staleness_bound;
+  std::uint64_t min_clock = st.clocks.begin()->second;
+  for (auto& [w, c] : st.clocks)
+    min_clock = std::min(min_clock, c);
+  if (f.clock > min_clock + s)
+    return false;
+  if (f.clock > min_clock)
+    st.max_clock_gap = std::max(st.max_clock_gap, f.clock - min_clock);
+  return true;
+}
+
+void serve_waiting(parameter_shard_state& st) {
+  auto& w = st.waiting;
+  for (auto i = w.begin(); i != w.end();) {
+    if (grantable(st, i->request)) {
+      i->promise.deliver(snapshot(st));
+      i = w.erase(i);
+    } else {
+      ++i;
+    }
+  }
+}
+
+void note_rejection(parameter_shard_state& st, const push_msg& p,
+                    optim::push_status status) {
+  auto& rec = st.rejected[p.worker];
+  rec.worker = p.worker;
+  if (status == optim::push_status::non_finite) {
+    ++rec.non_finite;
+    ++st.non_finite;
+  } else {
+    ++rec.bad_range;
+    ++st.bad_range;
+  }
+  detail::log().warn("shard {}: rejected push {} of worker {} ({}): "
+                     "offset {} size {} version {}; parameters untouched",
+                     st.config.index, p.seq, p.worker, to_string(status),
+                     p.offset, p.values.size(), p.version);
+}
+
+/// Sync mode: applies every complete round, in clock order.
+void complete_rounds(parameter_shard_state& st) {
+  auto n = st.store->range().size;
+  while (!st.rounds.empty()) {
+    auto& [clock, round] = *st.rounds.begin();
+    if (clock != st.store->version() + 1)
+      break;
+    // Every tracked worker that started before this clock must contribute.
+    for (auto& [w, start] : st.clocks)
+      if (start < clock && round.count(w) == 0)
+        return;
+    std::uint64_t total = 0;
+    std::vector<worker_id> contributors;
+    for (auto& [w, c] : round) {
+      if (c.samples > 0)
+        contributors.push_back(w);
+      total += c.samples;
+    }
+    if (total == 0) {
+      detail::log().warn("shard {}: every push of step {} was rejected; "
+                         "step skipped",
+                         st.config.index, clock);
+      st.store->skip();
+    } else {
+      st.sum.assign(n, 0.0f);
+      for (auto& [w, c] : round) {
+        if (c.samples == 0)
+          continue;
+        auto weight = static_cast<float>(static_cast<double>(c.samples)
+                                         / static_cast<double>(total));
+        for (std::size_t i = 0; i < n; ++i)
+          st.sum[i] += weight * c.values[i];
+      }
+      st.store->apply(st.sum.data(), clock, contributors);
+    }
+    st.rounds.erase(st.rounds.begin());
+  }
+}
+
+void on_push(parameter_shard_state& st, push_msg& p) {
+  auto& store = *st.store;
+  if (st.config.mode == shard_mode::async) {
+    auto r = store.push(p.worker, p.seq, p.version, p.offset, p.values.data(),
+                        p.values.size());
+    if (r.status == optim::push_status::non_finite
+        || r.status == optim::push_status::bad_range)
+      note_rejection(st, p, r.status);
+    return;
+  }
+  auto status = store.check(p.worker, p.seq, p.version, p.offset,
+                            p.values.data(), p.values.size());
+  if (status == optim::push_status::duplicate || p.clock <= store.version()) {
+    store.count(p.worker, optim::push_status::duplicate);
+    return;
+  }
+  auto& slot = st.rounds[p.clock][p.worker];
+  if (status == optim::push_status::applied && p.samples > 0) {
+    slot.samples = p.samples;
+    slot.values = std::move(p.values);
+  } else {
+    store.count(p.worker, status);
+    if (status != optim::push_status::applied)
+      note_rejection(st, p, status);
+  }
+  complete_rounds(st);
+  serve_waiting(st);
+}
+
+shard_stats make_stats(const parameter_shard_state& st) {
+  const auto& store = *st.store;
+  shard_stats out;
+  out.shard = st.config.index;
+  out.offset = store.range().offset;
+  out.size = store.range().size;
+  out.version = store.version();
+  out.staleness_histogram = store.staleness_histogram();
+  out.staleness_max = store.staleness_max();
+  out.staleness_sum = static_cast<std::uint64_t>(
+      store.staleness_mean() * static_cast<double>(store.version()) + 0.5);
+  out.max_clock_gap = st.max_clock_gap;
+  out.messages = st.messages;
+  out.bytes = st.bytes;
+  std::map<worker_id, worker_pushes> all = st.rejected;
+  for (auto& [w, rec] : store.workers()) {
+    auto& x = all[w];
+    x.worker = w;
+    x.applied = rec.applied;
+    x.duplicates = rec.duplicates;
+  }
+  for (auto& [w, x] : all)
+    out.workers.push_back(x);
+  return out;
+}
+
+} // namespace
+
+parameter_shard_actor::behavior_type
+parameter_shard(self_ptr self, parameter_shard_config config) {
+  auto& st = self->state;
+  st.store = std::make_unique<optim::shard_store<float>>(
+      config.range, config.init->data(), config.store);
+  st.config = std::move(config);
+  return {
+      [self](push_msg& p) { on_push(self->state, p); },
+      [self](const fetch_msg& f) -> caf::result<params_msg> {
+        auto& st = self->state;
+        auto range = st.store->range();
+        if (f.offset != range.offset || f.size != range.size) {
+          detail::log().warn("shard {}: fetch of worker {} for [{}, {}) does "
+                             "not match the shard's range [{}, {})",
+                             st.config.index, f.worker, f.offset,
+                             f.offset + f.size, range.offset,
+                             range.offset + range.size);
+          return caf::sec::invalid_argument;
+        }
+        if (st.config.mode == shard_mode::async && st.clocks.count(f.worker)) {
+          auto& c = st.clocks[f.worker];
+          c = std::max(c, f.clock);
+          serve_waiting(st);
+        }
+        if (grantable(st, f))
+          return snapshot(st);
+        auto promise = self->make_response_promise<params_msg>();
+        st.waiting.push_back({f, promise});
+        return promise;
+      },
+      [self](track_atom, worker_id w, std::uint64_t clock) {
+        self->state.clocks[w] = clock;
+      },
+      [self](untrack_atom, worker_id w) {
+        auto& st = self->state;
+        st.clocks.erase(w);
+        if (st.config.mode == shard_mode::sync)
+          complete_rounds(st);
+        serve_waiting(st);
+      },
+      [self](stats_atom) { return make_stats(self->state); },
+  };
+}
+
+} // namespace troupe::actors

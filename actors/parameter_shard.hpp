@@ -1,0 +1,80 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/interfaces.hpp"
+#include "optim/shard_store.hpp"
+
+namespace troupe::actors {
+
+/// How a shard applies pushes.
+enum class shard_mode {
+  /// Downpour: every push is applied when it arrives (algorithms.md §1);
+  /// with a staleness bound, fetches wait as SSP requires (§11).
+  async,
+  /// Synchronous all-reduce over the shards (§12): the pushes of one clock
+  /// from every tracked worker are averaged (weighted by their sample counts,
+  /// summed in worker order, so the result does not depend on arrival order)
+  /// and applied as one step; this is the reduce-scatter, and the fetches
+  /// that wait for the step are the all-gather.
+  sync,
+};
+
+/// Settings of one shard.
+struct parameter_shard_config {
+  std::uint32_t index = 0; ///< shard number, for logs and statistics
+  optim::slice range;      ///< the shard's part of the flat vector
+  /// Initial values of the whole flat vector (only `range` is read).
+  std::shared_ptr<const std::vector<float>> init;
+  optim::shard_store_options store; ///< server optimizer and rates
+  shard_mode mode = shard_mode::async;
+  /// SSP bound s (async mode): a fetch at clock c is answered once every
+  /// tracked worker has clock >= c - s. None: fully asynchronous.
+  std::optional<std::uint64_t> staleness_bound;
+};
+
+/// A fetch waiting for other workers (SSP or sync).
+struct pending_fetch {
+  messages::fetch_msg request;
+  caf::typed_response_promise<messages::params_msg> promise;
+};
+
+/// One worker's contribution to a synchronous step.
+struct sync_contribution {
+  std::uint32_t samples = 0; ///< 0: rejected push, contributes nothing
+  messages::tensor values;
+};
+
+/// The state of a parameter_shard actor.
+struct parameter_shard_state {
+  static inline const char* name = "parameter_shard";
+  parameter_shard_config config;
+  std::unique_ptr<optim::shard_store<float>> store;
+  /// Clock of every tracked worker (SSP and sync).
+  std::map<messages::worker_id, std::uint64_t> clocks;
+  std::vector<pending_fetch> waiting;
+  /// Sync mode: contributions by clock, then by worker.
+  std::map<std::uint64_t, std::map<messages::worker_id, sync_contribution>>
+      rounds;
+  std::vector<float> sum; ///< sync mode scratch
+  std::uint64_t max_clock_gap = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t non_finite = 0;
+  std::uint64_t bad_range = 0;
+  std::map<messages::worker_id, messages::worker_pushes> rejected;
+};
+
+/// Spawn with `sys.spawn(parameter_shard, config)`.
+parameter_shard_actor::behavior_type parameter_shard(
+    parameter_shard_actor::stateful_pointer<parameter_shard_state> self,
+    parameter_shard_config config);
+
+} // namespace troupe::actors

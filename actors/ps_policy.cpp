@@ -1,0 +1,132 @@
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/comm_policy.hpp"
+#include "optim/optimizer.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+namespace {
+
+class ps_policy : public comm_policy {
+public:
+  ps_policy(std::vector<shard_ref> shards, ps_policy_options opts,
+            std::size_t n)
+      : shards_(std::move(shards)), opts_(std::move(opts)),
+        versions_(shards_.size(), 0) {
+    if (opts_.n_push > 1)
+      acc_.assign(n, 0.0f);
+    if (!opts_.sync && opts_.local_lr > 0)
+      local_ = optim::make_optimizer<float>(opts_.local_optimizer, n);
+  }
+
+  void before_compute(worker_context& ctx,
+                      std::function<void()> ready) override {
+    if (!opts_.sync && ctx.steps() % opts_.n_fetch != 0) {
+      ready();
+      return;
+    }
+    auto remaining = std::make_shared<std::size_t>(shards_.size());
+    auto t0 = std::chrono::steady_clock::now();
+    auto* self = ctx.self();
+    for (std::size_t i = 0; i < shards_.size(); ++i) {
+      fetch_msg f;
+      f.worker = ctx.id();
+      f.offset = shards_[i].range.offset;
+      f.size = shards_[i].range.size;
+      f.clock = ctx.clock();
+      ctx.count_sent(wire_size(f));
+      self->request(shards_[i].handle, ctx.request_timeout(), f)
+          .then(
+              [this, &ctx, i, remaining, ready, t0](params_msg& p) {
+                auto& r = shards_[i].range;
+                if (p.offset != r.offset || p.values.size() != r.size) {
+                  ctx.fail("shard " + std::to_string(i)
+                           + " answered a fetch with the wrong range");
+                  return;
+                }
+                std::memcpy(ctx.replica().params() + r.offset, p.values.data(),
+                            r.size * sizeof(float));
+                versions_[i] = p.version;
+                if (--*remaining == 0) {
+                  ctx.count_wait(static_cast<std::uint64_t>(
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - t0)
+                          .count()));
+                  ready();
+                }
+              },
+              [&ctx, i](caf::error& err) {
+                ctx.fail("fetch from shard " + std::to_string(i)
+                         + " failed: " + ctx.self()->system().render(err));
+              });
+    }
+  }
+
+  void after_compute(worker_context& ctx, std::uint32_t samples,
+                     std::function<void()> done) override {
+    auto& rep = ctx.replica();
+    auto n = rep.size();
+    const float* grad = rep.grads();
+    if (!acc_.empty()) {
+      for (std::size_t i = 0; i < n; ++i)
+        acc_[i] += grad[i];
+      acc_samples_ += samples;
+      grad = acc_.data();
+    }
+    // Downpour's replica keeps moving on its own copy between fetches.
+    if (local_)
+      local_->step(rep.params(), rep.grads(), n, opts_.local_lr);
+    auto step = ctx.steps() + 1; // this step, counted from 1
+    if (opts_.sync || step % opts_.n_push == 0) {
+      push(ctx, grad, acc_.empty() ? samples : acc_samples_);
+      if (!acc_.empty()) {
+        std::fill(acc_.begin(), acc_.end(), 0.0f);
+        acc_samples_ = 0;
+      }
+    }
+    done();
+  }
+
+private:
+  void push(worker_context& ctx, const float* grad, std::uint32_t samples) {
+    ++seq_;
+    for (std::size_t i = 0; i < shards_.size(); ++i) {
+      auto& r = shards_[i].range;
+      push_msg p;
+      p.worker = ctx.id();
+      p.seq = seq_;
+      p.version = versions_[i];
+      p.offset = r.offset;
+      p.clock = ctx.clock() + 1;
+      p.samples = samples;
+      p.values = tensor{grad + r.offset, r.size};
+      ctx.count_sent(wire_size(p));
+      ctx.self()->send(shards_[i].handle, std::move(p));
+    }
+  }
+
+  std::vector<shard_ref> shards_;
+  ps_policy_options opts_;
+  std::vector<std::uint64_t> versions_; ///< per shard, of the last fetch
+  std::vector<float> acc_;              ///< gradient accumulator (n_push > 1)
+  std::uint32_t acc_samples_ = 0;
+  std::unique_ptr<optim::optimizer<float>> local_;
+  std::uint64_t seq_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<comm_policy> make_ps_policy(std::vector<shard_ref> shards,
+                                            ps_policy_options opts,
+                                            std::size_t parameters) {
+  return std::make_unique<ps_policy>(std::move(shards), std::move(opts),
+                                     parameters);
+}
+
+} // namespace troupe::actors

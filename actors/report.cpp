@@ -1,0 +1,113 @@
+// The final JSON of a job, assembled from the coordinator's state and the
+// workers' and shards' reports.
+
+#include <algorithm>
+
+#include "actors/coordinator.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
+  std::uint64_t messages = 0, bytes = 0, applied = 0, staleness_sum = 0;
+  std::uint64_t staleness_max = 0, max_gap = 0, duplicates = 0;
+  std::vector<std::uint64_t> hist;
+  auto rejected = nlohmann::json::array();
+  auto shards = nlohmann::json::array();
+  for (const auto& s : st.shard_reports) {
+    messages += s.messages;
+    bytes += s.bytes;
+    applied += s.version;
+    staleness_sum += s.staleness_sum;
+    staleness_max = std::max(staleness_max, s.staleness_max);
+    max_gap = std::max(max_gap, s.max_clock_gap);
+    if (hist.size() < s.staleness_histogram.size())
+      hist.resize(s.staleness_histogram.size(), 0);
+    for (std::size_t i = 0; i < s.staleness_histogram.size(); ++i)
+      hist[i] += s.staleness_histogram[i];
+    for (const auto& w : s.workers) {
+      duplicates += w.duplicates;
+      if (w.non_finite > 0)
+        rejected.push_back({{"worker", w.worker},
+                            {"shard", s.shard},
+                            {"reason", "non_finite"},
+                            {"count", w.non_finite}});
+      if (w.bad_range > 0)
+        rejected.push_back({{"worker", w.worker},
+                            {"shard", s.shard},
+                            {"reason", "bad_range"},
+                            {"count", w.bad_range}});
+    }
+    shards.push_back({{"shard", s.shard},
+                      {"offset", s.offset},
+                      {"size", s.size},
+                      {"version", s.version}});
+  }
+  // Trim the histogram's empty tail.
+  while (!hist.empty() && hist.back() == 0)
+    hist.pop_back();
+  std::uint64_t steps = 0, samples = 0;
+  auto workers = nlohmann::json::array();
+  auto reports = st.worker_reports;
+  std::sort(reports.begin(), reports.end(),
+            [](auto& x, auto& y) { return x.worker < y.worker; });
+  for (const auto& w : reports) {
+    messages += w.messages;
+    bytes += w.bytes;
+    steps += w.steps;
+    samples += w.samples;
+    workers.push_back({{"worker", w.worker},
+                       {"steps", w.steps},
+                       {"samples", w.samples},
+                       {"messages", w.messages},
+                       {"bytes", w.bytes},
+                       {"compute_seconds", w.compute_ns * 1e-9},
+                       {"wait_seconds", w.wait_ns * 1e-9}});
+  }
+  auto seconds = st.train_end;
+  nlohmann::json out{
+      {"algo", st.config.algo},
+      {"workers", st.config.workers},
+      {"shards", st.config.shards},
+      {"parameters", st.config.init->size()},
+      {"test_accuracy", e.accuracy.value},
+      {"test_loss", e.loss.value},
+      {"train_loss", st.last_loss},
+      {"reached_target", st.reached},
+      {"seconds_to_target", st.seconds_to_target
+                                ? nlohmann::json(*st.seconds_to_target)
+                                : nlohmann::json(nullptr)},
+      {"seconds", seconds},
+      {"stop_reason", st.stop_reason},
+      {"steps", steps},
+      {"samples", samples},
+      {"samples_per_sec", seconds > 0 ? samples / seconds : 0.0},
+      {"messages", messages},
+      {"bytes_sent", bytes},
+      {"messages_per_sample",
+       samples > 0 ? static_cast<double>(messages) / samples : 0.0},
+      {"bytes_per_sample",
+       samples > 0 ? static_cast<double>(bytes) / samples : 0.0},
+      {"server_updates", applied},
+      {"staleness_mean",
+       applied > 0 ? static_cast<double>(staleness_sum) / applied : 0.0},
+      {"staleness_max", staleness_max},
+      {"staleness_histogram", hist},
+      {"duplicate_pushes", duplicates},
+      {"rejected_pushes", rejected},
+      {"param_hash", e.param_hash},
+      {"evaluations", st.evaluations},
+      {"worker_stats", workers},
+      {"shard_stats", shards},
+  };
+  if (st.config.staleness_bound) {
+    out["staleness_bound"] = *st.config.staleness_bound;
+    out["max_clock_gap"] = max_gap;
+  }
+  if (!st.error.empty())
+    out["error"] = st.error;
+  return out;
+}
+
+} // namespace troupe::actors

@@ -1,0 +1,154 @@
+#include "actors/worker.hpp"
+
+#include <stdexcept>
+#include <thread>
+
+#include "actors/detail/log.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+namespace {
+
+std::uint64_t nanoseconds_since(std::chrono::steady_clock::time_point t0) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - t0)
+          .count());
+}
+
+} // namespace
+
+worker_id worker_state::id() const noexcept {
+  return config.id;
+}
+
+worker_actor::pointer worker_state::self() noexcept {
+  return actor;
+}
+
+optim::replica& worker_state::replica() noexcept {
+  return *replica_;
+}
+
+std::uint64_t worker_state::steps() const noexcept {
+  return counters.steps;
+}
+
+std::uint64_t worker_state::clock() const noexcept {
+  return start_clock + counters.steps;
+}
+
+caf::duration worker_state::request_timeout() const noexcept {
+  return config.request_timeout;
+}
+
+void worker_state::count_sent(std::uint64_t bytes) noexcept {
+  ++counters.messages;
+  counters.bytes += bytes;
+}
+
+void worker_state::count_wait(std::uint64_t nanoseconds) noexcept {
+  counters.wait_ns += nanoseconds;
+}
+
+worker_stats worker_state::stats() const {
+  auto out = counters;
+  out.worker = config.id;
+  return out;
+}
+
+void worker_state::fail(std::string reason) {
+  if (finished)
+    return;
+  finished = true;
+  counters.error = "worker " + std::to_string(config.id) + ": " + reason;
+  detail::log().error("{}", counters.error);
+  if (config.coordinator)
+    actor->send(config.coordinator, done_atom::value, stats());
+  actor->quit();
+}
+
+void worker_state::step() {
+  if (finished || in_step || !started)
+    return;
+  in_step = true;
+  policy->before_compute(*this, [this] {
+    if (finished)
+      return;
+    auto t0 = std::chrono::steady_clock::now();
+    optim::step_result r;
+    try {
+      r = replica_->compute();
+    } catch (const std::exception& e) {
+      fail("step " + std::to_string(counters.steps) + ": " + e.what());
+      return;
+    }
+    if (config.step_delay.count() > 0)
+      std::this_thread::sleep_for(config.step_delay);
+    counters.compute_ns += nanoseconds_since(t0);
+    auto samples = static_cast<std::uint32_t>(r.samples);
+    policy->after_compute(*this, samples, [this, r] {
+      if (finished)
+        return;
+      ++counters.steps;
+      counters.samples += r.samples;
+      if (config.step_counter)
+        config.step_counter->store(counters.steps);
+      if (config.coordinator)
+        actor->send(config.coordinator, progress_msg{config.id, counters.steps,
+                                                     r.samples, real{r.loss}});
+      in_step = false;
+      if (counters.steps >= config.max_steps) {
+        finished = true;
+        if (config.coordinator)
+          actor->send(config.coordinator, done_atom::value, stats());
+        actor->quit();
+        return;
+      }
+      actor->send(actor, step_atom::value);
+    });
+  });
+}
+
+worker_actor::behavior_type
+worker(worker_actor::stateful_pointer<worker_state> self,
+       worker_config config) {
+  auto& st = self->state;
+  st.actor = self;
+  st.config = std::move(config);
+  try {
+    st.replica_ = st.config.make_replica();
+    st.policy = st.config.make_policy(st.replica_->size());
+  } catch (const std::exception& e) {
+    st.fail(std::string{"cannot build the replica: "} + e.what());
+  }
+  return {
+      [self](start_atom, std::uint64_t clock) {
+        auto& st = self->state;
+        if (st.started || st.finished)
+          return;
+        st.started = true;
+        st.start_clock = clock;
+        if (st.config.max_steps == 0) {
+          st.finished = true;
+          if (st.config.coordinator)
+            self->send(st.config.coordinator, done_atom::value, st.stats());
+          self->quit();
+          return;
+        }
+        st.step();
+      },
+      [self](step_atom) { self->state.step(); },
+      [self](stop_atom) {
+        auto& st = self->state;
+        st.finished = true;
+        auto out = st.stats();
+        self->quit();
+        return out;
+      },
+  };
+}
+
+} // namespace troupe::actors

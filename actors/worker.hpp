@@ -1,0 +1,76 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/comm_policy.hpp"
+#include "actors/interfaces.hpp"
+#include "optim/replica.hpp"
+
+namespace troupe::actors {
+
+/// Settings of one worker.
+struct worker_config {
+  messages::worker_id id = 0;
+  /// Builds the replica (model and data shard) inside the worker.
+  std::function<std::unique_ptr<optim::replica>()> make_replica;
+  /// Builds the communication policy for a replica of n parameters.
+  std::function<std::unique_ptr<comm_policy>(std::size_t n)> make_policy;
+  /// Receives progress and the final report; may be null (tests).
+  coordinator_actor coordinator;
+  /// Steps to take before reporting done.
+  std::uint64_t max_steps = 0;
+  /// Timeout of every request the worker makes.
+  caf::duration request_timeout{std::chrono::seconds{60}};
+  /// Optional: the worker stores its step count here after every step
+  /// (monitoring, tests).
+  std::shared_ptr<std::atomic<std::uint64_t>> step_counter;
+  /// Optional: a delay added to every step (tests of slow workers).
+  std::chrono::microseconds step_delay{0};
+};
+
+/// The state of a worker actor; it is the policy's worker_context.
+class worker_state : public worker_context {
+public:
+  static inline const char* name = "worker";
+
+  messages::worker_id id() const noexcept override;
+  worker_actor::pointer self() noexcept override;
+  optim::replica& replica() noexcept override;
+  std::uint64_t steps() const noexcept override;
+  std::uint64_t clock() const noexcept override;
+  caf::duration request_timeout() const noexcept override;
+  void count_sent(std::uint64_t bytes) noexcept override;
+  void count_wait(std::uint64_t nanoseconds) noexcept override;
+  void fail(std::string reason) override;
+
+  // -- used by the behavior --------------------------------------------------
+
+  /// Runs one step: policy before, compute, policy after, report.
+  void step();
+
+  /// The report sent on done and stop.
+  messages::worker_stats stats() const;
+
+  worker_config config;
+  worker_actor::pointer actor = nullptr;
+  std::unique_ptr<optim::replica> replica_;
+  std::unique_ptr<comm_policy> policy;
+  messages::worker_stats counters;
+  std::uint64_t start_clock = 0;
+  bool started = false;
+  bool in_step = false; ///< a step is under way (waiting for replies)
+  bool finished = false;
+};
+
+/// Spawn with `sys.spawn(worker, config)`; it waits for start_atom.
+worker_actor::behavior_type
+worker(worker_actor::stateful_pointer<worker_state> self, worker_config config);
+
+} // namespace troupe::actors

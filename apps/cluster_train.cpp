@@ -1,0 +1,180 @@
+#include "apps/cluster_train.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+
+#include "actors/job.hpp"
+#include "apps/cli.hpp"
+#include "optim/replica.hpp"
+#include "optim/trainer.hpp"
+
+namespace troupe::apps {
+
+bool is_cluster_algo(const std::string& algo) {
+  return algo == "downpour" || algo == "sync";
+}
+
+void validate_cluster(const train_options& o) {
+  auto fail = [&](const std::string& what) {
+    throw usage_error("troupe train: --algo=" + o.algo + ": " + what);
+  };
+  if (o.workers < 1 || o.workers > 4096)
+    fail("--workers must be in [1, 4096]");
+  if (o.shards < 1 || o.shards > 1024)
+    fail("--shards must be in [1, 1024]");
+  if (o.n_fetch < 1 || o.n_push < 1)
+    fail("--n-fetch and --n-push must be at least 1");
+  if (o.staleness_bound < -1)
+    fail("--staleness-bound must be -1 (none) or at least 0");
+  if (!(o.request_timeout > 0))
+    fail("--request-timeout must be positive");
+  if (o.algo == "sync") {
+    if (o.n_fetch != 1 || o.n_push != 1)
+      fail("sync exchanges every step; --n-fetch and --n-push must be 1");
+    if (o.staleness_bound >= 0 || o.warm_start_steps > 0 || o.staleness_aware)
+      fail("--staleness-bound, --staleness-aware and --warm-start-steps "
+           "apply to downpour");
+  }
+  if (o.staleness_bound >= 0 && (o.n_push != 1 || o.n_fetch != 1))
+    fail("under --staleness-bound a worker's clock advances with every "
+         "push and fetch; --n-fetch and --n-push must be 1");
+}
+
+nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
+                           progress& bar) {
+  auto data = std::make_shared<const optim::train_test>(std::move(loaded));
+  auto train = std::shared_ptr<const optim::dataset>(data, &data->train);
+  std::size_t n = train->size();
+  if (o.train_examples > 0)
+    n = std::min<std::size_t>(n, o.train_examples);
+  if (n < o.workers)
+    throw usage_error("troupe train: " + std::to_string(o.workers)
+                      + " workers need at least as many training examples");
+  auto init_model
+      = optim::make_model<float>(o.model, train->sample_shape, train->classes);
+  init_model.init(o.seed);
+  auto init = std::make_shared<const std::vector<float>>(
+      init_model.params(), init_model.params() + init_model.size());
+  if (o.shards > init->size())
+    throw usage_error("troupe train: --shards=" + std::to_string(o.shards)
+                      + " exceeds the model's " + std::to_string(init->size())
+                      + " parameters");
+
+  bool sync = o.algo == "sync";
+  auto workers = static_cast<std::uint32_t>(o.workers);
+  std::vector<std::vector<std::size_t>> parts;
+  std::vector<std::size_t> all(n);
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  if (!sync) {
+    optim::dataset view; // shard_indices only reads the size and labels
+    view.labels.assign(train->labels.begin(), train->labels.begin() + n);
+    view.x.resize(1, static_cast<Eigen::Index>(n));
+    parts = optim::shard_indices(view, workers, optim::shard_mode::iid, o.seed);
+  }
+  // Every worker's step budget: epochs over its own part (sync: over the
+  // shared stream of global batches).
+  auto batches = [&](std::size_t examples) {
+    return (examples + o.batch - 1) / o.batch;
+  };
+  std::size_t per_epoch
+      = sync ? optim::batch_iterator{all, o.batch, o.seed,
+                                     optim::batch_part{0, workers}}
+                   .batches_per_epoch()
+             : batches(parts[0].size());
+  auto steps_per_worker = std::max<std::uint64_t>(
+      static_cast<std::uint64_t>(std::llround(o.epochs * per_epoch)), 1);
+  if (o.max_steps > 0)
+    steps_per_worker = std::min<std::uint64_t>(steps_per_worker, o.max_steps);
+  // Server updates per epoch: every worker's steps over one pass, divided by
+  // the push interval (sync: one update per global batch).
+  double updates_per_epoch
+      = sync ? static_cast<double>(per_epoch)
+             : static_cast<double>(batches(n)) / static_cast<double>(o.n_push);
+  auto in_updates = [&](double epochs) {
+    return static_cast<std::size_t>(std::llround(epochs * updates_per_epoch));
+  };
+
+  actors::job_config job;
+  job.algo = o.algo;
+  job.workers = workers;
+  job.shards = static_cast<std::uint32_t>(o.shards);
+  job.init = init;
+  job.steps_per_worker = steps_per_worker;
+  auto model_name = o.model;
+  auto batch = o.batch;
+  auto seed = o.seed;
+  job.make_replica = [=](messages::worker_id w) {
+    if (sync)
+      return optim::make_model_replica(model_name, train, all, batch, seed,
+                                       seed, optim::batch_part{w, workers});
+    return optim::make_model_replica(model_name, train, parts[w], batch,
+                                     seed + 7919 * (w + 1), seed);
+  };
+  auto eval_model = std::make_shared<optim::sequential<float>>(
+      optim::make_model<float>(o.model, train->sample_shape, train->classes));
+  job.evaluate = [eval_model, data, batch](const float* p, std::size_t size) {
+    std::copy(p, p + size, eval_model->params());
+    return optim::evaluate(*eval_model, data->test, batch);
+  };
+  job.eval_every_steps = std::max<std::uint64_t>(
+      static_cast<std::uint64_t>(
+          std::llround(o.eval_every * static_cast<double>(batches(n)))),
+      1);
+  job.target_accuracy = o.target_accuracy;
+  job.max_seconds = o.max_seconds;
+  job.warm_start_steps = o.warm_start_steps;
+  if (o.staleness_bound >= 0)
+    job.staleness_bound = static_cast<std::uint64_t>(o.staleness_bound);
+  job.policy.n_fetch = o.n_fetch;
+  job.policy.n_push = o.n_push;
+  job.policy.local_optimizer.name = "sgd";
+  job.policy.local_lr
+      = o.local_lr >= 0 ? o.local_lr : (o.n_fetch > 1 ? o.lr : 0.0);
+  job.server.optimizer.name
+      = o.server_optimizer.empty() ? o.optimizer : o.server_optimizer;
+  job.server.optimizer.momentum = o.momentum;
+  job.server.optimizer.weight_decay = o.weight_decay;
+  job.server.lr = o.lr;
+  optim::schedule_options sched;
+  sched.name = o.schedule;
+  sched.base_lr = o.lr;
+  sched.gamma = o.lr_decay;
+  sched.step_size = std::max<std::size_t>(in_updates(o.lr_step_epochs), 1);
+  sched.total_steps = std::max<std::size_t>(in_updates(o.epochs), 1);
+  sched.warmup_steps = in_updates(o.warmup_epochs);
+  job.server.lr_schedule = sched;
+  job.server.staleness_aware = o.staleness_aware;
+  job.request_timeout = caf::duration{std::chrono::microseconds{
+      static_cast<std::int64_t>(o.request_timeout * 1e6)}};
+  auto total_budget = static_cast<double>(steps_per_worker) * workers;
+  auto steps_per_epoch = static_cast<double>(batches(n));
+  job.on_progress = [&bar, total_budget, steps_per_epoch,
+                     batch](const actors::job_progress& p, bool force) {
+    progress_state s;
+    s.step = p.steps;
+    s.fraction = static_cast<double>(p.steps) / total_budget;
+    s.epoch = static_cast<double>(p.steps) / steps_per_epoch;
+    s.loss = p.loss;
+    s.accuracy = p.accuracy;
+    s.elapsed = p.seconds;
+    s.samples_per_sec = p.seconds > 0 ? p.samples / p.seconds : 0;
+    bar.update(s, force);
+  };
+  bar.message("troupe train: " + o.algo + " with " + std::to_string(workers)
+              + " workers and " + std::to_string(o.shards) + " shards, "
+              + o.model + " on " + train->name + " (" + std::to_string(n)
+              + " examples, " + std::to_string(init->size()) + " parameters), "
+              + std::to_string(steps_per_worker) + " steps of batch "
+              + std::to_string(o.batch) + " per worker, seed "
+              + std::to_string(o.seed));
+  actors::runtime_options rt;
+  rt.threads = o.threads;
+  if (const char* s = std::getenv("TROUPE_SCHEDULER"))
+    rt.scheduler = s;
+  auto result = actors::run_job(std::move(job), rt);
+  result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
+  return result;
+}
+
+} // namespace troupe::apps

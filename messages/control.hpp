@@ -1,0 +1,152 @@
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/meta/load_callback.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/none.hpp>
+
+#include "messages/messages.hpp"
+
+// Job-control messages between workers, shards, the evaluator and the
+// coordinator: progress, statistics, evaluations. Metadata only; no tensors.
+
+namespace troupe::messages {
+
+// -- real ---------------------------------------------------------------------
+
+/// A double that crosses the wire as its IEEE-754 bit pattern: CAF 0.17's
+/// float encoder turns NaN into 1.0 and loops forever on +inf.
+struct real {
+  double value = 0;
+};
+
+/// Serializes the bit pattern as a uint64.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, real& x) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &x.value, sizeof bits);
+  return f(caf::meta::type_name("real"), bits,
+           caf::meta::load_callback([&]() -> caf::error {
+             std::memcpy(&x.value, &bits, sizeof bits);
+             return caf::none;
+           }));
+}
+
+// -- progress_msg -------------------------------------------------------------
+
+/// A worker's report after each step.
+struct progress_msg {
+  worker_id worker = 0;
+  std::uint64_t steps = 0;   ///< steps completed
+  std::uint64_t samples = 0; ///< examples of this step
+  real loss;                 ///< minibatch loss of this step
+};
+
+/// Serializes or prints a progress_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, progress_msg& x) {
+  return f(caf::meta::type_name("progress_msg"), x.worker, x.steps, x.samples,
+           x.loss);
+}
+
+// -- worker_stats -------------------------------------------------------------
+
+/// What a worker did, sent when it finishes or is stopped.
+struct worker_stats {
+  worker_id worker = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t samples = 0;
+  std::uint64_t messages = 0;   ///< messages sent (pushes, fetch requests)
+  std::uint64_t bytes = 0;      ///< bytes of those messages as serialized
+  std::uint64_t compute_ns = 0; ///< time in gradient computation
+  std::uint64_t wait_ns = 0;    ///< time waiting for shards
+  std::string error;            ///< empty, or why the worker stopped early
+};
+
+/// Serializes or prints a worker_stats.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
+  return f(caf::meta::type_name("worker_stats"), x.worker, x.steps, x.samples,
+           x.messages, x.bytes, x.compute_ns, x.wait_ns, x.error);
+}
+
+// -- shard_stats --------------------------------------------------------------
+
+/// One worker's pushes as a shard saw them.
+struct worker_pushes {
+  worker_id worker = 0;
+  std::uint64_t applied = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t non_finite = 0; ///< rejected: NaN or infinite values
+  std::uint64_t bad_range = 0;  ///< rejected: wrong range, size or version
+};
+
+/// Serializes or prints a worker_pushes.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_pushes& x) {
+  return f(caf::meta::type_name("worker_pushes"), x.worker, x.applied,
+           x.duplicates, x.non_finite, x.bad_range);
+}
+
+/// A shard's statistics.
+struct shard_stats {
+  std::uint32_t shard = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  std::uint64_t version = 0;
+  /// staleness_histogram[s]: applied pushes with staleness s (last bucket:
+  /// s and above).
+  std::vector<std::uint64_t> staleness_histogram;
+  std::uint64_t staleness_sum = 0;
+  std::uint64_t staleness_max = 0;
+  /// Largest clock - min clock of any granted fetch (SSP invariant: <= s).
+  std::uint64_t max_clock_gap = 0;
+  std::uint64_t messages = 0; ///< replies sent
+  std::uint64_t bytes = 0;    ///< bytes of those replies as serialized
+  std::vector<worker_pushes> workers;
+};
+
+/// Serializes or prints a shard_stats.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
+  return f(caf::meta::type_name("shard_stats"), x.shard, x.offset, x.size,
+           x.version, x.staleness_histogram, x.staleness_sum, x.staleness_max,
+           x.max_clock_gap, x.messages, x.bytes, x.workers);
+}
+
+// -- eval_msg -----------------------------------------------------------------
+
+/// An evaluation of the shards' current parameters on the test set.
+struct eval_msg {
+  real loss;
+  real accuracy;
+  std::uint64_t samples = 0;
+  std::uint64_t version = 0; ///< sum of the shard versions evaluated
+  std::string param_hash;    ///< FNV-1a of the evaluated parameters' bytes
+};
+
+/// Serializes or prints an eval_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, eval_msg& x) {
+  return f(caf::meta::type_name("eval_msg"), x.loss, x.accuracy, x.samples,
+           x.version, x.param_hash);
+}
+
+/// Returns one-line descriptions for logs.
+std::string to_string(const progress_msg& x);
+std::string to_string(const worker_stats& x);
+std::string to_string(const shard_stats& x);
+std::string to_string(const eval_msg& x);
+
+/// Serialized size in bytes of a message with these fields (what it costs on
+/// the wire, payload included), for the messages and bytes counters.
+std::uint64_t wire_size(const push_msg& x);
+std::uint64_t wire_size(const fetch_msg& x);
+std::uint64_t wire_size(const params_msg& x);
+
+} // namespace troupe::messages

@@ -1,0 +1,170 @@
+#include "optim/replica.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace troupe::optim {
+
+namespace {
+
+void check_finite(double loss, std::size_t epoch) {
+  // A non-finite gradient makes the next loss non-finite, so checking the
+  // scalar loss catches divergence one step late without scanning the
+  // gradient every step.
+  if (!std::isfinite(loss))
+    throw std::domain_error("non-finite loss in epoch " + std::to_string(epoch)
+                            + " (loss " + std::to_string(loss)
+                            + "): training diverged; lower --lr");
+}
+
+} // namespace
+
+// -- model_replica ----------------------------------------------------------
+
+model_replica::model_replica(sequential<float>& model, const dataset& data,
+                             std::vector<std::size_t> indices,
+                             std::size_t batch_size, std::uint64_t seed,
+                             batch_part part)
+    : model_(&model), data_(&data),
+      batches_(std::move(indices), batch_size, seed, part) {
+  if (data.labels.size() != data.size())
+    throw std::invalid_argument(data.name
+                                + ": the models train on class labels, but "
+                                  "this data set has none");
+  if (model.input_shape().size() != static_cast<std::size_t>(data.x.rows()))
+    throw std::invalid_argument(data.name + ": examples have "
+                                + std::to_string(data.x.rows())
+                                + " features but the model expects "
+                                + std::to_string(model.input_shape().size()));
+}
+
+std::size_t model_replica::size() const noexcept {
+  return model_->size();
+}
+
+float* model_replica::params() noexcept {
+  return model_->params();
+}
+
+float* model_replica::grads() noexcept {
+  return model_->grads();
+}
+
+step_result model_replica::compute() {
+  step_result result;
+  result.samples = batches_.next(*data_, x_, labels_);
+  result.loss
+      = static_cast<double>(model_->loss_and_gradient(x_, labels_.data()));
+  check_finite(result.loss, batches_.epoch());
+  return result;
+}
+
+std::size_t model_replica::batches_per_epoch() const noexcept {
+  return batches_.batches_per_epoch();
+}
+
+std::size_t model_replica::epoch() const noexcept {
+  return batches_.epoch();
+}
+
+namespace {
+
+/// Owns the model and keeps the data set alive for its model_replica.
+class owning_model_replica : public replica {
+public:
+  owning_model_replica(sequential<float> model,
+                       std::shared_ptr<const dataset> data,
+                       std::vector<std::size_t> indices, std::size_t batch_size,
+                       std::uint64_t seed, batch_part part)
+      : model_(std::move(model)), data_(std::move(data)),
+        inner_(model_, *data_, std::move(indices), batch_size, seed, part) {}
+
+  std::size_t size() const noexcept override {
+    return inner_.size();
+  }
+  float* params() noexcept override {
+    return inner_.params();
+  }
+  float* grads() noexcept override {
+    return inner_.grads();
+  }
+  step_result compute() override {
+    return inner_.compute();
+  }
+  std::size_t batches_per_epoch() const noexcept override {
+    return inner_.batches_per_epoch();
+  }
+  std::size_t epoch() const noexcept override {
+    return inner_.epoch();
+  }
+
+private:
+  sequential<float> model_;
+  std::shared_ptr<const dataset> data_;
+  model_replica inner_;
+};
+
+} // namespace
+
+std::unique_ptr<replica> make_model_replica(
+    const std::string& model, std::shared_ptr<const dataset> data,
+    std::vector<std::size_t> indices, std::size_t batch_size,
+    std::uint64_t seed, std::uint64_t init_seed, batch_part part) {
+  auto m = make_model<float>(model, data->sample_shape, data->classes);
+  m.init(init_seed);
+  return std::make_unique<owning_model_replica>(std::move(m), std::move(data),
+                                                std::move(indices), batch_size,
+                                                seed, part);
+}
+
+// -- synthetic_replica ------------------------------------------------------
+
+template <class Problem>
+synthetic_replica<Problem>::synthetic_replica(
+    std::shared_ptr<const Problem> problem, std::vector<std::size_t> indices,
+    std::size_t batch_size, std::uint64_t seed, batch_part part)
+    : problem_(std::move(problem)),
+      batches_(std::move(indices), batch_size, seed, part),
+      params_(static_cast<std::size_t>(problem_->a.cols()), 0.0f),
+      grads_(params_.size(), 0.0f) {}
+
+template <class Problem>
+std::size_t synthetic_replica<Problem>::size() const noexcept {
+  return params_.size();
+}
+
+template <class Problem>
+float* synthetic_replica<Problem>::params() noexcept {
+  return params_.data();
+}
+
+template <class Problem>
+float* synthetic_replica<Problem>::grads() noexcept {
+  return grads_.data();
+}
+
+template <class Problem>
+step_result synthetic_replica<Problem>::compute() {
+  const auto& batch = batches_.next_indices();
+  step_result result;
+  result.samples = batch.size();
+  result.loss = batch_gradient(*problem_, params_.data(), batch, grads_.data());
+  check_finite(result.loss, batches_.epoch());
+  return result;
+}
+
+template <class Problem>
+std::size_t synthetic_replica<Problem>::batches_per_epoch() const noexcept {
+  return batches_.batches_per_epoch();
+}
+
+template <class Problem>
+std::size_t synthetic_replica<Problem>::epoch() const noexcept {
+  return batches_.epoch();
+}
+
+template class synthetic_replica<lsq_problem>;
+template class synthetic_replica<logreg_problem>;
+
+} // namespace troupe::optim

@@ -1,0 +1,111 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "optim/dataset.hpp"
+#include "optim/sequential.hpp"
+#include "optim/synthetic.hpp"
+
+namespace troupe::optim {
+
+/// Outcome of one gradient evaluation.
+struct step_result {
+  double loss = 0;         ///< mean minibatch loss before the update
+  std::size_t samples = 0; ///< examples in the minibatch
+  double lr = 0;           ///< learning rate used (set by the trainer)
+};
+
+/// A worker's replica: what it trains. A flat parameter vector, its gradient
+/// buffer, and a stream of minibatches from the worker's own examples. Every
+/// algorithm's worker computes through this interface; models and the synthetic
+/// test problems implement it.
+class replica {
+public:
+  virtual ~replica() = default;
+
+  /// Number of parameters.
+  virtual std::size_t size() const noexcept = 0;
+
+  /// The replica's parameters (size() values).
+  virtual float* params() noexcept = 0;
+
+  /// The gradient buffer compute() fills (size() values).
+  virtual float* grads() noexcept = 0;
+
+  /// Draws the next minibatch, writes the mean gradient over it to grads()
+  /// and returns the loss. Throws std::domain_error if the loss is not finite
+  /// (divergence).
+  virtual step_result compute() = 0;
+
+  /// Minibatches per epoch of this worker's examples.
+  virtual std::size_t batches_per_epoch() const noexcept = 0;
+
+  /// Completed passes over this worker's examples.
+  virtual std::size_t epoch() const noexcept = 0;
+};
+
+/// A sequential model trained with softmax cross-entropy on a labelled data
+/// set. Neither the model nor the data set is owned.
+class model_replica : public replica {
+public:
+  /// Throws std::invalid_argument if `data` has no labels or its examples do
+  /// not fit the model's input.
+  model_replica(sequential<float>& model, const dataset& data,
+                std::vector<std::size_t> indices, std::size_t batch_size,
+                std::uint64_t seed, batch_part part = {});
+
+  std::size_t size() const noexcept override;
+  float* params() noexcept override;
+  float* grads() noexcept override;
+  step_result compute() override;
+  std::size_t batches_per_epoch() const noexcept override;
+  std::size_t epoch() const noexcept override;
+
+  sequential<float>& model() noexcept {
+    return *model_;
+  }
+
+private:
+  sequential<float>* model_;
+  const dataset* data_;
+  batch_iterator batches_;
+  matrix<float> x_;
+  std::vector<std::int32_t> labels_;
+};
+
+/// A model_replica that owns its model (built by make_model<float>(name) and
+/// initialised with `init_seed`) and shares its data set.
+std::unique_ptr<replica> make_model_replica(
+    const std::string& model, std::shared_ptr<const dataset> data,
+    std::vector<std::size_t> indices, std::size_t batch_size,
+    std::uint64_t seed, std::uint64_t init_seed, batch_part part = {});
+
+/// A synthetic LSQ or LOGREG problem (algorithms.md §0), evaluated in double
+/// on float parameters. The problem is shared, not copied.
+template <class Problem>
+class synthetic_replica : public replica {
+public:
+  /// Starts at x = 0 on the examples `indices` of `problem`.
+  synthetic_replica(std::shared_ptr<const Problem> problem,
+                    std::vector<std::size_t> indices, std::size_t batch_size,
+                    std::uint64_t seed, batch_part part = {});
+
+  std::size_t size() const noexcept override;
+  float* params() noexcept override;
+  float* grads() noexcept override;
+  step_result compute() override;
+  std::size_t batches_per_epoch() const noexcept override;
+  std::size_t epoch() const noexcept override;
+
+private:
+  std::shared_ptr<const Problem> problem_;
+  batch_iterator batches_;
+  flat_storage<float> params_; ///< 64-byte aligned, like a model's
+  flat_storage<float> grads_;
+};
+
+} // namespace troupe::optim
