@@ -215,7 +215,9 @@ void spawn_roles(self_ptr self) {
       wc.step_counter = c.step_counters[w];
     if (w < c.step_delays.size())
       wc.step_delay = c.step_delays[w];
-    st.workers.push_back(self->spawn(worker, std::move(wc)));
+    st.workers.push_back(c.detached_workers
+                             ? self->spawn<caf::detached>(worker, std::move(wc))
+                             : self->spawn(worker, std::move(wc)));
   }
   st.started.assign(c.workers, false);
   st.live.assign(c.workers, true);

@@ -57,6 +57,14 @@ struct job_config {
   ps_policy_options policy;
   optim::shard_store_options server;
   caf::duration request_timeout{std::chrono::seconds{60}};
+  /// Run each worker on a thread of its own, so its steps never hold a
+  /// scheduler thread. Needed when a worker computes several steps without
+  /// waiting for a reply (n_fetch > 1): on the shared scheduler it would
+  /// keep its thread that long and delay the shards and the coordinator. A
+  /// worker that fetches every step releases its thread every step, and is
+  /// faster on the scheduler (no thread wake-ups per reply: on mlp with 2
+  /// workers 146k against 108k samples/s).
+  bool detached_workers = false;
   /// Called on the coordinator's thread after steps (final = evaluation or
   /// end); may be empty.
   std::function<void(const job_progress&, bool final)> on_progress;

@@ -1,7 +1,6 @@
 #include "apps/cluster_train.hpp"
 
 #include <cmath>
-#include <cstdlib>
 #include <numeric>
 
 #include "actors/job.hpp"
@@ -168,10 +167,13 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
               + std::to_string(steps_per_worker) + " steps of batch "
               + std::to_string(o.batch) + " per worker, seed "
               + std::to_string(o.seed));
+  // A worker that fetches every step yields its scheduler thread every step
+  // (while it waits), so the shared scheduler is fastest and a stop still
+  // reaches it within a step; one that computes several steps in a row gets
+  // a thread of its own instead.
+  job.detached_workers = o.n_fetch > 1;
   actors::runtime_options rt;
   rt.threads = o.threads;
-  if (const char* s = std::getenv("TROUPE_SCHEDULER"))
-    rt.scheduler = s;
   auto result = actors::run_job(std::move(job), rt);
   result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
   return result;
