@@ -2,6 +2,8 @@
 
 #include "actors/detail/log.hpp"
 #include "actors/worker.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
 
 namespace troupe::actors {
 
@@ -50,7 +52,8 @@ void deliver(self_ptr self, std::string text) {
   st.result = std::move(text);
   for (auto& s : st.shards)
     self->send_exit(s.handle, caf::exit_reason::user_shutdown);
-  self->send_exit(st.eval, caf::exit_reason::user_shutdown);
+  if (st.eval)
+    self->send_exit(st.eval, caf::exit_reason::user_shutdown);
   // Without a waiting request, stay until the result is asked for.
   if (st.waiting.empty())
     return;
@@ -231,6 +234,30 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
   st.config = std::move(config);
   st.next_eval = st.config.eval_every_steps;
   st.t0 = std::chrono::steady_clock::now();
+  // Refuse a job that cannot be built (e.g. an unknown server optimizer)
+  // with its reason, before any actor is spawned.
+  try {
+    auto& c = st.config;
+    if (!c.init || c.init->empty() || c.shards == 0 || c.workers == 0
+        || c.shards > c.init->size() || !c.make_replica)
+      throw std::invalid_argument("a job needs initial parameters, a replica "
+                                  "factory, workers and at most one shard "
+                                  "per parameter");
+    optim::make_optimizer<float>(c.server.optimizer, 1);
+    if (c.server.lr_schedule)
+      optim::schedule{*c.server.lr_schedule};
+  } catch (const std::exception& e) {
+    st.error = std::string{"invalid job: "} + e.what();
+    st.stop_reason = "invalid job";
+    st.finishing = true;
+    deliver(self, job_report(st, eval_msg{}).dump());
+    return {[](progress_msg&) {}, [](done_atom, worker_stats&) {},
+            [](stop_atom) {},
+            [self](result_atom) -> caf::result<std::string> {
+              self->quit();
+              return *self->state.result;
+            }};
+  }
   spawn_roles(self);
   bool warm = st.config.warm_start_steps > 0 && st.config.algo != "sync";
   for (std::size_t w = 0; w < st.workers.size(); ++w)

@@ -5,6 +5,7 @@
 
 #include "actors/job.hpp"
 #include "apps/cli.hpp"
+#include "optim/optimizer.hpp"
 #include "optim/replica.hpp"
 #include "optim/trainer.hpp"
 
@@ -28,6 +29,15 @@ void validate_cluster(const train_options& o) {
     fail("--staleness-bound must be -1 (none) or at least 0");
   if (!(o.request_timeout > 0))
     fail("--request-timeout must be positive");
+  if (!o.server_optimizer.empty()) {
+    optim::optimizer_options opt;
+    opt.name = o.server_optimizer;
+    try {
+      optim::make_optimizer<float>(opt, 1);
+    } catch (const std::invalid_argument& e) {
+      fail(std::string{"--server-optimizer: "} + e.what());
+    }
+  }
   if (o.algo == "sync") {
     if (o.n_fetch != 1 || o.n_push != 1)
       fail("sync exchanges every step; --n-fetch and --n-push must be 1");

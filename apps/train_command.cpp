@@ -31,6 +31,9 @@ struct model_defaults {
   double lr_step_epochs;
 };
 
+/// Downpour's default server rate (plain SGD) relative to the model's rate.
+constexpr double downpour_lr_factor = 4;
+
 constexpr model_defaults model_table[] = {
     {"mlp", 0.05, 10, 0.5, 2},
     {"lenet", 0.03, 12, 0.5, 3},
@@ -118,7 +121,8 @@ void add_train_options(option_parser& p, train_options& o) {
            "downpour: worker 0 trains alone for N steps first")
       .add(o.server_optimizer, "server-optimizer",
            "optimizer on the shards: sgd | momentum | nesterov | adagrad | "
-           "adam (default: --optimizer)")
+           "adam (sync: --optimizer; downpour: sgd, with --lr 4x the "
+           "model's default)")
       .add(o.local_lr, "local-lr",
            "downpour: replica rate between fetches (default: 0 with "
            "--n-fetch=1, else --lr)")
@@ -163,6 +167,14 @@ void validate(train_options& o) {
   if (o.batch == 0)
     throw usage_error("troupe train: --batch must be at least 1");
   const auto& d = defaults_for(o.model);
+  if (o.algo == "downpour" && o.server_optimizer.empty()) {
+    // Asynchrony acts like extra momentum (staleness ~ workers - 1), so the
+    // shards default to plain SGD at a larger rate: on mlp with 2 workers
+    // 1.8 s to 0.88 against 2.2 s with momentum 0.9 (docs/benchmarks.md).
+    o.server_optimizer = "sgd";
+    if (o.lr == 0)
+      o.lr = downpour_lr_factor * d.lr;
+  }
   if (o.lr == 0)
     o.lr = d.lr;
   if (o.epochs == 0)
@@ -384,6 +396,9 @@ int train_main(const std::vector<std::string>& args) {
               << result["seconds"].get<double>() << " s, "
               << static_cast<long>(result["samples_per_sec"].get<double>())
               << " samples/s\n";
+    if (result.contains("error"))
+      std::cerr << "troupe train: error: " << result["error"].get<std::string>()
+                << '\n';
     if (opts.json)
       std::cout << result.dump() << std::endl;
     return result.contains("error") ? 1 : 0;

@@ -88,3 +88,12 @@ TEST_CASE("a diverging worker ends the job with an error naming it") {
   CHECK(error.find("diverged") != std::string::npos);
   CHECK(out["stop_reason"] == "worker failed");
 }
+
+TEST_CASE("a job that cannot be built is refused with its reason") {
+  auto job = test::lsq_job(problem(), 2, 1, "lbfgs", 0.1, 16, 10, 1);
+  auto out = actors::run_job(std::move(job));
+  INFO(out.dump());
+  REQUIRE(out.contains("error"));
+  CHECK_THAT(out["error"].get<std::string>(), Catch::Contains("lbfgs"));
+  CHECK(out["steps"] == 0);
+}

@@ -38,3 +38,33 @@ TEST_CASE("lenet reaches 0.90 test accuracy within its default epochs") {
   CHECK(j["reached_target"] == true);
   CHECK(j["test_accuracy"].get<double>() >= 0.90);
 }
+
+TEST_CASE("downpour with 2 workers reaches 0.88 (mlp) with its defaults") {
+  train_options o;
+  o.algo = "downpour";
+  o.workers = 2;
+  o.shards = 2;
+  o.model = "mlp";
+  o.target_accuracy = 0.88;
+  o.progress = "lines";
+  std::cout << "downpour mlp: seed " << o.seed << std::endl;
+  auto j = run_train(o);
+  std::cout << "downpour mlp: " << j["seconds_to_target"] << " s to 0.88, "
+            << j["samples_per_sec"] << " samples/s" << std::endl;
+  CHECK(j["reached_target"] == true);
+}
+
+TEST_CASE("sync with 2 workers reaches 0.88 (mlp) with its defaults") {
+  train_options o;
+  o.algo = "sync";
+  o.workers = 2;
+  o.shards = 2;
+  o.model = "mlp";
+  o.target_accuracy = 0.88;
+  o.progress = "lines";
+  std::cout << "sync mlp: seed " << o.seed << std::endl;
+  auto j = run_train(o);
+  std::cout << "sync mlp: " << j["seconds_to_target"] << " s to 0.88, "
+            << j["samples_per_sec"] << " samples/s" << std::endl;
+  CHECK(j["reached_target"] == true);
+}
