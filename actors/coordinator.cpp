@@ -67,7 +67,7 @@ void final_report(self_ptr self) {
   auto& st = self->state;
   // After a divergence re-evaluate the last evaluated (good) parameters.
   bool refetch = st.error.empty() || !st.have_eval;
-  self->request(st.eval, caf::infinite, eval_atom::value, refetch)
+  self->request(st.eval, st.config.request_timeout, eval_atom::value, refetch)
       .then(
           [self](eval_msg& e) {
             deliver(self, job_report(self->state, e).dump());

@@ -68,6 +68,7 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
   auto seconds = st.train_end;
   nlohmann::json out{
       {"algo", st.config.algo},
+      {"server_optimizer", st.config.server.optimizer.name},
       {"workers", st.config.workers},
       {"shards", st.config.shards},
       {"parameters", st.config.init->size()},

@@ -138,6 +138,8 @@ typename Inspector::result_type inspect(Inspector& f, eval_msg& x) {
 }
 
 /// Returns one-line descriptions for logs.
+std::string to_string(const real& x);
+std::string to_string(const worker_pushes& x);
 std::string to_string(const progress_msg& x);
 std::string to_string(const worker_stats& x);
 std::string to_string(const shard_stats& x);

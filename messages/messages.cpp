@@ -55,6 +55,14 @@ std::string to_string(const hello_msg& x) {
   return stringify(x);
 }
 
+std::string to_string(const real& x) {
+  return stringify(x);
+}
+
+std::string to_string(const worker_pushes& x) {
+  return stringify(x);
+}
+
 std::string to_string(const progress_msg& x) {
   return stringify(x);
 }

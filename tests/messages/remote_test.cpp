@@ -5,6 +5,7 @@
 // the end.
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include <catch2/catch.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/control.hpp"
 #include "messages/messages.hpp"
 #include "messages/registry.hpp"
 
@@ -66,6 +68,12 @@ caf::behavior echo() {
       [](echo_atom, const fetch_msg& x) { return x; },
       [](echo_atom, const params_msg& x) { return x; },
       [](echo_atom, const hello_msg& x) { return x; },
+      [](echo_atom, const real& x) { return x; },
+      [](echo_atom, const progress_msg& x) { return x; },
+      [](echo_atom, const worker_stats& x) { return x; },
+      [](echo_atom, const worker_pushes& x) { return x; },
+      [](echo_atom, const shard_stats& x) { return x; },
+      [](echo_atom, const eval_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -182,7 +190,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   auto& self = peer.self;
   const auto& remote = peer.remote;
 
-  push_msg push{3, 17, 5, 4096, tensor{special_values()}};
+  push_msg push{3, 17, 5, 4096, 8, 64, tensor{special_values()}};
   auto back = round_trip(self, remote, push);
   REQUIRE(back.values.size() == push.values.size());
   for (std::size_t i = 0; i < push.values.size(); ++i) {
@@ -192,15 +200,36 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 5);
+  CHECK(registered_type_names().size() == 11);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
-  fetch_msg fetch{3, 4096, 12};
+  fetch_msg fetch{3, 4096, 12, 8};
   CHECK(round_trip(self, remote, fetch) == fetch);
   params_msg params{9, 4096, tensor{special_values()}};
   CHECK(round_trip(self, remote, params) == params);
   hello_msg hello{wire_version, "node-b"};
   CHECK(round_trip(self, remote, hello) == hello);
+
+  // Control messages have no operator==; their printed form shows every
+  // field, doubles as bit patterns, so equal strings mean equal bits.
+  auto same = [&](const auto& x) {
+    CHECK(to_string(round_trip(self, remote, x)) == to_string(x));
+  };
+  auto nan = special_values()[0];
+  real r{static_cast<double>(nan)};
+  CHECK(std::isnan(round_trip(self, remote, r).value));
+  CHECK(round_trip(self, remote, real{-0.0}).value == 0.0);
+  CHECK(std::signbit(round_trip(self, remote, real{-0.0}).value));
+  same(progress_msg{2, 10, 64, real{std::numeric_limits<double>::infinity()}});
+  same(worker_stats{1, 2, 3, 4, 5, 6, 7, "worker 1: diverged"});
+  worker_pushes wp{4, 10, 1, 2, 3};
+  same(wp);
+  shard_stats ss;
+  ss.shard = 1;
+  ss.staleness_histogram = {5, 3, 1};
+  ss.workers = {wp, worker_pushes{5, 1, 0, 0, 0}};
+  same(ss);
+  same(eval_msg{real{0.25}, real{0.875}, 10000, 42, "00ff00ff00ff00ff"});
 }
 
 TEST_CASE("4 MB tensor round trip throughput versus std::vector<float>",

@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/control.hpp"
 #include "messages/messages.hpp"
 #include "messages/registry.hpp"
 
@@ -152,9 +153,9 @@ TEST_CASE("hostile tensor counts are rejected before allocating",
 }
 
 TEST_CASE("every message type round-trips", "[messages]") {
-  push_msg push{7, 42, 3, 1000, tensor{special_values()}};
+  push_msg push{7, 42, 3, 1000, 5, 64, tensor{special_values()}};
   CHECK(deserialize<push_msg>(serialize(push)) == push);
-  fetch_msg fetch{7, 1000, 16};
+  fetch_msg fetch{7, 1000, 16, 9};
   CHECK(deserialize<fetch_msg>(serialize(fetch)) == fetch);
   params_msg params{4, 1000, tensor{special_values()}};
   CHECK(deserialize<params_msg>(serialize(params)) == params);
@@ -167,9 +168,12 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   register_types(cfg);
   caf::actor_system sys{cfg};
   auto msg = caf::make_message(
-      tensor{special_values()}, push_msg{1, 2, 3, 4, tensor{special_values()}},
-      fetch_msg{1, 2, 3}, params_msg{5, 6, tensor{special_values()}},
-      hello_msg{wire_version, "n"}, ack_atom::value);
+      tensor{special_values()},
+      push_msg{1, 2, 3, 4, 5, 6, tensor{special_values()}},
+      fetch_msg{1, 2, 3, 4}, params_msg{5, 6, tensor{special_values()}},
+      hello_msg{wire_version, "n"}, real{0.5}, progress_msg{1, 2, 3, real{4}},
+      worker_stats{}, worker_pushes{}, shard_stats{}, eval_msg{},
+      ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -177,8 +181,10 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   caf::binary_deserializer source{sys, buf};
   REQUIRE(!source(copy));
   REQUIRE(copy.size() == registered_type_names().size() + 1);
-  REQUIRE(copy.match_elements<tensor, push_msg, fetch_msg, params_msg,
-                              hello_msg, ack_atom>());
+  REQUIRE(
+      copy.match_elements<tensor, push_msg, fetch_msg, params_msg, hello_msg,
+                          real, progress_msg, worker_stats, worker_pushes,
+                          shard_stats, eval_msg, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));
@@ -190,10 +196,10 @@ TEST_CASE("messages print for logs", "[messages]") {
   CHECK(to_string(tensor{}) == "tensor(size=0)");
   CHECK(to_string(tensor{std::vector<float>{1, 2, 3, 4, 5}})
         == "tensor(size=5, [1.000000, 2.000000, 3.000000, 4.000000, ...])");
-  push_msg push{7, 42, 3, 1000, tensor{std::vector<float>{0.5f}}};
+  push_msg push{7, 42, 3, 1000, 5, 64, tensor{std::vector<float>{0.5f}}};
   CHECK(to_string(push)
-        == "push_msg(7, 42, 3, 1000, tensor(size=1, [0.500000]))");
-  CHECK(to_string(fetch_msg{1, 2, 3}) == "fetch_msg(1, 2, 3)");
+        == "push_msg(7, 42, 3, 1000, 5, 64, tensor(size=1, [0.500000]))");
+  CHECK(to_string(fetch_msg{1, 2, 3, 4}) == "fetch_msg(1, 2, 3, 4)");
   CHECK(to_string(hello_msg{1, "a"}) == "hello_msg(1, \"a\")");
   // CAF's own stringification (used by its logger) picks up to_string.
   CHECK(caf::deep_to_string(push) == to_string(push));
