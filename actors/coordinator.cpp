@@ -65,8 +65,10 @@ void deliver(self_ptr self, std::string text) {
 
 void final_report(self_ptr self) {
   auto& st = self->state;
-  // After a divergence re-evaluate the last evaluated (good) parameters.
-  bool refetch = st.error.empty() || !st.have_eval;
+  // After a divergence re-evaluate the last evaluated (good) parameters; at
+  // the target, report the parameters that reached it (asynchronous workers
+  // may have taken a few more steps before the stop reached them).
+  bool refetch = (st.error.empty() && !st.reached) || !st.have_eval;
   self->request(st.eval, st.config.request_timeout, eval_atom::value, refetch)
       .then(
           [self](eval_msg& e) {
