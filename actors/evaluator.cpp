@@ -4,20 +4,11 @@
 #include <cstring>
 #include <limits>
 
+#include "optim/param_hash.hpp"
+
 namespace troupe::actors {
 
 using namespace messages;
-
-std::string hash_params(const float* data, std::size_t n) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto bytes = reinterpret_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < n * sizeof(float); ++i)
-    h = (h ^ bytes[i]) * 1099511628211ull;
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(h));
-  return buf;
-}
 
 namespace {
 
@@ -26,7 +17,7 @@ using self_ptr = evaluator_actor::stateful_pointer<evaluator_state>;
 eval_msg evaluate_now(evaluator_state& st) {
   eval_msg out;
   out.version = st.version;
-  out.param_hash = hash_params(st.params.data(), st.params.size());
+  out.param_hash = optim::hash_params(st.params.data(), st.params.size());
   if (st.config.last_params)
     *st.config.last_params = st.params;
   if (st.config.evaluate) {

@@ -37,10 +37,6 @@ struct evaluator_state {
   std::uint64_t version = 0;
 };
 
-/// FNV-1a over the bytes of n floats, as 16 hex digits: equal hashes mean
-/// bitwise-equal parameters (for determinism checks).
-std::string hash_params(const float* data, std::size_t n);
-
 /// Spawn with `sys.spawn(evaluator, config)`.
 evaluator_actor::behavior_type
 evaluator(evaluator_actor::stateful_pointer<evaluator_state> self,

@@ -9,6 +9,7 @@
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
 #include "apps/progress.hpp"
+#include "optim/param_hash.hpp"
 #include "optim/trainer.hpp"
 
 namespace troupe::apps {
@@ -129,18 +130,6 @@ void add_train_options(option_parser& p, train_options& o) {
       .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
       .add(o.request_timeout, "request-timeout",
            "seconds before an unanswered request fails the job (default 60)");
-}
-
-/// FNV-1a over the raw bytes: equal hashes mean bitwise-equal parameters.
-std::string hash_params(const float* data, std::size_t n) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto bytes = reinterpret_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < n * sizeof(float); ++i)
-    h = (h ^ bytes[i]) * 1099511628211ull;
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(h));
-  return buf;
 }
 
 void validate(train_options& o) {
@@ -375,7 +364,7 @@ nlohmann::json run_train(train_options o) {
                      / static_cast<double>(steps_per_epoch)},
       {"messages", 0},
       {"bytes_sent", 0},
-      {"param_hash", hash_params(model.params(), model.size())},
+      {"param_hash", optim::hash_params(model.params(), model.size())},
       {"evaluations", evaluations},
   };
   if (!error.empty())

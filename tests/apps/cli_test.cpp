@@ -9,26 +9,16 @@
 #include <catch2/catch.hpp>
 
 #include "apps/train_command.hpp"
+#include "capture.hpp"
 
 using troupe::apps::train_main;
 
 namespace {
 
-/// Runs train_main with `args`, capturing stdout and stderr.
-struct run_result {
-  int status;
-  std::string out;
-  std::string err;
-};
+using troupe::test::run_result;
 
 run_result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  auto* old_out = std::cout.rdbuf(out.rdbuf());
-  auto* old_err = std::cerr.rdbuf(err.rdbuf());
-  int status = train_main(args);
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  return {status, out.str(), err.str()};
+  return troupe::test::run_train_main(std::move(args));
 }
 
 nlohmann::json last_json(const std::string& out) {

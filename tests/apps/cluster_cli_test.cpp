@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "apps/train_command.hpp"
+#include "capture.hpp"
 
 using troupe::apps::run_train;
 using troupe::apps::train_main;
@@ -14,19 +15,8 @@ using troupe::apps::train_options;
 
 namespace {
 
-struct run_result {
-  int status;
-  std::string err;
-};
-
-run_result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  auto* old_out = std::cout.rdbuf(out.rdbuf());
-  auto* old_err = std::cerr.rdbuf(err.rdbuf());
-  int status = train_main(args);
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  return {status, err.str()};
+troupe::test::run_result run(std::vector<std::string> args) {
+  return troupe::test::run_train_main(std::move(args));
 }
 
 train_options quick(const std::string& algo, std::uint64_t workers) {

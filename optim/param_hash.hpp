@@ -1,0 +1,12 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace troupe::optim {
+
+/// FNV-1a over the bytes of n floats, as 16 hex digits: equal hashes mean
+/// bitwise-equal parameters (the `param_hash` of every run's JSON).
+std::string hash_params(const float* data, std::size_t n);
+
+} // namespace troupe::optim
