@@ -111,8 +111,8 @@ void add_train_options(option_parser& p, train_options& o) {
       .add(o.json, "json", "print one JSON object on the last stdout line")
       .add(o.n_fetch, "n-fetch", "downpour: fetch parameters every N steps")
       .add(o.n_push, "n-push",
-           "downpour: push the summed gradient every N "
-           "steps")
+           "downpour: push the summed gradient every N steps (lower --lr "
+           "about N-fold)")
       .add(o.staleness_bound, "staleness-bound",
            "downpour: SSP bound s; a worker waits while it is more than s "
            "steps ahead of the slowest (-1: none)")
