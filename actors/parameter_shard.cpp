@@ -145,8 +145,7 @@ shard_stats make_stats(const parameter_shard_state& st) {
   out.version = store.version();
   out.staleness_histogram = store.staleness_histogram();
   out.staleness_max = store.staleness_max();
-  out.staleness_sum = static_cast<std::uint64_t>(
-      store.staleness_mean() * static_cast<double>(store.version()) + 0.5);
+  out.staleness_sum = store.staleness_sum();
   out.max_clock_gap = st.max_clock_gap;
   out.messages = st.messages;
   out.bytes = st.bytes;

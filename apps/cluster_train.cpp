@@ -76,10 +76,8 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   std::vector<std::size_t> all(n);
   std::iota(all.begin(), all.end(), std::size_t{0});
   if (!sync) {
-    optim::dataset view; // shard_indices only reads the size and labels
-    view.labels.assign(train->labels.begin(), train->labels.begin() + n);
-    view.x.resize(1, static_cast<Eigen::Index>(n));
-    parts = optim::shard_indices(view, workers, optim::shard_mode::iid, o.seed);
+    parts = optim::shard_indices(*train, workers, optim::shard_mode::iid,
+                                 o.seed, n);
   }
   // Every worker's step budget: epochs over its own part (sync: over the
   // shared stream of global batches).
@@ -185,6 +183,7 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   actors::runtime_options rt;
   rt.threads = o.threads;
   auto result = actors::run_job(std::move(job), rt);
+  bar.message("troupe train: " + result["stop_reason"].get<std::string>());
   result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
   return result;
 }

@@ -27,11 +27,10 @@ void shuffle_with(std::vector<std::size_t>& xs, rng& gen) {
 
 } // namespace
 
-std::vector<std::vector<std::size_t>> shard_indices(const dataset& data,
-                                                    std::size_t n,
-                                                    shard_mode mode,
-                                                    std::uint64_t seed) {
-  auto size = data.size();
+std::vector<std::vector<std::size_t>>
+shard_indices(const dataset& data, std::size_t n, shard_mode mode,
+              std::uint64_t seed, std::size_t examples) {
+  auto size = examples > 0 ? std::min(examples, data.size()) : data.size();
   if (n == 0 || n > size)
     throw std::invalid_argument(
         "shard_indices: need 1 <= n <= " + std::to_string(size)

@@ -92,11 +92,11 @@ enum class shard_mode {
 /// exactly once. `iid` shuffles with optim::rng seeded by `seed`;
 /// `sorted_by_label` stable-sorts by label (by target for regression data,
 /// by the first feature if there are neither), so shard i holds the i-th
-/// slice of that order. Throws std::invalid_argument unless 1 <= n <= size.
-std::vector<std::vector<std::size_t>> shard_indices(const dataset& data,
-                                                    std::size_t n,
-                                                    shard_mode mode,
-                                                    std::uint64_t seed);
+/// slice of that order. Only the first `examples` examples take part (0:
+/// all). Throws std::invalid_argument unless 1 <= n <= that many.
+std::vector<std::vector<std::size_t>>
+shard_indices(const dataset& data, std::size_t n, shard_mode mode,
+              std::uint64_t seed, std::size_t examples = 0);
 
 /// One worker's part of a shared stream of global batches (synchronous data
 /// parallelism): every part iterates the same seeded permutation in global

@@ -127,6 +127,9 @@ public:
 
   /// Mean and maximum staleness of the applied pushes (0 if none).
   double staleness_mean() const noexcept;
+  std::uint64_t staleness_sum() const noexcept {
+    return staleness_sum_;
+  }
   std::uint64_t staleness_max() const noexcept {
     return staleness_max_;
   }

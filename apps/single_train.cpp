@@ -1,0 +1,163 @@
+// troupe train --algo=sgd: one worker, no actors, the plain training loop.
+
+#include "apps/single_train.hpp"
+
+#include <chrono>
+#include <numeric>
+
+#include "optim/param_hash.hpp"
+#include "optim/trainer.hpp"
+
+namespace troupe::apps {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+} // namespace
+
+nlohmann::json run_single(const train_options& o, optim::train_test& data,
+                          progress& bar) {
+  auto& train = data.train;
+  auto model
+      = optim::make_model<float>(o.model, train.sample_shape, train.classes);
+  model.init(o.seed);
+  std::size_t n = train.size();
+  if (o.train_examples > 0)
+    n = std::min<std::size_t>(n, o.train_examples);
+  std::vector<std::size_t> indices(n);
+  std::iota(indices.begin(), indices.end(), std::size_t{0});
+  auto steps_per_epoch = (n + o.batch - 1) / o.batch;
+  auto epoch_steps = [&](double epochs) {
+    return static_cast<std::size_t>(
+        std::llround(epochs * static_cast<double>(steps_per_epoch)));
+  };
+  auto total_steps = std::max<std::size_t>(epoch_steps(o.epochs), 1);
+  if (o.max_steps > 0)
+    total_steps = std::min<std::size_t>(total_steps, o.max_steps);
+  optim::schedule_options sched;
+  sched.name = o.schedule;
+  sched.base_lr = o.lr;
+  sched.gamma = o.lr_decay;
+  sched.step_size = std::max<std::size_t>(epoch_steps(o.lr_step_epochs), 1);
+  sched.total_steps = total_steps;
+  sched.warmup_steps = epoch_steps(o.warmup_epochs);
+  optim::optimizer_options opt;
+  opt.name = o.optimizer;
+  opt.momentum = o.momentum;
+  opt.weight_decay = o.weight_decay;
+  optim::local_trainer trainer{model,   train, std::move(indices),
+                               o.batch, opt,   optim::schedule{sched},
+                               o.seed};
+  auto eval_steps = std::max<std::size_t>(epoch_steps(o.eval_every), 1);
+
+  bar.message("troupe train: " + o.model + " on " + train.name + " ("
+              + std::to_string(n) + " examples, " + std::to_string(model.size())
+              + " parameters), " + std::to_string(total_steps)
+              + " steps of batch " + std::to_string(o.batch) + ", seed "
+              + std::to_string(o.seed));
+  auto evaluations = nlohmann::json::array();
+  double train_seconds = 0, eval_seconds = 0, smooth_loss = 0, last_loss = 0;
+  std::size_t samples = 0;
+  optim::evaluation last_eval;
+  bool evaluated_final = false, reached = false;
+  nlohmann::json seconds_to_target = nullptr;
+  // The parameters of the last evaluation: restored if training diverges, so
+  // nothing already learned is lost.
+  optim::flat_storage<float> good(model.params(),
+                                  model.params() + model.size());
+  std::string error;
+  auto t0 = clock_type::now();
+  auto state = [&] {
+    progress_state s;
+    s.step = trainer.steps();
+    s.fraction = static_cast<double>(s.step) / static_cast<double>(total_steps);
+    s.epoch
+        = static_cast<double>(s.step) / static_cast<double>(steps_per_epoch);
+    s.loss = smooth_loss;
+    s.accuracy = evaluations.empty() ? -1 : last_eval.accuracy;
+    s.samples_per_sec = train_seconds > 0 ? samples / train_seconds : 0;
+    s.elapsed = seconds_since(t0);
+    return s;
+  };
+  while (trainer.steps() < total_steps) {
+    if (o.max_seconds > 0 && seconds_since(t0) >= o.max_seconds)
+      break;
+    auto t_step = clock_type::now();
+    optim::step_result r;
+    try {
+      r = trainer.step();
+    } catch (const std::domain_error& e) {
+      error = e.what();
+      std::copy(good.begin(), good.end(), model.params());
+      bar.message("troupe train: " + error
+                  + "; restored the parameters of the last evaluation");
+      evaluated_final = false;
+      break;
+    }
+    train_seconds += seconds_since(t_step);
+    samples += r.samples;
+    last_loss = r.loss;
+    smooth_loss
+        = trainer.steps() == 1 ? r.loss : 0.98 * smooth_loss + 0.02 * r.loss;
+    evaluated_final = false;
+    if (trainer.steps() % eval_steps == 0 || trainer.steps() == total_steps) {
+      auto t_eval = clock_type::now();
+      last_eval = optim::evaluate(model, data.test, o.batch);
+      eval_seconds += seconds_since(t_eval);
+      evaluated_final = true;
+      std::copy(model.params(), model.params() + model.size(), good.begin());
+      auto elapsed = seconds_since(t0);
+      evaluations.push_back({{"step", trainer.steps()},
+                             {"epoch", state().epoch},
+                             {"seconds", elapsed},
+                             {"train_seconds", train_seconds},
+                             {"test_accuracy", last_eval.accuracy},
+                             {"test_loss", last_eval.loss}});
+      bar.update(state(), true);
+      if (o.target_accuracy > 0 && last_eval.accuracy >= o.target_accuracy) {
+        reached = true;
+        seconds_to_target = elapsed;
+        break;
+      }
+    } else {
+      bar.update(state());
+    }
+  }
+  if (!evaluated_final) {
+    auto t_eval = clock_type::now();
+    last_eval = optim::evaluate(model, data.test, o.batch);
+    eval_seconds += seconds_since(t_eval);
+  }
+  auto seconds = seconds_since(t0);
+  bar.finish(state());
+  nlohmann::json result{
+      {"parameters", model.size()},
+      {"test_accuracy", last_eval.accuracy},
+      {"test_loss", last_eval.loss},
+      {"train_loss", last_loss},
+      {"reached_target", reached},
+      {"seconds_to_target", seconds_to_target},
+      {"seconds", seconds},
+      {"train_seconds", train_seconds},
+      {"eval_seconds", eval_seconds},
+      {"samples", samples},
+      {"samples_per_sec", train_seconds > 0 ? samples / train_seconds : 0.0},
+      {"steps", trainer.steps()},
+      {"epochs", static_cast<double>(trainer.steps())
+                     / static_cast<double>(steps_per_epoch)},
+      {"messages", 0},
+      {"bytes_sent", 0},
+      {"param_hash", optim::hash_params(model.params(), model.size())},
+      {"evaluations", evaluations},
+  };
+  if (!error.empty())
+    result["error"] = error;
+  return result;
+}
+
+} // namespace troupe::apps
