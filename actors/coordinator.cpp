@@ -1,7 +1,7 @@
 #include "actors/coordinator.hpp"
 
+#include "actors/detail/coordinator_ops.hpp"
 #include "actors/detail/log.hpp"
-#include "actors/worker.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 
@@ -9,9 +9,9 @@ namespace troupe::actors {
 
 using namespace messages;
 
-namespace {
+namespace detail {
 
-using self_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
+using self_ptr = coordinator_ptr;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
@@ -21,6 +21,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 bool tracks_clocks(const job_config& c) {
   return c.algo == "sync" || c.staleness_bound.has_value();
 }
+
+namespace {
 
 job_progress snapshot(const coordinator_state& st) {
   job_progress p;
@@ -36,9 +38,11 @@ job_progress snapshot(const coordinator_state& st) {
   return p;
 }
 
+} // namespace
+
 void start_worker(self_ptr self, std::size_t w, std::uint64_t clock) {
   auto& st = self->state;
-  if (st.started[w])
+  if (st.started[w] || !st.live[w])
     return;
   st.started[w] = true;
   if (tracks_clocks(st.config))
@@ -51,9 +55,13 @@ void deliver(self_ptr self, std::string text) {
   auto& st = self->state;
   st.result = std::move(text);
   for (auto& s : st.shards)
-    self->send_exit(s.handle, caf::exit_reason::user_shutdown);
+    if (s.handle)
+      self->send_exit(s.handle, caf::exit_reason::user_shutdown);
   if (st.eval)
     self->send_exit(st.eval, caf::exit_reason::user_shutdown);
+  // Nodes stop whatever they still host, then exit.
+  for (auto& node : st.config.placement.nodes)
+    self->send(node, stop_atom::value, st.stop_reason);
   // Without a waiting request, stay until the result is asked for.
   if (st.waiting.empty())
     return;
@@ -63,12 +71,21 @@ void deliver(self_ptr self, std::string text) {
   self->quit();
 }
 
+namespace {
+
 void final_report(self_ptr self) {
   auto& st = self->state;
+  bool shard_lost = std::find(st.shard_lost.begin(), st.shard_lost.end(), true)
+                    != st.shard_lost.end();
+  if (shard_lost && !st.have_eval) {
+    deliver(self, job_report(st, st.last_eval).dump());
+    return;
+  }
   // After a divergence re-evaluate the last evaluated (good) parameters; at
   // the target, report the parameters that reached it (asynchronous workers
   // may have taken a few more steps before the stop reached them).
-  bool refetch = (st.error.empty() && !st.reached) || !st.have_eval;
+  bool refetch
+      = (st.error.empty() && !st.reached && !shard_lost) || !st.have_eval;
   self->request(st.eval, st.config.request_timeout, eval_atom::value, refetch)
       .then(
           [self](eval_msg& e) {
@@ -85,9 +102,17 @@ void final_report(self_ptr self) {
 
 void collect_shard_stats(self_ptr self) {
   auto& st = self->state;
-  auto remaining = std::make_shared<std::size_t>(st.shards.size());
-  for (auto& s : st.shards)
-    self->request(s.handle, st.config.request_timeout, stats_atom::value)
+  auto remaining = std::make_shared<std::size_t>(
+      std::count(st.shard_lost.begin(), st.shard_lost.end(), false));
+  if (*remaining == 0) {
+    final_report(self);
+    return;
+  }
+  for (std::size_t i = 0; i < st.shards.size(); ++i) {
+    if (st.shard_lost[i])
+      continue;
+    self->request(st.shards[i].handle, st.config.request_timeout,
+                  stats_atom::value)
         .then(
             [self, remaining](shard_stats& x) {
               self->state.shard_reports.push_back(std::move(x));
@@ -100,7 +125,10 @@ void collect_shard_stats(self_ptr self) {
               if (--*remaining == 0)
                 final_report(self);
             });
+  }
 }
+
+} // namespace
 
 /// Ends the job: stops the workers (high priority, so a busy worker sees the
 /// stop before its next step), collects statistics, evaluates, reports.
@@ -108,6 +136,12 @@ void finish(self_ptr self, std::string reason) {
   auto& st = self->state;
   if (st.finishing)
     return;
+  if (!st.provisioned) {
+    // Roles are still being placed: finish once they all exist.
+    if (!st.pending_finish)
+      st.pending_finish = std::move(reason);
+    return;
+  }
   st.finishing = true;
   st.stop_reason = std::move(reason);
   st.train_end = seconds_since(st.t0);
@@ -139,6 +173,8 @@ void finish(self_ptr self, std::string reason) {
             });
   }
 }
+
+namespace {
 
 void maybe_evaluate(self_ptr self) {
   auto& st = self->state;
@@ -179,57 +215,36 @@ void maybe_evaluate(self_ptr self) {
           });
 }
 
-void spawn_roles(self_ptr self) {
+} // namespace
+
+void begin(self_ptr self) {
   auto& st = self->state;
-  auto& c = st.config;
-  auto n = c.init->size();
-  auto ranges = optim::balanced_split(n, c.shards);
-  for (std::uint32_t i = 0; i < c.shards; ++i) {
-    parameter_shard_config sc;
-    sc.index = i;
-    sc.range = ranges[i];
-    sc.init = c.init;
-    sc.store = c.server;
-    sc.mode = c.algo == "sync" ? shard_mode::sync : shard_mode::async;
-    sc.staleness_bound = c.staleness_bound;
-    auto h = self->spawn(parameter_shard, std::move(sc));
-    st.shards.push_back({h, ranges[i]});
+  st.provisioned = true;
+  for (auto& w : st.workers)
+    self->monitor(w);
+  for (auto& s : st.shards)
+    self->monitor(s.handle);
+  st.t0 = std::chrono::steady_clock::now();
+  if (st.pending_finish) {
+    auto reason = std::move(*st.pending_finish);
+    st.pending_finish.reset();
+    finish(self, std::move(reason));
+    return;
   }
-  evaluator_config ec;
-  ec.shards = st.shards;
-  ec.parameters = n;
-  ec.evaluate = c.evaluate;
-  ec.request_timeout = c.request_timeout;
-  ec.last_params = c.final_params;
-  st.eval = self->spawn(evaluator, std::move(ec));
-  coordinator_actor me = self;
-  for (std::uint32_t w = 0; w < c.workers; ++w) {
-    worker_config wc;
-    wc.id = w;
-    wc.make_replica = [f = c.make_replica, w] { return f(w); };
-    auto shards = st.shards;
-    auto policy = c.policy;
-    policy.sync = c.algo == "sync";
-    wc.make_policy = [shards, policy](std::size_t params) {
-      return make_ps_policy(shards, policy, params);
-    };
-    wc.coordinator = me;
-    wc.max_steps = c.steps_per_worker;
-    wc.request_timeout = c.request_timeout;
-    if (w < c.step_counters.size())
-      wc.step_counter = c.step_counters[w];
-    if (w < c.step_delays.size())
-      wc.step_delay = c.step_delays[w];
-    st.workers.push_back(c.detached_workers
-                             ? self->spawn<caf::detached>(worker, std::move(wc))
-                             : self->spawn(worker, std::move(wc)));
-  }
-  st.started.assign(c.workers, false);
-  st.live.assign(c.workers, true);
-  st.worker_steps.assign(c.workers, 0);
+  bool warm = st.config.warm_start_steps > 0 && st.config.algo != "sync";
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (!warm || w == 0)
+      start_worker(self, w, 0);
+  if (st.config.max_seconds > 0)
+    self->delayed_send(self,
+                       std::chrono::microseconds{static_cast<std::int64_t>(
+                           st.config.max_seconds * 1e6)},
+                       stop_atom::value);
 }
 
-} // namespace
+} // namespace detail
+
+using namespace detail;
 
 coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
   auto& st = self->state;
@@ -260,16 +275,9 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
               return *self->state.result;
             }};
   }
-  spawn_roles(self);
-  bool warm = st.config.warm_start_steps > 0 && st.config.algo != "sync";
-  for (std::size_t w = 0; w < st.workers.size(); ++w)
-    if (!warm || w == 0)
-      start_worker(self, w, 0);
-  if (st.config.max_seconds > 0)
-    self->delayed_send(self,
-                       std::chrono::microseconds{static_cast<std::int64_t>(
-                           st.config.max_seconds * 1e6)},
-                       stop_atom::value);
+  self->set_down_handler(
+      [self](caf::down_msg& msg) { detail::on_down(self, msg); });
+  provision(self);
   return {
       [self](progress_msg& p) {
         auto& st = self->state;
@@ -312,10 +320,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         if (w == 0)
           for (std::size_t i = 1; i < st.workers.size(); ++i)
             start_worker(self, i, x.steps);
-        bool all_done = true;
-        for (auto l : st.live)
-          all_done = all_done && !l;
-        if (all_done)
+        if (all_workers_done(st))
           finish(self, "steps done");
       },
       [self](stop_atom) {

@@ -17,6 +17,7 @@
 #include "actors/evaluator.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/worker.hpp"
 #include "optim/shard_store.hpp"
 
 namespace troupe::actors {
@@ -29,6 +30,18 @@ struct job_progress {
   double loss = 0;           ///< smoothed training loss
   double accuracy = -1;      ///< last test accuracy (-1: none yet)
   double seconds = 0;
+};
+
+/// Where the roles of a distributed job run. With no nodes, every role runs
+/// in the coordinator's process.
+struct placement_plan {
+  std::vector<node_actor> nodes;       ///< the joined nodes' agents
+  std::vector<std::string> node_names; ///< host:pid of each node
+  std::vector<std::int32_t> shard_node;  ///< per shard: node index, -1: here
+  std::vector<std::int32_t> worker_node; ///< per worker: node index, -1: here
+  bool empty() const noexcept {
+    return nodes.empty();
+  }
 };
 
 /// Everything a job is made of. The coordinator spawns the shards, the
@@ -72,6 +85,24 @@ struct job_config {
   std::vector<std::shared_ptr<std::atomic<std::uint64_t>>> step_counters;
   std::vector<std::chrono::microseconds> step_delays;
   std::shared_ptr<std::vector<float>> final_params;
+  /// Where the roles run (distributed jobs); empty: all here.
+  placement_plan placement;
+  /// Reassigns a lost worker's data (asynchronous algorithms); may be empty,
+  /// then the survivors only take over its steps.
+  adopt_fn adopt_data;
+};
+
+/// A role that stopped before the job ended (its node died or hung).
+struct failure_record {
+  std::string role; ///< "worker" or "shard"
+  std::uint32_t index = 0;
+  std::string node;   ///< where it ran
+  std::string reason; ///< CAF's exit reason
+  double seconds = 0; ///< since the job started
+  std::int64_t unix_ms = 0;
+  std::uint64_t steps_done = 0;      ///< the lost worker's completed steps
+  std::uint64_t steps_reassigned = 0; ///< per survivor
+  std::vector<std::uint32_t> reassigned_to;
 };
 
 /// The state of a coordinator actor.
@@ -80,7 +111,10 @@ struct coordinator_state {
   job_config config;
   std::vector<shard_ref> shards;
   std::vector<worker_actor> workers;
-  std::vector<bool> started, live;
+  std::vector<bool> started, live, shard_lost;
+  bool provisioned = false;
+  std::optional<std::string> pending_finish; ///< asked during provisioning
+  std::vector<failure_record> failures;
   std::vector<std::uint64_t> worker_steps;
   std::vector<messages::worker_stats> worker_reports;
   std::vector<messages::shard_stats> shard_reports;
@@ -103,6 +137,10 @@ struct coordinator_state {
 coordinator_actor::behavior_type
 coordinator(coordinator_actor::stateful_pointer<coordinator_state> self,
             job_config config);
+
+/// Where worker w / shard i runs, for reports ("local" in this process).
+std::string worker_node_name(const coordinator_state& st, std::size_t w);
+std::string shard_node_name(const coordinator_state& st, std::size_t i);
 
 /// The final JSON of a finished job (detail of the coordinator).
 nlohmann::json job_report(const coordinator_state& st,

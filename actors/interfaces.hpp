@@ -2,6 +2,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
 
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
@@ -39,6 +42,10 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<messages::start_atom, std::uint64_t>,
     // Self-message: take the next step.
     caf::reacts_to<messages::step_atom>,
+    // Take share k of m of lost worker w's examples and `steps` more steps
+    // (asynchronous algorithms, after a node failure).
+    caf::reacts_to<messages::adopt_atom, messages::worker_id, std::uint32_t,
+                   std::uint32_t, std::uint64_t>,
     // Stop now (sent with high priority) and report.
     caf::replies_to<messages::stop_atom>::with<messages::worker_stats>>;
 
@@ -60,5 +67,23 @@ using coordinator_actor = caf::typed_actor<
     caf::reacts_to<messages::stop_atom>,
     // The final result as a JSON text, answered when the job has ended.
     caf::replies_to<messages::result_atom>::with<std::string>>;
+
+/// A node's agent: hosts shards and workers of a remote coordinator's job
+/// (node_agent.hpp). Handles cross the wire as caf::actor, a built-in type.
+using node_actor = caf::typed_actor<
+    // Build the job from its spec (JSON text); answer its fingerprint, which
+    // must equal the coordinator's (same model, seed and data).
+    caf::replies_to<messages::setup_atom, std::string>::with<std::string>,
+    // Spawn shard i of the job; answer its handle.
+    caf::replies_to<messages::spawn_atom, messages::shard_atom,
+                    std::uint32_t>::with<caf::actor>,
+    // Spawn worker w over the given shards (in shard order), reporting to the
+    // given coordinator; answer its handle.
+    caf::replies_to<messages::spawn_atom, messages::worker_atom,
+                    messages::worker_id, std::vector<caf::actor>,
+                    caf::actor>::with<caf::actor>,
+    // The job is over (the reason is logged): stop every hosted actor and
+    // quit.
+    caf::reacts_to<messages::stop_atom, std::string>>;
 
 } // namespace troupe::actors

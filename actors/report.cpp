@@ -9,6 +9,50 @@ namespace troupe::actors {
 
 using namespace messages;
 
+namespace {
+
+/// Where the roles ran, and the roles that were lost on the way.
+void add_placement(const coordinator_state& st, nlohmann::json& out) {
+  const auto& plan = st.config.placement;
+  if (!plan.empty()) {
+    auto nodes = nlohmann::json::array();
+    for (std::size_t n = 0; n < plan.node_names.size(); ++n) {
+      auto ws = nlohmann::json::array(), ss = nlohmann::json::array();
+      for (std::size_t w = 0; w < plan.worker_node.size(); ++w)
+        if (plan.worker_node[w] == static_cast<std::int32_t>(n))
+          ws.push_back(w);
+      for (std::size_t i = 0; i < plan.shard_node.size(); ++i)
+        if (plan.shard_node[i] == static_cast<std::int32_t>(n))
+          ss.push_back(i);
+      nodes.push_back(
+          {{"name", plan.node_names[n]}, {"workers", ws}, {"shards", ss}});
+    }
+    out["nodes"] = nodes;
+  }
+  auto failures = nlohmann::json::array();
+  auto lost = nlohmann::json::array();
+  std::uint64_t lost_steps = 0;
+  for (const auto& f : st.failures) {
+    failures.push_back({{"role", f.role},
+                        {"index", f.index},
+                        {"node", f.node},
+                        {"reason", f.reason},
+                        {"seconds", f.seconds},
+                        {"unix_ms", f.unix_ms},
+                        {"steps_done", f.steps_done},
+                        {"steps_reassigned_each", f.steps_reassigned},
+                        {"reassigned_to", f.reassigned_to}});
+    lost_steps += f.steps_done;
+    if (std::find(lost.begin(), lost.end(), f.node) == lost.end())
+      lost.push_back(f.node);
+  }
+  out["failures"] = failures;
+  out["lost_nodes"] = lost;
+  out["lost_worker_steps"] = lost_steps;
+}
+
+} // namespace
+
 nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
   std::uint64_t messages = 0, bytes = 0, applied = 0, staleness_sum = 0;
   std::uint64_t staleness_max = 0, max_gap = 0, duplicates = 0;
@@ -106,6 +150,7 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
     out["staleness_bound"] = *st.config.staleness_bound;
     out["max_clock_gap"] = max_gap;
   }
+  add_placement(st, out);
   if (!st.error.empty())
     out["error"] = st.error;
   return out;

@@ -141,6 +141,26 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         st.step();
       },
       [self](step_atom) { self->state.step(); },
+      [self](adopt_atom, worker_id lost, std::uint32_t k, std::uint32_t m,
+             std::uint64_t steps) {
+        auto& st = self->state;
+        if (st.finished)
+          return;
+        std::size_t examples = 0;
+        if (st.config.adopt_data && st.replica_) {
+          try {
+            examples = st.config.adopt_data(*st.replica_, lost, k, m);
+          } catch (const std::exception& e) {
+            detail::log().warn("worker {} cannot adopt the data of worker {}: "
+                               "{}",
+                               st.config.id, lost, e.what());
+          }
+        }
+        st.config.max_steps += steps;
+        detail::log().info("worker {} takes over {} examples and {} steps of "
+                           "lost worker {}",
+                           st.config.id, examples, steps, lost);
+      },
       [self](stop_atom) {
         auto& st = self->state;
         st.finished = true;

@@ -15,6 +15,12 @@
 
 namespace troupe::actors {
 
+/// Adds share k of m of lost worker `lost`'s examples to a replica; returns
+/// the number of examples added.
+using adopt_fn = std::function<std::size_t(
+    optim::replica&, messages::worker_id lost, std::uint32_t k,
+    std::uint32_t m)>;
+
 /// Settings of one worker.
 struct worker_config {
   messages::worker_id id = 0;
@@ -33,6 +39,8 @@ struct worker_config {
   std::shared_ptr<std::atomic<std::uint64_t>> step_counter;
   /// Optional: a delay added to every step (tests of slow workers).
   std::chrono::microseconds step_delay{0};
+  /// Takes over part of a lost worker's data; may be empty.
+  adopt_fn adopt_data;
 };
 
 /// The state of a worker actor; it is the policy's worker_context.

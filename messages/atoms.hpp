@@ -41,4 +41,25 @@ using done_atom = caf::atom_constant<caf::atom("done")>;
 /// Asks the coordinator for the job's final result.
 using result_atom = caf::atom_constant<caf::atom("result")>;
 
+/// A node's request to take part in a job (carries its hello_msg).
+using join_atom = caf::atom_constant<caf::atom("join")>;
+
+/// Tells a node the job it takes part in (carries the job's spec).
+using setup_atom = caf::atom_constant<caf::atom("setup")>;
+
+/// Asks a node to spawn a role (followed by shard_atom or worker_atom).
+using spawn_atom = caf::atom_constant<caf::atom("spawn")>;
+
+/// Names the parameter-shard role.
+using shard_atom = caf::atom_constant<caf::atom("shard")>;
+
+/// Names the worker role.
+using worker_atom = caf::atom_constant<caf::atom("worker")>;
+
+/// Gives a worker a share of a lost worker's data and steps.
+using adopt_atom = caf::atom_constant<caf::atom("adopt")>;
+
+/// Asks for the members of a cluster once enough have joined.
+using members_atom = caf::atom_constant<caf::atom("members")>;
+
 } // namespace troupe::messages

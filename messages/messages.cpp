@@ -48,11 +48,17 @@ std::string to_string(const params_msg& x) {
 }
 
 bool operator==(const hello_msg& x, const hello_msg& y) noexcept {
-  return x.version == y.version && x.node == y.node;
+  return x.version == y.version && x.node == y.node && x.token == y.token
+         && x.worker_slots == y.worker_slots && x.shard_slots == y.shard_slots
+         && x.heartbeat_ms == y.heartbeat_ms && x.timeout_ms == y.timeout_ms;
 }
 
 std::string to_string(const hello_msg& x) {
-  return stringify(x);
+  // The token is a secret: logs only say whether there is one.
+  auto copy = x;
+  if (!copy.token.empty())
+    copy.token = "***";
+  return stringify(copy);
 }
 
 std::string to_string(const real& x) {

@@ -106,19 +106,31 @@ std::string to_string(const params_msg& x);
 
 // -- hello_msg ----------------------------------------------------------------
 
-/// First message between two nodes; a peer with another wire version is
-/// refused.
+/// A node's first message to a coordinator (the join handshake). A peer
+/// with another wire version, a wrong token or other heartbeat settings is
+/// refused before it is given any role.
 struct hello_msg {
   /// The sender's wire version.
   std::uint32_t version = wire_version;
-  /// The sender's node name.
+  /// The sender's node name (host:pid).
   std::string node;
+  /// The job's join token (empty: none). Never printed.
+  std::string token;
+  /// Worker and shard slots the node offers.
+  std::uint32_t worker_slots = 0;
+  std::uint32_t shard_slots = 0;
+  /// The node's middleman heartbeat interval and connection timeout in
+  /// milliseconds: they must equal the coordinator's, or idle links are
+  /// declared dead by one side.
+  std::uint64_t heartbeat_ms = 0;
+  std::uint64_t timeout_ms = 0;
 };
 
 /// Serializes or prints a hello_msg.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, hello_msg& x) {
-  return f(caf::meta::type_name("hello_msg"), x.version, x.node);
+  return f(caf::meta::type_name("hello_msg"), x.version, x.node, x.token,
+           x.worker_slots, x.shard_slots, x.heartbeat_ms, x.timeout_ms);
 }
 
 /// Compares all fields.

@@ -103,6 +103,19 @@ void batch_iterator::shuffle() {
   shuffle_with(order_, gen);
 }
 
+void batch_iterator::add_indices(const std::vector<std::size_t>& extra) {
+  if (extra.empty())
+    return;
+  indices_.insert(indices_.end(), extra.begin(), extra.end());
+  std::vector<std::size_t> rest(order_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                                order_.end());
+  rest.insert(rest.end(), extra.begin(), extra.end());
+  rng gen{seed_ ^ (indices_.size() * 0xD1B54A32D192ED03ull)};
+  shuffle_with(rest, gen);
+  order_.resize(pos_);
+  order_.insert(order_.end(), rest.begin(), rest.end());
+}
+
 const std::vector<std::size_t>& batch_iterator::next_indices() {
   auto global = std::min(batch_size_ * part_.world, order_.size() - pos_);
   auto first = pos_ + global * part_.rank / part_.world;

@@ -147,6 +147,10 @@ public:
   /// Batches per epoch.
   std::size_t batches_per_epoch() const noexcept;
 
+  /// Adds examples (a lost worker's share, say): they join the rest of this
+  /// epoch, shuffled among the examples not drawn yet, and every later epoch.
+  void add_indices(const std::vector<std::size_t>& extra);
+
 private:
   std::vector<std::size_t> indices_; ///< as given
   std::vector<std::size_t> order_;   ///< this epoch's permutation of indices_

@@ -68,6 +68,19 @@ std::size_t model_replica::epoch() const noexcept {
   return batches_.epoch();
 }
 
+std::size_t model_replica::add_examples(const std::vector<std::size_t>& indices) {
+  for (auto i : indices)
+    if (i >= data_->size())
+      throw std::out_of_range("add_examples: index " + std::to_string(i)
+                              + " is out of range for " + data_->name);
+  batches_.add_indices(indices);
+  return indices.size();
+}
+
+std::size_t replica::add_examples(const std::vector<std::size_t>&) {
+  throw std::logic_error("this replica cannot take more examples");
+}
+
 namespace {
 
 /// Owns the model and keeps the data set alive for its model_replica.

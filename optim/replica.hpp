@@ -46,6 +46,11 @@ public:
 
   /// Completed passes over this worker's examples.
   virtual std::size_t epoch() const noexcept = 0;
+
+  /// Adds examples to this worker's own (a lost worker's share); returns how
+  /// many were added. Throws std::logic_error if the replica cannot take
+  /// more examples.
+  virtual std::size_t add_examples(const std::vector<std::size_t>& indices);
 };
 
 /// A sequential model trained with softmax cross-entropy on a labelled data
@@ -64,6 +69,7 @@ public:
   step_result compute() override;
   std::size_t batches_per_epoch() const noexcept override;
   std::size_t epoch() const noexcept override;
+  std::size_t add_examples(const std::vector<std::size_t>& indices) override;
 
   sequential<float>& model() noexcept {
     return *model_;

@@ -207,7 +207,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(round_trip(self, remote, fetch) == fetch);
   params_msg params{9, 4096, tensor{special_values()}};
   CHECK(round_trip(self, remote, params) == params);
-  hello_msg hello{wire_version, "node-b"};
+  hello_msg hello{wire_version, "node-b", "token", 3, 1, 100, 1000};
   CHECK(round_trip(self, remote, hello) == hello);
 
   // Control messages have no operator==; their printed form shows every

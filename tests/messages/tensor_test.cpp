@@ -159,7 +159,7 @@ TEST_CASE("every message type round-trips", "[messages]") {
   CHECK(deserialize<fetch_msg>(serialize(fetch)) == fetch);
   params_msg params{4, 1000, tensor{special_values()}};
   CHECK(deserialize<params_msg>(serialize(params)) == params);
-  hello_msg hello{wire_version, "node-a"};
+  hello_msg hello{wire_version, "node-a", "secret", 2, 1, 200, 2000};
   CHECK(deserialize<hello_msg>(serialize(hello)) == hello);
 }
 
@@ -171,7 +171,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       tensor{special_values()},
       push_msg{1, 2, 3, 4, 5, 6, tensor{special_values()}},
       fetch_msg{1, 2, 3, 4}, params_msg{5, 6, tensor{special_values()}},
-      hello_msg{wire_version, "n"}, real{0.5}, progress_msg{1, 2, 3, real{4}},
+      hello_msg{wire_version, "n", "", 0, 0, 0, 0}, real{0.5}, progress_msg{1, 2, 3, real{4}},
       worker_stats{}, worker_pushes{}, shard_stats{}, eval_msg{},
       ack_atom::value);
   std::vector<char> buf;
@@ -200,7 +200,11 @@ TEST_CASE("messages print for logs", "[messages]") {
   CHECK(to_string(push)
         == "push_msg(7, 42, 3, 1000, 5, 64, tensor(size=1, [0.500000]))");
   CHECK(to_string(fetch_msg{1, 2, 3, 4}) == "fetch_msg(1, 2, 3, 4)");
-  CHECK(to_string(hello_msg{1, "a"}) == "hello_msg(1, \"a\")");
+  CHECK(to_string(hello_msg{1, "a", "", 0, 0, 0, 0})
+        == "hello_msg(1, \"a\", \"\", 0, 0, 0, 0)");
+  // The join token never reaches a log.
+  CHECK(to_string(hello_msg{1, "a", "secret", 2, 1, 200, 2000})
+        == "hello_msg(1, \"a\", \"***\", 2, 1, 200, 2000)");
   // CAF's own stringification (used by its logger) picks up to_string.
   CHECK(caf::deep_to_string(push) == to_string(push));
 }

@@ -1,0 +1,235 @@
+// The coordinator's roles: spawned here or placed on nodes, monitored, and
+// handed over when their node is lost.
+
+#include <algorithm>
+#include <memory>
+
+#include <caf/actor_cast.hpp>
+
+#include "actors/detail/coordinator_ops.hpp"
+#include "actors/detail/log.hpp"
+#include "actors/roles.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+std::string worker_node_name(const coordinator_state& st, std::size_t w) {
+  const auto& plan = st.config.placement;
+  if (w >= plan.worker_node.size() || plan.worker_node[w] < 0)
+    return "local";
+  return plan.node_names.at(static_cast<std::size_t>(plan.worker_node[w]));
+}
+
+std::string shard_node_name(const coordinator_state& st, std::size_t i) {
+  const auto& plan = st.config.placement;
+  if (i >= plan.shard_node.size() || plan.shard_node[i] < 0)
+    return "local";
+  return plan.node_names.at(static_cast<std::size_t>(plan.shard_node[i]));
+}
+
+namespace detail {
+
+namespace {
+
+/// Placement failed (a node refused or did not answer): the job ends before
+/// it started, with the reason.
+void placement_failed(coordinator_ptr self, const std::string& what) {
+  auto& st = self->state;
+  if (st.result)
+    return;
+  st.error = what;
+  st.stop_reason = "placement failed";
+  st.finishing = true;
+  log().error("{}", what);
+  for (auto& w : st.workers)
+    if (w)
+      self->send_exit(w, caf::exit_reason::user_shutdown);
+  deliver(self, job_report(st, eval_msg{}).dump());
+}
+
+int node_of(const std::vector<std::int32_t>& where, std::size_t i) {
+  return i < where.size() ? where[i] : -1;
+}
+
+void provision_workers(coordinator_ptr self) {
+  auto& st = self->state;
+  auto& c = st.config;
+  evaluator_config ec;
+  ec.shards = st.shards;
+  ec.parameters = c.init->size();
+  ec.evaluate = c.evaluate;
+  ec.request_timeout = c.request_timeout;
+  ec.last_params = c.final_params;
+  st.eval = self->spawn(evaluator, std::move(ec));
+  coordinator_actor me = self;
+  std::vector<caf::actor> handles;
+  for (auto& s : st.shards)
+    handles.push_back(caf::actor_cast<caf::actor>(s.handle));
+  auto pending = std::make_shared<std::size_t>(0);
+  for (std::uint32_t w = 0; w < c.workers; ++w) {
+    auto n = node_of(c.placement.worker_node, w);
+    if (n < 0) {
+      st.workers[w] = spawn_worker(self, c, worker_config_of(c, w, st.shards, me));
+      continue;
+    }
+    ++*pending;
+    auto node = c.placement.nodes.at(static_cast<std::size_t>(n));
+    self->request(node, c.request_timeout, spawn_atom::value,
+                  worker_atom::value, w, handles,
+                  caf::actor_cast<caf::actor>(self))
+        .then(
+            [self, w, pending](caf::actor& h) {
+              self->state.workers[w] = caf::actor_cast<worker_actor>(h);
+              if (--*pending == 0)
+                begin(self);
+            },
+            [self, w](caf::error& err) {
+              placement_failed(self, "node " + worker_node_name(self->state, w)
+                                         + " could not start worker "
+                                         + std::to_string(w) + ": "
+                                         + self->system().render(err));
+            });
+  }
+  if (*pending == 0)
+    begin(self);
+}
+
+} // namespace
+
+void provision(coordinator_ptr self) {
+  auto& st = self->state;
+  auto& c = st.config;
+  auto ranges = shard_ranges(c);
+  st.shards.resize(c.shards);
+  st.shard_lost.assign(c.shards, false);
+  st.workers.resize(c.workers);
+  st.started.assign(c.workers, false);
+  st.live.assign(c.workers, true);
+  st.worker_steps.assign(c.workers, 0);
+  auto pending = std::make_shared<std::size_t>(0);
+  for (std::uint32_t i = 0; i < c.shards; ++i) {
+    st.shards[i].range = ranges[i];
+    auto n = node_of(c.placement.shard_node, i);
+    if (n < 0) {
+      st.shards[i].handle = self->spawn(parameter_shard, shard_config(c, i));
+      continue;
+    }
+    ++*pending;
+    auto node = c.placement.nodes.at(static_cast<std::size_t>(n));
+    self->request(node, c.request_timeout, spawn_atom::value, shard_atom::value,
+                  i)
+        .then(
+            [self, i, pending](caf::actor& h) {
+              self->state.shards[i].handle
+                  = caf::actor_cast<parameter_shard_actor>(h);
+              if (--*pending == 0)
+                provision_workers(self);
+            },
+            [self, i](caf::error& err) {
+              placement_failed(self, "node " + shard_node_name(self->state, i)
+                                         + " could not start shard "
+                                         + std::to_string(i) + ": "
+                                         + self->system().render(err));
+            });
+  }
+  if (*pending == 0)
+    provision_workers(self);
+}
+
+bool all_workers_done(const coordinator_state& st) {
+  return std::none_of(st.live.begin(), st.live.end(), [](bool l) { return l; });
+}
+
+namespace {
+
+failure_record record(const coordinator_state& st, std::string role,
+                      std::size_t index, std::string node,
+                      const caf::error& reason, caf::actor_system& sys) {
+  failure_record f;
+  f.role = std::move(role);
+  f.index = static_cast<std::uint32_t>(index);
+  f.node = std::move(node);
+  f.reason = sys.render(reason);
+  f.seconds = seconds_since(st.t0);
+  f.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+  return f;
+}
+
+void lose_worker(coordinator_ptr self, std::size_t w, const caf::error& why) {
+  auto& st = self->state;
+  auto& c = st.config;
+  st.live[w] = false;
+  auto f = record(st, "worker", w, worker_node_name(st, w), why,
+                  self->system());
+  f.steps_done = st.worker_steps[w];
+  log().error("worker {} on {} lost after {} steps: {}", w, f.node,
+              f.steps_done, f.reason);
+  if (tracks_clocks(c))
+    for (auto& s : st.shards)
+      self->send(s.handle, untrack_atom::value, static_cast<worker_id>(w));
+  // A warm start waiting for worker 0: release the others now.
+  if (w == 0)
+    for (std::size_t i = 1; i < st.workers.size(); ++i)
+      if (st.live[i])
+        start_worker(self, i, st.worker_steps[0]);
+  std::vector<std::uint32_t> survivors;
+  for (std::size_t i = 0; i < st.workers.size(); ++i)
+    if (st.live[i])
+      survivors.push_back(static_cast<std::uint32_t>(i));
+  if (survivors.empty()) {
+    st.failures.push_back(std::move(f));
+    if (st.error.empty())
+      st.error = "every worker was lost";
+    finish(self, "workers lost");
+    return;
+  }
+  // Asynchronous algorithms: the survivors take over the lost worker's
+  // examples and remaining steps. Synchronous ones go on with the survivors
+  // (the shards stopped waiting for the lost worker above).
+  if (c.algo != "sync") {
+    auto left = c.steps_per_worker > f.steps_done
+                    ? c.steps_per_worker - f.steps_done
+                    : 0;
+    auto m = static_cast<std::uint32_t>(survivors.size());
+    f.steps_reassigned = (left + m - 1) / m;
+    for (std::uint32_t k = 0; k < m; ++k)
+      self->send(st.workers[survivors[k]], adopt_atom::value,
+                 static_cast<worker_id>(w), k, m, f.steps_reassigned);
+    f.reassigned_to = survivors;
+  }
+  st.failures.push_back(std::move(f));
+}
+
+} // namespace
+
+void on_down(coordinator_ptr self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  if (st.finishing || st.result)
+    return;
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (st.workers[w] && st.workers[w].address() == msg.source) {
+      if (st.live[w])
+        lose_worker(self, w, msg.reason);
+      return;
+    }
+  for (std::size_t i = 0; i < st.shards.size(); ++i)
+    if (st.shards[i].handle && st.shards[i].handle.address() == msg.source) {
+      st.shard_lost[i] = true;
+      auto f = record(st, "shard", i, shard_node_name(st, i), msg.reason,
+                      self->system());
+      st.error = "shard " + std::to_string(i) + " on " + f.node
+                 + " was lost (" + f.reason
+                 + "); the report evaluates the last parameters fetched";
+      log().error("{}", st.error);
+      st.failures.push_back(std::move(f));
+      finish(self, "shard lost");
+      return;
+    }
+}
+
+} // namespace detail
+
+} // namespace troupe::actors

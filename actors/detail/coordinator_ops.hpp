@@ -1,0 +1,48 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <caf/system_messages.hpp>
+
+#include "actors/coordinator.hpp"
+
+// The coordinator's steps, shared by its source files: coordinator.cpp (the
+// behavior, evaluation, stopping and the report) and coordinator_roles.cpp
+// (spawning or placing the roles, and losing them).
+
+namespace troupe::actors::detail {
+
+using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
+
+double seconds_since(std::chrono::steady_clock::time_point t0);
+
+/// Shards count workers' clocks (sync, or downpour under a staleness bound).
+bool tracks_clocks(const job_config& c);
+
+/// Spawns every role here or on its node (asynchronous with nodes), then
+/// calls begin().
+void provision(coordinator_ptr self);
+
+/// Monitors the roles and starts the workers; the job's clock starts here.
+void begin(coordinator_ptr self);
+
+/// Starts worker w at the given clock (once).
+void start_worker(coordinator_ptr self, std::size_t w, std::uint64_t clock);
+
+/// Ends the job (stop workers, collect statistics, evaluate, report).
+void finish(coordinator_ptr self, std::string reason);
+
+/// Sends the result to whoever asked for it, stops every role and node.
+void deliver(coordinator_ptr self, std::string text);
+
+/// A monitored role went down: a lost worker's data and steps go to the
+/// survivors (asynchronous algorithms); a lost shard ends the job.
+void on_down(coordinator_ptr self, const caf::down_msg& msg);
+
+/// True once no worker is live.
+bool all_workers_done(const coordinator_state& st);
+
+} // namespace troupe::actors::detail
