@@ -33,11 +33,16 @@ nlohmann::json run_job(job_config config, runtime_options rt) {
     throw std::invalid_argument("unknown scheduler policy " + rt.scheduler);
   job_system_config cfg{threads, rt.scheduler};
   caf::actor_system sys{cfg};
+  return run_job_in(sys, std::move(config), rt.timeout);
+}
+
+nlohmann::json run_job_in(caf::actor_system& sys, job_config config,
+                          std::chrono::seconds timeout) {
   auto coord = sys.spawn(coordinator, std::move(config));
   std::string text, failure;
   {
     caf::scoped_actor self{sys};
-    self->request(coord, rt.timeout, messages::result_atom::value)
+    self->request(coord, timeout, messages::result_atom::value)
         .receive([&](std::string& result) { text = std::move(result); },
                  [&](caf::error& err) { failure = sys.render(err); });
   }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 
+#include <caf/fwd.hpp>
 #include <nlohmann/json.hpp>
 
 #include "actors/coordinator.hpp"
@@ -27,5 +28,10 @@ struct runtime_options {
 /// the final result and shuts everything down. Returns the coordinator's
 /// final JSON; throws std::runtime_error if no result arrives in time.
 nlohmann::json run_job(job_config config, runtime_options rt = {});
+
+/// Runs a job in an existing actor system (a distributed job's, whose
+/// middleman links the nodes). Same result and errors as run_job.
+nlohmann::json run_job_in(caf::actor_system& sys, job_config config,
+                          std::chrono::seconds timeout);
 
 } // namespace troupe::actors

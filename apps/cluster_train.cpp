@@ -5,11 +5,30 @@
 
 #include "actors/job.hpp"
 #include "apps/cli.hpp"
+#include "apps/data_source.hpp"
+#include "net/cluster.hpp"
 #include "optim/optimizer.hpp"
+#include "optim/param_hash.hpp"
 #include "optim/replica.hpp"
 #include "optim/trainer.hpp"
 
 namespace troupe::apps {
+
+namespace {
+
+/// Model, seed and data in one string: equal on every process that builds
+/// the same job.
+std::string fingerprint(const std::vector<float>& init,
+                        const optim::train_test& data) {
+  const auto& x = data.train.x;
+  return "params " + std::to_string(init.size()) + " "
+         + optim::hash_params(init.data(), init.size()) + ", train "
+         + std::to_string(data.train.size()) + " "
+         + optim::hash_params(x.data(), static_cast<std::size_t>(x.size()))
+         + ", test " + std::to_string(data.test.size());
+}
+
+} // namespace
 
 bool is_cluster_algo(const std::string& algo) {
   return algo == "downpour" || algo == "sync";
@@ -50,8 +69,8 @@ void validate_cluster(const train_options& o) {
          "push and fetch; --n-fetch and --n-push must be 1");
 }
 
-nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
-                           progress& bar) {
+cluster_job prepare_cluster_job(const train_options& o,
+                                optim::train_test loaded) {
   auto data = std::make_shared<const optim::train_test>(std::move(loaded));
   auto train = std::shared_ptr<const optim::dataset>(data, &data->train);
   std::size_t n = train->size();
@@ -154,8 +173,45 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   job.server.staleness_aware = o.staleness_aware;
   job.request_timeout = caf::duration{std::chrono::microseconds{
       static_cast<std::int64_t>(o.request_timeout * 1e6)}};
-  auto total_budget = static_cast<double>(steps_per_worker) * workers;
-  auto steps_per_epoch = static_cast<double>(batches(n));
+  if (!sync) {
+    // A lost worker's examples are split among the survivors.
+    auto shared_parts
+        = std::make_shared<const std::vector<std::vector<std::size_t>>>(parts);
+    job.adopt_data = [shared_parts](optim::replica& r, messages::worker_id lost,
+                                    std::uint32_t k, std::uint32_t m) {
+      const auto& p = shared_parts->at(lost);
+      auto first = p.size() * k / m, last = p.size() * (k + 1) / m;
+      return r.add_examples({p.begin() + static_cast<std::ptrdiff_t>(first),
+                             p.begin() + static_cast<std::ptrdiff_t>(last)});
+    };
+  }
+  cluster_job out;
+  out.fingerprint = fingerprint(*init, *data);
+  out.steps_per_epoch = static_cast<double>(batches(n));
+  out.description
+      = "troupe train: " + o.algo + " with " + std::to_string(workers)
+        + " workers and " + std::to_string(o.shards) + " shards, " + o.model
+        + " on " + train->name + " (" + std::to_string(n) + " examples, "
+        + std::to_string(init->size()) + " parameters), "
+        + std::to_string(steps_per_worker) + " steps of batch "
+        + std::to_string(o.batch) + " per worker, seed "
+        + std::to_string(o.seed);
+  // A worker that fetches every step yields its scheduler thread every step
+  // (while it waits), so the shared scheduler is fastest and a stop still
+  // reaches it within a step; one that computes several steps in a row gets
+  // a thread of its own instead.
+  job.detached_workers = o.n_fetch > 1;
+  out.job = std::move(job);
+  return out;
+}
+
+nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
+                           progress& bar) {
+  auto prepared = prepare_cluster_job(o, std::move(loaded));
+  auto& job = prepared.job;
+  auto batch = o.batch;
+  auto total_budget = static_cast<double>(job.steps_per_worker) * job.workers;
+  auto steps_per_epoch = prepared.steps_per_epoch;
   job.on_progress = [&bar, total_budget, steps_per_epoch,
                      batch](const actors::job_progress& p, bool force) {
     progress_state s;
@@ -168,24 +224,39 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
     s.samples_per_sec = p.seconds > 0 ? p.samples / p.seconds : 0;
     bar.update(s, force);
   };
-  bar.message("troupe train: " + o.algo + " with " + std::to_string(workers)
-              + " workers and " + std::to_string(o.shards) + " shards, "
-              + o.model + " on " + train->name + " (" + std::to_string(n)
-              + " examples, " + std::to_string(init->size()) + " parameters), "
-              + std::to_string(steps_per_worker) + " steps of batch "
-              + std::to_string(o.batch) + " per worker, seed "
-              + std::to_string(o.seed));
-  // A worker that fetches every step yields its scheduler thread every step
-  // (while it waits), so the shared scheduler is fastest and a stop still
-  // reaches it within a step; one that computes several steps in a row gets
-  // a thread of its own instead.
-  job.detached_workers = o.n_fetch > 1;
+  bar.message(prepared.description);
   actors::runtime_options rt;
   rt.threads = o.threads;
-  auto result = actors::run_job(std::move(job), rt);
+  nlohmann::json result;
+  if (o.listen.empty()) {
+    result = actors::run_job(std::move(job), rt);
+  } else {
+    net::cluster_options co;
+    co.listen = net::parse_endpoint(o.listen, "--listen");
+    co.expect = static_cast<std::uint32_t>(o.expect);
+    co.join_timeout = o.link.join_timeout;
+    co.link = link_settings(o.link, "troupe train");
+    co.on_listening = o.on_listening;
+    bar.message("troupe train: waiting for " + std::to_string(o.expect)
+                + " node(s) to join at " + o.listen);
+    result = net::run_distributed(std::move(job), to_spec(o),
+                                  prepared.fingerprint, co, rt);
+  }
   bar.message("troupe train: " + result["stop_reason"].get<std::string>());
   result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
   return result;
+}
+
+actors::built_job build_from_spec(const std::string& spec) {
+  auto o = from_spec(spec);
+  if (!is_cluster_algo(o.algo))
+    throw std::invalid_argument("--algo=" + o.algo + " does not run on nodes");
+  validate_cluster(o);
+  auto data = load_data(o.data, o.seed);
+  if (o.standardize)
+    optim::standardize(data);
+  auto prepared = prepare_cluster_job(o, std::move(data));
+  return {std::move(prepared.job), std::move(prepared.fingerprint)};
 }
 
 } // namespace troupe::apps

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/node_agent.hpp"
 #include "apps/progress.hpp"
 #include "apps/train_command.hpp"
 #include "optim/dataset.hpp"
@@ -14,6 +15,23 @@ bool is_cluster_algo(const std::string& algo);
 /// Checks the cluster options of `o` (validated otherwise); throws
 /// usage_error naming the flag.
 void validate_cluster(const train_options& o);
+
+/// A cluster job built from options and data, ready to run here or to be
+/// built the same way on a node.
+struct cluster_job {
+  actors::job_config job;
+  std::string fingerprint; ///< model, seed and data (node_agent.hpp)
+  double steps_per_epoch = 0;
+  std::string description; ///< one line for the progress display
+};
+
+/// Builds the job of validated options `o` on loaded, scaled data.
+cluster_job prepare_cluster_job(const train_options& o,
+                                optim::train_test data);
+
+/// Builds the job a coordinator's spec describes (nodes): loads and scales
+/// the data as `troupe train` does. Throws with the reason.
+actors::built_job build_from_spec(const std::string& spec);
 
 /// Trains with `o.algo` = downpour or sync: shards, workers, evaluator and
 /// coordinator as actors in this process. `o` is validated and defaults are

@@ -66,6 +66,8 @@ std::string per_model(double model_defaults::*field) {
   return out;
 }
 
+} // namespace
+
 void add_train_options(option_parser& p, train_options& o) {
   p.add(o.algo, "algo",
         "sgd (default: one worker, no actors) | downpour (asynchronous "
@@ -128,8 +130,15 @@ void add_train_options(option_parser& p, train_options& o) {
            "--n-fetch=1, else --lr)")
       .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
       .add(o.request_timeout, "request-timeout",
-           "seconds before an unanswered request fails the job (default 60)");
+           "seconds before an unanswered request fails the job (default 60)")
+      .add(o.listen, "listen",
+           "HOST:PORT: run distributed, placing the roles on nodes that join "
+           "here (troupe node --join=HOST:PORT); port 0 picks a free port")
+      .add(o.expect, "expect", "with --listen: the number of nodes to wait for");
+  add_link_options(p, o.link);
 }
+
+namespace {
 
 void validate(train_options& o) {
   if (o.algo != "sgd" && !is_cluster_algo(o.algo))
@@ -154,6 +163,22 @@ void validate(train_options& o) {
   };
   if (o.batch == 0)
     throw usage_error("troupe train: --batch must be at least 1");
+  if (!o.listen.empty()) {
+    if (!is_cluster_algo(o.algo))
+      throw usage_error("troupe train: --listen runs the actor algorithms "
+                        "(downpour, sync), not --algo=" + o.algo);
+    if (o.expect == 0)
+      throw usage_error("troupe train: --listen needs --expect=M, the number "
+                        "of nodes to wait for");
+    try {
+      net::parse_endpoint(o.listen, "--listen");
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(std::string{"troupe train: "} + e.what());
+    }
+    link_settings(o.link, "troupe train");
+  } else if (o.expect > 0) {
+    throw usage_error("troupe train: --expect needs --listen=HOST:PORT");
+  }
   const auto& d = defaults_for(o.model);
   if (o.algo == "downpour" && o.server_optimizer.empty()) {
     // Asynchrony acts like extra momentum (staleness ~ workers - 1), so the
@@ -227,7 +252,17 @@ int train_main(const std::vector<std::string>& args) {
   try {
     if (!parser.parse(args))
       return 0;
-    auto result = run_train(opts);
+  } catch (const usage_error& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  }
+  return train_main_with(std::move(opts));
+}
+
+int train_main_with(train_options opts) {
+  try {
+    auto json = opts.json;
+    auto result = run_train(std::move(opts));
     auto acc = result["test_accuracy"].get<double>();
     std::cerr << "troupe train: test accuracy " << acc << " after "
               << result["seconds"].get<double>() << " s, "
@@ -236,7 +271,7 @@ int train_main(const std::vector<std::string>& args) {
     if (result.contains("error"))
       std::cerr << "troupe train: error: " << result["error"].get<std::string>()
                 << '\n';
-    if (opts.json)
+    if (json)
       std::cout << result.dump() << std::endl;
     return result.contains("error") ? 1 : 0;
   } catch (const usage_error& e) {

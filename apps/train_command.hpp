@@ -1,10 +1,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "apps/cli.hpp"
+#include "apps/link_flags.hpp"
 
 namespace troupe::apps {
 
@@ -45,7 +49,23 @@ struct train_options {
   double local_lr = -1;         ///< downpour replica rate (-1: auto)
   std::uint64_t threads = 0;    ///< scheduler threads (0: one per core)
   double request_timeout = 60;  ///< seconds
+  // -- distributed jobs (not part of the job's spec) ----------------------
+  std::string listen;       ///< HOST:PORT: place the roles on joined nodes
+  std::uint64_t expect = 0; ///< nodes to wait for (with --listen)
+  link_flags link;
+  /// Called with the open port before nodes are awaited (troupe launch).
+  std::function<void(std::uint16_t)> on_listening;
 };
+
+/// The job's spec: the options every node builds the same job from (the
+/// distributed-job flags left out), as JSON text.
+std::string to_spec(const train_options& o);
+
+/// Reads a spec; throws std::invalid_argument if it is not one.
+train_options from_spec(const std::string& spec);
+
+/// Binds every `troupe train` flag to `o` (troupe launch takes them too).
+void add_train_options(option_parser& p, train_options& o);
 
 /// Runs `troupe train` with parsed options and returns the final result
 /// object. Throws usage_error for inconsistent options, optim::data_error for
@@ -55,5 +75,8 @@ nlohmann::json run_train(train_options opts);
 /// Entry point of `troupe train`: parses `args`, runs, prints. Returns the
 /// process exit status (0 ok, 1 runtime error, 2 usage error).
 int train_main(const std::vector<std::string>& args);
+
+/// Runs and prints like train_main, with options already parsed.
+int train_main_with(train_options opts);
 
 } // namespace troupe::apps

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/node_command.hpp"
 #include "apps/train_command.hpp"
 
 namespace {
@@ -13,7 +14,11 @@ constexpr const char* usage = R"(usage: troupe <command> [--name=value ...]
 Asynchronous distributed training with actors.
 
 commands:
-  train     train a model (see troupe train --help)
+  train     train a model (see troupe train --help); with --listen the
+            roles run on nodes that join
+  node      host a distributed job's roles (troupe node --join=HOST:PORT)
+  launch    run a distributed job: the coordinator here and its nodes as
+            local processes (--local=M) or over ssh (--hosts=FILE)
   version   print the version
 
 Every command prints progress on stderr and, with --json, one JSON object on
@@ -33,11 +38,15 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "train")
     return troupe::apps::train_main(args);
+  if (command == "node")
+    return troupe::apps::node_main(args);
+  if (command == "launch")
+    return troupe::apps::launch_main(args);
   if (command == "version" || command == "--version") {
     std::cout << "troupe " << TROUPE_VERSION << '\n';
     return 0;
   }
   std::cerr << "troupe: unknown command '" << command
-            << "' (commands: train, version; see troupe --help)\n";
+            << "' (commands: train, node, launch, version; see troupe --help)\n";
   return 2;
 }

@@ -1,0 +1,85 @@
+#include "actors/node_agent.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/sec.hpp>
+
+#include "actors/detail/log.hpp"
+#include "actors/roles.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+namespace {
+
+caf::error failure(const std::string& what) {
+  detail::log().error("{}", what);
+  return caf::make_error(caf::sec::runtime_error, what);
+}
+
+} // namespace
+
+node_actor::behavior_type
+node_agent(node_actor::stateful_pointer<node_agent_state> self,
+           node_agent_config config) {
+  self->state.config = std::move(config);
+  return {
+      [self](setup_atom, const std::string& spec) -> caf::result<std::string> {
+        auto& st = self->state;
+        if (st.job)
+          return failure("this node already takes part in a job");
+        try {
+          auto built = st.config.build(spec);
+          st.job = std::move(built.job);
+          detail::log().info("job set up: {} with {} workers and {} shards",
+                             st.job->algo, st.job->workers, st.job->shards);
+          return built.fingerprint;
+        } catch (const std::exception& e) {
+          return failure(std::string{"cannot build the job: "} + e.what());
+        }
+      },
+      [self](spawn_atom, shard_atom,
+             std::uint32_t i) -> caf::result<caf::actor> {
+        auto& st = self->state;
+        if (!st.job)
+          return failure("spawn before setup");
+        try {
+          auto h = caf::actor_cast<caf::actor>(
+              self->spawn(parameter_shard, shard_config(*st.job, i)));
+          st.hosted.push_back(h);
+          return h;
+        } catch (const std::exception& e) {
+          return failure(e.what());
+        }
+      },
+      [self](spawn_atom, worker_atom, worker_id w,
+             const std::vector<caf::actor>& shards,
+             const caf::actor& coordinator) -> caf::result<caf::actor> {
+        auto& st = self->state;
+        if (!st.job)
+          return failure("spawn before setup");
+        try {
+          auto wc = worker_config_of(
+              *st.job, w, shard_refs(*st.job, shards),
+              caf::actor_cast<coordinator_actor>(coordinator));
+          auto h = caf::actor_cast<caf::actor>(
+              spawn_worker(self, *st.job, std::move(wc)));
+          st.hosted.push_back(h);
+          return h;
+        } catch (const std::exception& e) {
+          return failure(e.what());
+        }
+      },
+      [self](stop_atom, const std::string& reason) {
+        auto& st = self->state;
+        if (st.config.stop_reason)
+          *st.config.stop_reason = reason;
+        for (auto& h : st.hosted)
+          self->send_exit(h, caf::exit_reason::user_shutdown);
+        st.hosted.clear();
+        self->quit();
+      },
+  };
+}
+
+} // namespace troupe::actors

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/coordinator.hpp"
+#include "actors/interfaces.hpp"
+
+namespace troupe::actors {
+
+/// A job built from its spec on a node.
+struct built_job {
+  job_config job;
+  /// Equal on every process that built the same job from the same data (the
+  /// coordinator refuses a node whose fingerprint differs).
+  std::string fingerprint;
+};
+
+/// Settings of a node agent.
+struct node_agent_config {
+  /// Builds the job from its spec (the coordinator's JSON); throws with the
+  /// reason if it cannot (unknown model, data missing on this host, ...).
+  std::function<built_job(const std::string& spec)> build;
+  /// Receives the reason the job ended (may be empty).
+  std::shared_ptr<std::string> stop_reason;
+};
+
+struct node_agent_state {
+  static inline const char* name = "node_agent";
+  node_agent_config config;
+  std::optional<job_config> job;
+  std::vector<caf::actor> hosted;
+};
+
+/// The actor a node offers to a coordinator: it builds the job once, spawns
+/// the shards and workers placed on this node (the same roles, configured
+/// the same way, as in one process: roles.hpp), and stops them when the job
+/// ends.
+node_actor::behavior_type
+node_agent(node_actor::stateful_pointer<node_agent_state> self,
+           node_agent_config config);
+
+} // namespace troupe::actors

@@ -1,0 +1,268 @@
+// troupe launch: a distributed job in one command. Runs the coordinator
+// (troupe train --listen) here and starts its nodes: M local processes
+// (--local=M) or one per line of a hostfile over ssh (--hosts=FILE), like
+// mpirun or horovodrun.
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "apps/cli.hpp"
+#include "apps/node_command.hpp"
+#include "apps/train_command.hpp"
+
+extern char** environ;
+
+namespace troupe::apps {
+
+namespace {
+
+struct host_entry {
+  std::string host;
+  std::uint32_t slots = 1;
+};
+
+/// Reads `host[:slots]` lines; '#' starts a comment.
+std::vector<host_entry> read_hostfile(const std::string& path) {
+  std::ifstream in{path};
+  if (!in)
+    throw usage_error("troupe launch: --hosts=" + path + ": cannot be read");
+  std::vector<host_entry> hosts;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream words{line};
+    std::string word, extra;
+    if (!(words >> word))
+      continue;
+    auto bad = [&](const std::string& why) {
+      return usage_error("troupe launch: " + path + ":" + std::to_string(number)
+                         + ": " + why + " (expected host[:slots])");
+    };
+    if (words >> extra)
+      throw bad("one host per line");
+    host_entry h;
+    auto colon = word.rfind(':');
+    h.host = word.substr(0, colon);
+    if (colon != std::string::npos) {
+      auto n = word.substr(colon + 1);
+      if (n.empty() || n.size() > 4
+          || n.find_first_not_of("0123456789") != std::string::npos
+          || std::stoul(n) == 0)
+        throw bad("slots must be a number from 1 to 9999");
+      h.slots = static_cast<std::uint32_t>(std::stoul(n));
+    }
+    if (h.host.empty())
+      throw bad("no host");
+    hosts.push_back(h);
+  }
+  if (hosts.empty())
+    throw usage_error("troupe launch: --hosts=" + path + " lists no host");
+  return hosts;
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in{s};
+  std::vector<std::string> out;
+  for (std::string w; in >> w;)
+    out.push_back(w);
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string{"'\\''"} : std::string{c};
+  return out + "'";
+}
+
+pid_t start(const std::vector<std::string>& argv) {
+  std::vector<char*> raw;
+  for (auto& a : argv)
+    raw.push_back(const_cast<char*>(a.c_str()));
+  raw.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, raw[0], nullptr, nullptr, raw.data(), environ) != 0)
+    throw std::runtime_error("cannot start " + argv[0]);
+  return pid;
+}
+
+struct child {
+  std::string host;
+  pid_t pid = 0;
+  int status = -1;
+};
+
+/// Waits up to `grace` for the children to exit, then terminates the rest.
+void reap(std::vector<child>& children, std::chrono::seconds grace) {
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  auto pending = [&] {
+    bool any = false;
+    for (auto& c : children) {
+      if (c.status >= 0)
+        continue;
+      int st = 0;
+      if (waitpid(c.pid, &st, WNOHANG) == c.pid)
+        c.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      else
+        any = true;
+    }
+    return any;
+  };
+  while (pending() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  for (auto& c : children)
+    if (c.status < 0) {
+      std::cerr << "troupe launch: node " << c.host << " (pid " << c.pid
+                << ") did not exit; terminating it\n";
+      kill(c.pid, SIGTERM);
+      int st = 0;
+      waitpid(c.pid, &st, 0);
+      c.status = 128 + SIGTERM;
+    }
+}
+
+constexpr const char* launch_usage
+    = R"(usage: troupe launch (--local=M | --hosts=FILE) [launch flags] [train flags]
+
+Runs troupe train --listen here and starts the job's nodes.
+  --local=M               start M node processes on this host; the job's
+                          workers are split evenly over them, shards stay here
+  --hosts=FILE            one host[:slots] per line: start a node with that
+                          many worker slots on each host over --rsh
+  --rsh=CMD               remote shell for --hosts (default "ssh")
+  --remote-troupe=PATH    troupe on the hosts (default "troupe")
+  --advertise=HOST        the address nodes reach this host at (--hosts;
+                          default: this host's name)
+Train flags as for troupe train (--listen defaults to 127.0.0.1:0 with
+--local and 0.0.0.0:0 with --hosts; --expect is set for you).
+)";
+
+} // namespace
+
+int launch_main(const std::vector<std::string>& args) {
+  std::uint64_t local = 0;
+  std::string hosts_file, rsh = "ssh", remote = "troupe", advertise;
+  std::vector<std::string> rest;
+  for (const auto& a : args) {
+    auto value = [&](const char* flag) -> const std::string* {
+      static thread_local std::string v;
+      auto prefix = std::string{flag} + "=";
+      if (a.rfind(prefix, 0) != 0)
+        return nullptr;
+      v = a.substr(prefix.size());
+      return &v;
+    };
+    if (a == "--help" || a == "-h") {
+      std::cout << launch_usage;
+      return 0;
+    }
+    if (auto v = value("--local")) {
+      if (v->empty() || v->find_first_not_of("0123456789") != std::string::npos
+          || v->size() > 4 || std::stoul(*v) == 0) {
+        std::cerr << "troupe launch: --local must be a number from 1 to 9999\n";
+        return 2;
+      }
+      local = std::stoul(*v);
+    } else if (auto v = value("--hosts")) {
+      hosts_file = *v;
+    } else if (auto v = value("--rsh")) {
+      rsh = *v;
+    } else if (auto v = value("--remote-troupe")) {
+      remote = *v;
+    } else if (auto v = value("--advertise")) {
+      advertise = *v;
+    } else {
+      rest.push_back(a);
+    }
+  }
+  try {
+    if ((local > 0) == !hosts_file.empty())
+      throw usage_error("troupe launch: give --local=M or --hosts=FILE");
+    std::vector<host_entry> hosts;
+    train_options o;
+    option_parser p{"troupe launch"};
+    add_train_options(p, o);
+    if (!p.parse(rest))
+      return 0;
+    if (o.expect > 0)
+      throw usage_error("troupe launch: --expect is set from --local/--hosts");
+    if (local > 0) {
+      if (o.workers < local)
+        throw usage_error("troupe launch: --local=" + std::to_string(local)
+                          + " needs at least as many --workers");
+      for (std::uint64_t n = 0; n < local; ++n)
+        hosts.push_back(
+            {"127.0.0.1",
+             static_cast<std::uint32_t>(o.workers * (n + 1) / local
+                                        - o.workers * n / local)});
+      if (o.listen.empty())
+        o.listen = "127.0.0.1:0";
+    } else {
+      hosts = read_hostfile(hosts_file);
+      if (o.listen.empty())
+        o.listen = "0.0.0.0:0";
+      if (advertise.empty()) {
+        char name[256] = {};
+        gethostname(name, sizeof(name) - 1);
+        advertise = name;
+      }
+    }
+    o.expect = hosts.size();
+    std::vector<child> children;
+    o.on_listening = [&](std::uint16_t port) {
+      auto node_args = [&](const host_entry& h, const std::string& at) {
+        std::vector<std::string> a{"node", "--join=" + at + ":"
+                                               + std::to_string(port),
+                                   "--workers=" + std::to_string(h.slots)};
+        for (auto& x : link_arguments(o.link))
+          a.push_back(x);
+        return a;
+      };
+      for (const auto& h : hosts) {
+        std::vector<std::string> argv;
+        if (local > 0) {
+          argv.push_back("/proc/self/exe");
+          for (auto& x : node_args(h, "127.0.0.1"))
+            argv.push_back(x);
+        } else {
+          argv = split_words(rsh);
+          argv.push_back(h.host);
+          std::string command = shell_quote(remote);
+          for (auto& x : node_args(h, advertise))
+            command += " " + shell_quote(x);
+          argv.push_back(command);
+        }
+        children.push_back({h.host, start(argv)});
+      }
+    };
+    int status = 0;
+    try {
+      status = train_main_with(o);
+    } catch (...) {
+      reap(children, std::chrono::seconds{10});
+      throw;
+    }
+    reap(children, std::chrono::seconds{10});
+    for (auto& c : children)
+      if (c.status != 0)
+        std::cerr << "troupe launch: node " << c.host << " (pid " << c.pid
+                  << ") exited with status " << c.status << '\n';
+    return status;
+  } catch (const usage_error& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "troupe launch: error: " << e.what() << '\n';
+    return 1;
+  }
+}
+
+} // namespace troupe::apps

@@ -1,0 +1,63 @@
+#include "apps/node_command.hpp"
+
+#include <iostream>
+
+#include "actors/detail/log.hpp"
+#include "apps/cli.hpp"
+#include "apps/cluster_train.hpp"
+#include "apps/link_flags.hpp"
+#include "net/node.hpp"
+
+namespace troupe::apps {
+
+int node_main(const std::vector<std::string>& args) {
+  std::string join;
+  std::uint64_t workers = 1, shards = 0, threads = 0;
+  link_flags link;
+  option_parser p{"troupe node"};
+  p.add(join, "join", "HOST:PORT of the coordinator (troupe train --listen)")
+      .add(workers, "workers", "worker slots this node offers (default 1)")
+      .add(shards, "shards",
+           "parameter-shard slots this node offers (default 0: shards stay "
+           "with the coordinator)")
+      .add(threads, "threads", "actor scheduler threads (0: one per core)");
+  add_link_options(p, link);
+  try {
+    if (!p.parse(args))
+      return 0;
+    if (join.empty())
+      throw usage_error("troupe node: --join=HOST:PORT is required");
+    if (workers > 4096 || shards > 1024)
+      throw usage_error("troupe node: at most 4096 workers and 1024 shards");
+    net::node_options o;
+    try {
+      o.join = net::parse_endpoint(join, "--join");
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(std::string{"troupe node: "} + e.what());
+    }
+    o.workers = static_cast<std::uint32_t>(workers);
+    o.shards = static_cast<std::uint32_t>(shards);
+    o.join_timeout = link.join_timeout;
+    o.link = link_settings(link, "troupe node");
+    o.threads = threads;
+    if (o.workers == 0 && o.shards == 0)
+      throw usage_error("troupe node: --workers or --shards must be above 0");
+    actors::node_agent_config agent;
+    agent.build = build_from_spec;
+    auto out = net::run_node(o, std::move(agent));
+    std::cerr << "troupe node: " << (out.status == 0 ? "" : "error: ")
+              << out.message << '\n';
+    return out.status;
+  } catch (const usage_error& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "troupe node: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "troupe node: error: " << e.what() << '\n';
+    return 1;
+  }
+}
+
+} // namespace troupe::apps

@@ -1,0 +1,136 @@
+#include "net/cluster.hpp"
+
+#include <stdexcept>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/publish.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "actors/detail/log.hpp"
+#include "net/placement.hpp"
+#include "net/registrar.hpp"
+
+namespace troupe::net {
+
+using namespace messages;
+
+namespace {
+
+struct cluster_system_config : caf::actor_system_config {
+  cluster_system_config(const link_options& link, std::size_t threads) {
+    configure(*this, link, threads);
+  }
+};
+
+std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
+                        const cluster_options& opts) {
+  const auto& host = opts.listen.host;
+  // "0.0.0.0" or "*": every interface.
+  const char* in = host == "0.0.0.0" || host == "*" ? nullptr : host.c_str();
+  auto port = opts.link.tls.enabled()
+                  ? caf::openssl::publish(reg, opts.listen.port, in, true)
+                  : sys.middleman().publish(reg, opts.listen.port, in, true);
+  if (!port)
+    throw std::runtime_error("cannot listen on " + host + ":"
+                             + std::to_string(opts.listen.port) + ": "
+                             + sys.render(port.error()));
+  return *port;
+}
+
+} // namespace
+
+nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
+                               const std::string& fingerprint,
+                               const cluster_options& opts,
+                               actors::runtime_options rt) {
+  validate(opts.link);
+  if (opts.expect == 0)
+    throw std::invalid_argument("--expect must be at least 1");
+  cluster_system_config cfg{opts.link, rt.threads};
+  caf::actor_system sys{cfg};
+  registrar_config rc;
+  rc.expect = opts.expect;
+  rc.token = opts.link.token;
+  rc.heartbeat_ms = opts.link.heartbeat_ms();
+  rc.timeout_ms = opts.link.timeout_ms();
+  rc.spec = spec;
+  rc.fingerprint = fingerprint;
+  auto reg = sys.spawn(registrar, std::move(rc));
+  auto stop_registrar = [&] {
+    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
+  };
+  std::uint16_t port = 0;
+  try {
+    port = open_port(sys, reg, opts);
+  } catch (...) {
+    stop_registrar();
+    throw;
+  }
+  actors::detail::log().info(
+      "coordinator listening on {}:{}{}, waiting for {} node(s)",
+      opts.listen.host, port, opts.link.tls.enabled() ? " (TLS)" : "",
+      opts.expect);
+  if (opts.on_listening)
+    opts.on_listening(port);
+  std::vector<caf::actor> agents;
+  std::vector<hello_msg> hellos;
+  std::string failure;
+  caf::scoped_actor self{sys};
+  auto join_wait = std::chrono::milliseconds{
+      static_cast<std::int64_t>(opts.join_timeout * 1000)};
+  self->request(reg, join_wait, members_atom::value)
+      .receive(
+          [&](std::vector<caf::actor>& a, std::vector<hello_msg>& h) {
+            agents = std::move(a);
+            hellos = std::move(h);
+          },
+          [&](caf::error& err) { failure = sys.render(err); });
+  if (!failure.empty()) {
+    stop_registrar();
+    throw std::runtime_error(
+        "not all of the " + std::to_string(opts.expect)
+        + " expected nodes joined within "
+        + std::to_string(static_cast<int>(opts.join_timeout))
+        + " s (--join-timeout); start them with troupe node --join="
+        + opts.listen.host + ":" + std::to_string(port));
+  }
+  std::vector<node_slots> slots;
+  for (std::size_t n = 0; n < agents.size(); ++n) {
+    slots.push_back({hellos[n].worker_slots, hellos[n].shard_slots});
+    job.placement.nodes.push_back(
+        caf::actor_cast<actors::node_actor>(agents[n]));
+    job.placement.node_names.push_back(hellos[n].node);
+  }
+  auto where = place(job.workers, job.shards, slots);
+  job.placement.worker_node = where.worker_node;
+  job.placement.shard_node = where.shard_node;
+  for (std::size_t n = 0; n < agents.size(); ++n) {
+    std::size_t w = 0, s = 0;
+    for (auto x : where.worker_node)
+      w += x == static_cast<std::int32_t>(n) ? 1 : 0;
+    for (auto x : where.shard_node)
+      s += x == static_cast<std::int32_t>(n) ? 1 : 0;
+    actors::detail::log().info("node {} hosts {} worker(s) and {} shard(s)",
+                               hellos[n].node, w, s);
+  }
+  nlohmann::json result;
+  try {
+    result = actors::run_job_in(sys, std::move(job), rt.timeout);
+  } catch (...) {
+    stop_registrar();
+    throw;
+  }
+  // The coordinator told every node to stop; wait (briefly) until they are
+  // gone, so their last messages are not cut off.
+  self->request(reg, std::chrono::seconds{5}, stop_atom::value)
+      .receive([](std::uint32_t) {},
+               [&](caf::error&) {
+                 actors::detail::log().warn("a node did not exit in time");
+               });
+  stop_registrar();
+  return result;
+}
+
+} // namespace troupe::net

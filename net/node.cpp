@@ -1,0 +1,106 @@
+#include "net/node.hpp"
+
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/remote_actor.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/system_messages.hpp>
+
+#include "actors/detail/log.hpp"
+#include "net/registrar.hpp"
+
+namespace troupe::net {
+
+using namespace messages;
+
+namespace {
+
+struct node_system_config : caf::actor_system_config {
+  node_system_config(const link_options& link, std::size_t threads) {
+    configure(*this, link, threads);
+  }
+};
+
+/// Connects to the registrar, retrying until the deadline (the coordinator
+/// may not listen yet).
+caf::expected<registrar_actor> connect(caf::actor_system& sys,
+                                       const node_options& opts) {
+  using clock = std::chrono::steady_clock;
+  auto deadline = clock::now()
+                  + std::chrono::milliseconds{static_cast<std::int64_t>(
+                      opts.join_timeout * 1000)};
+  for (;;) {
+    auto reg = opts.link.tls.enabled()
+                   ? caf::openssl::remote_actor<registrar_actor>(
+                       sys, opts.join.host, opts.join.port)
+                   : sys.middleman().remote_actor<registrar_actor>(
+                       opts.join.host, opts.join.port);
+    if (reg || clock::now() >= deadline)
+      return reg;
+    std::this_thread::sleep_for(std::chrono::milliseconds{250});
+  }
+}
+
+} // namespace
+
+node_outcome run_node(const node_options& opts,
+                      actors::node_agent_config agent_config) {
+  validate(opts.link);
+  if (opts.workers == 0 && opts.shards == 0)
+    throw std::invalid_argument("a node needs --workers or --shards above 0");
+  node_system_config cfg{opts.link, opts.threads};
+  caf::actor_system sys{cfg};
+  auto where = opts.join.host + ":" + std::to_string(opts.join.port);
+  auto reg = connect(sys, opts);
+  if (!reg)
+    return {1, "cannot reach the coordinator at " + where + " within "
+                   + std::to_string(static_cast<int>(opts.join_timeout))
+                   + " s: " + sys.render(reg.error())};
+  auto reason = std::make_shared<std::string>();
+  agent_config.stop_reason = reason;
+  auto agent = sys.spawn(actors::node_agent, std::move(agent_config));
+  hello_msg hello;
+  hello.node = process_name();
+  hello.token = opts.link.token;
+  hello.worker_slots = opts.workers;
+  hello.shard_slots = opts.shards;
+  hello.heartbeat_ms = opts.link.heartbeat_ms();
+  hello.timeout_ms = opts.link.timeout_ms();
+  caf::scoped_actor self{sys};
+  std::string refused, failure;
+  // Setting up may load a data set on both sides: allow for it.
+  self->request(*reg, std::chrono::seconds{180}, join_atom::value, hello,
+                caf::actor_cast<caf::actor>(agent))
+      .receive([&](std::string& why) { refused = std::move(why); },
+               [&](caf::error& err) { failure = sys.render(err); });
+  if (!failure.empty() || !refused.empty()) {
+    caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
+    return {1, refused.empty()
+                   ? "the join request to " + where + " failed: " + failure
+                   : "the coordinator at " + where + " refused this node: "
+                         + refused};
+  }
+  actors::detail::log().info("node {} joined the job at {}", hello.node,
+                             where);
+  self->monitor(agent);
+  self->monitor(*reg);
+  node_outcome out;
+  bool over = false;
+  while (!over)
+    self->receive([&](caf::down_msg& down) {
+      over = true;
+      if (down.source == agent.address()) {
+        out = {0, "the job ended: " + *reason};
+      } else {
+        caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
+        out = {1, "lost the coordinator at " + where + " ("
+                      + sys.render(down.reason) + ")"};
+      }
+    });
+  return out;
+}
+
+} // namespace troupe::net

@@ -1,0 +1,37 @@
+// A node of a distributed job: joins a coordinator and hosts the roles it
+// is given until the job ends.
+
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "actors/node_agent.hpp"
+#include "net/system.hpp"
+
+namespace troupe::net {
+
+struct node_options {
+  endpoint join;
+  std::uint32_t workers = 1; ///< worker slots offered
+  std::uint32_t shards = 0;  ///< shard slots offered
+  /// Seconds to keep trying to reach the coordinator (it may start later).
+  double join_timeout = 60;
+  link_options link;
+  std::size_t threads = 0; ///< scheduler threads (0: one per core)
+};
+
+/// What became of a node.
+struct node_outcome {
+  int status = 0;     ///< 0: the job ended; 1: refused, unreachable or lost
+  std::string message; ///< for the user
+};
+
+/// Joins the coordinator at opts.join, serves the job (building it with
+/// `agent.build`) and returns when it is over or the coordinator is lost.
+/// Throws std::invalid_argument for unusable options.
+node_outcome run_node(const node_options& opts,
+                      actors::node_agent_config agent);
+
+} // namespace troupe::net

@@ -1,0 +1,147 @@
+#include "net/registrar.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/system_messages.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/detail/log.hpp"
+#include "net/system.hpp"
+
+namespace troupe::net {
+
+using namespace messages;
+
+namespace {
+
+using self_ptr = registrar_actor::stateful_pointer<registrar_state>;
+
+std::uint32_t count_up(const registrar_state& st) {
+  std::uint32_t n = 0;
+  for (const auto& m : st.members)
+    n += m.up ? 1 : 0;
+  return n;
+}
+
+void maybe_complete(self_ptr self) {
+  auto& st = self->state;
+  if (count_up(st) < st.config.expect || st.waiting.empty())
+    return;
+  std::vector<caf::actor> agents;
+  std::vector<hello_msg> hellos;
+  for (const auto& m : st.members)
+    if (m.up) {
+      agents.push_back(caf::actor_cast<caf::actor>(m.agent));
+      hellos.push_back(m.hello);
+    }
+  st.closed = true;
+  for (auto& p : st.waiting)
+    p.deliver(agents, hellos);
+  st.waiting.clear();
+}
+
+void maybe_stopped(self_ptr self) {
+  auto& st = self->state;
+  auto up = count_up(st);
+  if (up > 0)
+    return;
+  for (auto& p : st.stopping)
+    p.deliver(up);
+  st.stopping.clear();
+}
+
+} // namespace
+
+std::string check_hello(const registrar_config& c, const hello_msg& h) {
+  if (h.version != wire_version)
+    return "wire version " + std::to_string(h.version)
+           + " differs from the coordinator's "
+           + std::to_string(wire_version) + ": run the same troupe build";
+  if (!c.token.empty() && !tokens_equal(c.token, h.token))
+    return h.token.empty() ? "this job needs a join token (--token or "
+                             "--token-file)"
+                           : "wrong join token";
+  if (h.heartbeat_ms != c.heartbeat_ms || h.timeout_ms != c.timeout_ms)
+    return "heartbeat settings differ: the node has --heartbeat="
+           + std::to_string(h.heartbeat_ms) + "ms --node-timeout="
+           + std::to_string(h.timeout_ms) + "ms, the coordinator "
+           + std::to_string(c.heartbeat_ms) + "ms and "
+           + std::to_string(c.timeout_ms) + "ms";
+  if (h.worker_slots == 0 && h.shard_slots == 0)
+    return "the node offers no worker and no shard slots";
+  return {};
+}
+
+registrar_actor::behavior_type
+registrar(self_ptr self, registrar_config config) {
+  self->state.config = std::move(config);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    for (auto& m : st.members)
+      if (m.up && m.agent.address() == msg.source) {
+        m.up = false;
+        if (!st.closed)
+          actors::detail::log().warn("node {} left before the job started",
+                        m.hello.node);
+      }
+    maybe_stopped(self);
+  });
+  return {
+      [self](join_atom, hello_msg& hello,
+             caf::actor& handle) -> caf::result<std::string> {
+        auto& st = self->state;
+        if (auto why = check_hello(st.config, hello); !why.empty())
+          return why;
+        if (st.closed
+            || count_up(st) + st.setting_up >= st.config.expect)
+          return "the job already has its "
+                 + std::to_string(st.config.expect) + " nodes";
+        if (!handle)
+          return std::string{"no node agent"};
+        auto agent = caf::actor_cast<actors::node_actor>(handle);
+        auto rp = self->make_response_promise<std::string>();
+        ++st.setting_up;
+        self->request(agent, st.config.setup_timeout, setup_atom::value,
+                      st.config.spec)
+            .then(
+                [self, rp, agent, hello](std::string& fp) mutable {
+                  auto& st = self->state;
+                  --st.setting_up;
+                  if (fp != st.config.fingerprint) {
+                    rp.deliver("the node built another job (fingerprint "
+                               + fp + ", the coordinator's "
+                               + st.config.fingerprint
+                               + "): the data or the build differ");
+                    return;
+                  }
+                  self->monitor(agent);
+                  st.members.push_back({agent, hello, true});
+                  rp.deliver(std::string{});
+                  maybe_complete(self);
+                },
+                [self, rp](caf::error& err) mutable {
+                  --self->state.setting_up;
+                  rp.deliver("the node could not set the job up: "
+                             + self->system().render(err));
+                });
+        return rp;
+      },
+      [self](members_atom)
+          -> caf::result<std::vector<caf::actor>, std::vector<hello_msg>> {
+        auto rp = self->make_response_promise<std::vector<caf::actor>,
+                                               std::vector<hello_msg>>();
+        self->state.waiting.push_back(rp);
+        maybe_complete(self);
+        return rp;
+      },
+      [self](stop_atom) -> caf::result<std::uint32_t> {
+        auto& st = self->state;
+        st.closed = true;
+        auto rp = self->make_response_promise<std::uint32_t>();
+        st.stopping.push_back(rp);
+        maybe_stopped(self);
+        return rp;
+      },
+  };
+}
+
+} // namespace troupe::net

@@ -1,0 +1,74 @@
+// Membership of a distributed job: the actor a coordinator publishes on its
+// listening port. Nodes join through it; it checks each one (wire version,
+// join token, heartbeat settings, slots), gives it the job's spec, checks the
+// node built the same job (fingerprint) and only then counts it as a member.
+
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/interfaces.hpp"
+#include "messages/atoms.hpp"
+#include "messages/messages.hpp"
+
+namespace troupe::net {
+
+using registrar_actor = caf::typed_actor<
+    // A node asks to join with its hello and its agent's handle. The answer
+    // is empty when it joined, else the reason it was refused.
+    caf::replies_to<messages::join_atom, messages::hello_msg,
+                    caf::actor>::with<std::string>,
+    // The members, answered once the expected number has joined.
+    caf::replies_to<messages::members_atom>::with<std::vector<caf::actor>,
+                                                  std::vector<messages::hello_msg>>,
+    // Answered (with the number of members still up) once every member has
+    // gone down: the nodes have exited.
+    caf::replies_to<messages::stop_atom>::with<std::uint32_t>>;
+
+/// Settings of the registrar.
+struct registrar_config {
+  std::uint32_t expect = 1;
+  std::string token; ///< empty: no token needed
+  std::uint64_t heartbeat_ms = 0, timeout_ms = 0;
+  std::string spec;        ///< the job's spec, sent to each node
+  std::string fingerprint; ///< what each node must build from it
+  /// How long a node may take to build the job (load its data).
+  std::chrono::milliseconds setup_timeout{std::chrono::seconds{120}};
+};
+
+struct member {
+  actors::node_actor agent;
+  messages::hello_msg hello;
+  bool up = true;
+};
+
+struct registrar_state {
+  static inline const char* name = "registrar";
+  registrar_config config;
+  std::vector<member> members;
+  std::uint32_t setting_up = 0; ///< nodes building the job now
+  bool closed = false;          ///< the job has started: no more joins
+  std::vector<caf::typed_response_promise<std::vector<caf::actor>,
+                                          std::vector<messages::hello_msg>>>
+      waiting;
+  std::vector<caf::typed_response_promise<std::uint32_t>> stopping;
+};
+
+registrar_actor::behavior_type
+registrar(registrar_actor::stateful_pointer<registrar_state> self,
+          registrar_config config);
+
+/// Why a hello is refused ("" if it is acceptable), before any setup.
+std::string check_hello(const registrar_config& config,
+                        const messages::hello_msg& hello);
+
+} // namespace troupe::net
