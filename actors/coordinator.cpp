@@ -157,20 +157,28 @@ void finish(self_ptr self, std::string reason) {
     if (!st.live[w])
       continue;
     st.live[w] = false;
-    self->request<caf::message_priority::high>(
-            st.workers[w], st.config.request_timeout, stop_atom::value)
-        .then(
-            [self, remaining](worker_stats& x) {
-              self->state.worker_reports.push_back(std::move(x));
-              if (--*remaining == 0)
-                collect_shard_stats(self);
-            },
-            [self, remaining](caf::error&) {
-              // Finished between our stop and its arrival: its done message
-              // carries the report.
-              if (--*remaining == 0)
-                collect_shard_stats(self);
-            });
+    auto on_stats = [self, remaining](worker_stats& x) {
+      self->state.worker_reports.push_back(std::move(x));
+      if (--*remaining == 0)
+        collect_shard_stats(self);
+    };
+    auto on_error = [self, remaining](caf::error&) {
+      // Finished between our stop and its arrival: its done message
+      // carries the report.
+      if (--*remaining == 0)
+        collect_shard_stats(self);
+    };
+    // CAF 0.17.6 loses the response to a high-priority request that crossed
+    // the network (the request arrives, the response never does), so only
+    // workers in this process get the stop at high priority.
+    auto& handle = st.workers[w];
+    if (handle.node() == self->node())
+      self->request<caf::message_priority::high>(
+              handle, st.config.request_timeout, stop_atom::value)
+          .then(on_stats, on_error);
+    else
+      self->request(handle, st.config.request_timeout, stop_atom::value)
+          .then(on_stats, on_error);
   }
 }
 

@@ -111,6 +111,9 @@ public:
   std::size_t epoch() const noexcept override {
     return inner_.epoch();
   }
+  std::size_t add_examples(const std::vector<std::size_t>& indices) override {
+    return inner_.add_examples(indices);
+  }
 
 private:
   sequential<float> model_;

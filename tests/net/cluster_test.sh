@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Multi-process tests of distributed jobs: real troupe processes on
+# 127.0.0.1 (and, as root, in two network namespaces). Every wait is bounded.
+#   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
+# Scenarios: sync, downpour, kill, freeze, tls, token, hostile, hosts, netns.
+# Exit 0 pass, 1 fail, 77 skipped.
+set -uo pipefail
+
+TROUPE=$1
+HOSTILE=$2
+JSON_GET=$3
+SCENARIO=$4
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=$(mktemp -d /tmp/troupe-cluster.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+cd "$WORK"
+
+SEED=${TROUPE_TEST_SEED:-7}
+echo "scenario $SCENARIO, seed $SEED, in $WORK" >&2
+# A small, quick job: logistic regression on 12000 Fashion-MNIST examples.
+JOB=(--model=logreg --train-examples=12000 --seed="$SEED" --progress=lines
+     --json --request-timeout=20)
+
+fail() {
+  echo "FAIL ($SCENARIO): $*" >&2
+  for f in *.log; do [ -f "$f" ] && { echo "--- $f" >&2; tail -20 "$f" >&2; }; done
+  exit 1
+}
+
+key() { # key FILE POINTER: a value of the final JSON (json_get.cpp)
+  "$JSON_GET" "$1" "$2"
+}
+
+# start_coordinator NAME ARGS...: runs troupe train --listen in the
+# background; sets PORT once it listens (at most 60 s).
+start_coordinator() {
+  local name=$1
+  shift
+  timeout 240 "$TROUPE" train "$@" >"$name.json" 2>"$name.log" &
+  PIDS+=($!)
+  COORD=$!
+  PORT=
+  for _ in $(seq 600); do
+    PORT=$(grep -o 'listening on [^ ,]*' "$name.log" 2>/dev/null | head -1 \
+      | sed 's/.*://')
+    [ -n "$PORT" ] && return 0
+    kill -0 "$COORD" 2>/dev/null || fail "coordinator exited before listening"
+    sleep 0.1
+  done
+  fail "coordinator did not listen within 60 s"
+}
+
+# start_node NAME ARGS...: troupe node in the background; sets NODE.
+start_node() {
+  local name=$1
+  shift
+  "$TROUPE" node --join=127.0.0.1:"$PORT" "$@" 2>"$name.log" &
+  NODE=$!
+  PIDS+=($NODE)
+}
+
+# wait_for PID SECONDS: waits for a process; returns its status (124: timeout).
+wait_for() {
+  local pid=$1 limit=$2
+  for _ in $(seq $((limit * 10))); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid"; return $?; }
+    sleep 0.1
+  done
+  kill -9 "$pid" 2>/dev/null
+  return 124
+}
+
+# wait_log FILE TEXT SECONDS
+wait_log() {
+  for _ in $(seq $(($3 * 10))); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+check_done() { # check_done NAME: the coordinator finished well
+  wait_for "$COORD" 180 || fail "coordinator exited with status $?"
+  [ "$(key "$1.json" /reached_target)" = true ] || fail "target not reached"
+}
+
+case "$SCENARIO" in
+sync)
+  # Coordinator + 2 nodes reaches the target; a fixed-length run gives the
+  # same parameters as the same job in one process.
+  start_coordinator coord --algo=sync --workers=2 "${JOB[@]}" \
+    --target-accuracy=0.78 --epochs=5 --listen=127.0.0.1:0 --expect=2
+  start_node n1; N1=$NODE
+  start_node n2; N2=$NODE
+  check_done coord
+  wait_for "$N1" 30 || fail "node 1 exited with status $?"
+  wait_for "$N2" 30 || fail "node 2 exited with status $?"
+  [ "$(key coord.json /nodes/1/workers)" = "[1]" ] || fail "nodes not reported"
+  "$TROUPE" launch --local=2 --algo=sync --workers=2 "${JOB[@]}" --epochs=1 \
+    >dist.json 2>dist.log || fail "distributed fixed run failed"
+  "$TROUPE" train --algo=sync --workers=2 "${JOB[@]}" --epochs=1 \
+    >one.json 2>one.log || fail "single-process run failed"
+  a=$(key dist.json /param_hash) b=$(key one.json /param_hash)
+  echo "param_hash distributed $a, one process $b" >&2
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "parameters differ: $a vs $b"
+  ;;
+downpour)
+  start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" \
+    --target-accuracy=0.78 --epochs=5 --listen=127.0.0.1:0 --expect=2
+  start_node n1 --workers=1; N1=$NODE
+  start_node n2 --workers=1 --shards=1; N2=$NODE
+  check_done coord
+  wait_for "$N1" 30 || fail "node 1 exited with status $?"
+  wait_for "$N2" 30 || fail "node 2 exited with status $?"
+  for n in 0 1; do
+    [ "$(key coord.json /nodes/$n/shards)" = "[0]" ] && host=$(key coord.json /nodes/$n/name)
+  done
+  [ "${host##*:}" = "$N2" ] || fail "the shard was not placed on node 2"
+  ;;
+kill | freeze)
+  # One worker node dies (SIGKILL) or hangs (SIGSTOP) mid-run: the job goes
+  # on with the survivor, which takes over the lost worker's data.
+  # mlp for a few seconds of training, so the failure comes mid-run.
+  start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" --model=mlp \
+    --epochs=20 --listen=127.0.0.1:0 --expect=2 --heartbeat=0.1 \
+    --node-timeout=1
+  start_node n1 --heartbeat=0.1 --node-timeout=1; N1=$NODE
+  start_node n2 --heartbeat=0.1 --node-timeout=1; N2=$NODE
+  wait_log coord.log "hosts 1 worker" 60 || fail "nodes did not join"
+  wait_log coord.log "epoch [2-9]\." 60 || fail "training did not start"
+  before=$(date +%s%3N)
+  if [ "$SCENARIO" = kill ]; then kill -9 "$N2"; else kill -STOP "$N2"; fi
+  wait_for "$COORD" 180 || fail "coordinator exited with status $?"
+  kill -9 "$N2" 2>/dev/null
+  [ "$(key coord.json /stop_reason)" = "steps done" ] || fail "job did not complete"
+  lost=$(key coord.json /lost_nodes/0)
+  [ "${lost##*:}" = "$N2" ] || fail "lost node $lost reported, not pid $N2"
+  w=$(key coord.json /failures/0/index)
+  [ "$(key coord.json /failures/0/reassigned_to)" = "[$((1 - w))]" ] \
+    || fail "worker $w's data not reassigned to the survivor"
+  detected=$(key coord.json /failures/0/unix_ms)
+  echo "detection latency ($SCENARIO): $((detected - before)) ms" >&2
+  acc=$(key coord.json /test_accuracy)
+  awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "accuracy $acc < 0.75"
+  wait_for "$N1" 30 || fail "surviving node exited with status $?"
+  ;;
+tls)
+  bash "$HERE/make_certs.sh" certs >/dev/null 2>&1 || fail "make_certs failed"
+  TLS=(--tls-cert=certs/node.pem --tls-key=certs/node.key --tls-ca=certs/ca.pem)
+  start_coordinator coord --algo=downpour --workers=1 "${JOB[@]}" \
+    --target-accuracy=0.78 --epochs=5 --listen=127.0.0.1:0 --expect=1 "${TLS[@]}"
+  # A node with a certificate from another CA, and one without TLS: refused.
+  start_node wrong --tls-cert=certs/wrong.pem --tls-key=certs/wrong.key \
+    --tls-ca=certs/wrong-ca.pem --join-timeout=3; W=$NODE
+  start_node plain --join-timeout=3; P=$NODE
+  wait_for "$W" 30; s=$?
+  [ "$s" = 1 ] || fail "wrong-CA node exited with $s, expected 1"
+  wait_for "$P" 30; s=$?
+  [ "$s" = 1 ] || fail "plaintext node exited with $s, expected 1"
+  start_node good "${TLS[@]}"; G=$NODE
+  check_done coord
+  wait_for "$G" 30 || fail "TLS node exited with status $?"
+  # An unusable certificate stops the process instead of falling back.
+  "$TROUPE" node --join=127.0.0.1:1 --tls-cert=certs/garbage.pem \
+    --tls-key=certs/node.key --tls-ca=certs/ca.pem 2>bad.log
+  s=$?
+  [ "$s" = 2 ] || fail "garbage certificate: status $s, expected 2"
+  grep -q "garbage.pem" bad.log || fail "garbage certificate not named"
+  ;;
+token)
+  printf 's3cret-token\n' >token
+  start_coordinator coord --algo=downpour --workers=1 "${JOB[@]}" \
+    --target-accuracy=0.78 --epochs=5 --listen=127.0.0.1:0 --expect=1 \
+    --token-file=token
+  start_node wrong --token=guess; W=$NODE
+  start_node none; X=$NODE
+  wait_for "$W" 60; s=$?
+  [ "$s" = 1 ] || fail "wrong-token node exited with $s, expected 1"
+  grep -q "wrong join token" wrong.log || fail "no reason for the refusal"
+  wait_for "$X" 60; s=$?
+  [ "$s" = 1 ] || fail "token-less node exited with $s, expected 1"
+  start_node good --token-file=token; G=$NODE
+  check_done coord
+  wait_for "$G" 30 || fail "node with the token exited with status $?"
+  ;;
+hostile)
+  # Garbage at the coordinator's port before and during the job.
+  start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" --epochs=6 \
+    --target-accuracy=0.78 --listen=127.0.0.1:0 --expect=2
+  for mode in random truncated oversized silent; do
+    timeout 60 "$HOSTILE" --mode=$mode --host=127.0.0.1 --port="$PORT" \
+      --seconds=2 --connections=8 --seed="$SEED" 2>>hostile.log &
+    PIDS+=($!)
+  done
+  start_node n1; N1=$NODE
+  start_node n2; N2=$NODE
+  wait_log coord.log "hosts 1 worker" 60 || fail "nodes did not join"
+  for mode in random truncated oversized silent; do
+    timeout 60 "$HOSTILE" --mode=$mode --host=127.0.0.1 --port="$PORT" \
+      --seconds=2 --connections=8 --seed="$SEED" 2>>hostile.log || true
+  done
+  check_done coord
+  wait_for "$N1" 30 || fail "node 1 exited with status $?"
+  wait_for "$N2" 30 || fail "node 2 exited with status $?"
+  ;;
+hosts)
+  # troupe launch --hosts over a remote shell (a local stand-in for ssh).
+  printf '# test hosts\n127.0.0.1:1\nlocalhost:1  # second\n' >hosts
+  "$TROUPE" launch --hosts=hosts --rsh="bash $HERE/fake_rsh.sh" \
+    --remote-troupe="$TROUPE" --advertise=127.0.0.1 --listen=127.0.0.1:0 \
+    --algo=downpour --workers=2 "${JOB[@]}" --target-accuracy=0.78 \
+    --epochs=5 >launch.json 2>launch.log || fail "launch failed"
+  [ "$(key launch.json /reached_target)" = true ] || fail "target not reached"
+  [ "$(key launch.json /nodes/1/workers)" = "[1]" ] || fail "nodes not reported"
+  printf 'host:zero\n' >badhosts
+  "$TROUPE" launch --hosts=badhosts --algo=downpour 2>bad.log
+  [ $? = 2 ] && grep -q "badhosts:1" bad.log || fail "bad hostfile accepted"
+  ;;
+netns)
+  bash "$HERE/netns_test.sh" "$TROUPE" "$SEED"
+  exit $?
+  ;;
+*)
+  echo "unknown scenario $SCENARIO" >&2
+  exit 2
+  ;;
+esac
+echo "PASS ($SCENARIO)" >&2
