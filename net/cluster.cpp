@@ -9,6 +9,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/detail/log.hpp"
+#include "net/guard.hpp"
 #include "net/placement.hpp"
 #include "net/registrar.hpp"
 
@@ -24,19 +25,37 @@ struct cluster_system_config : caf::actor_system_config {
   }
 };
 
+/// Opens the job's port: with TLS CAF's own; else CAF's on the loopback
+/// interface behind a guard on the public endpoint (guard.hpp).
 std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
-                        const cluster_options& opts) {
+                        const cluster_options& opts,
+                        std::unique_ptr<basp_guard>& guard) {
   const auto& host = opts.listen.host;
-  // "0.0.0.0" or "*": every interface.
-  const char* in = host == "0.0.0.0" || host == "*" ? nullptr : host.c_str();
-  auto port = opts.link.tls.enabled()
-                  ? caf::openssl::publish(reg, opts.listen.port, in, true)
-                  : sys.middleman().publish(reg, opts.listen.port, in, true);
-  if (!port)
-    throw std::runtime_error("cannot listen on " + host + ":"
-                             + std::to_string(opts.listen.port) + ": "
-                             + sys.render(port.error()));
-  return *port;
+  auto fail = [&](const caf::error& err) {
+    return std::runtime_error("cannot listen on " + host + ":"
+                              + std::to_string(opts.listen.port) + ": "
+                              + sys.render(err));
+  };
+  if (opts.link.tls.enabled()) {
+    // "0.0.0.0" or "*": every interface.
+    const char* in = host == "0.0.0.0" || host == "*" ? nullptr : host.c_str();
+    auto port = caf::openssl::publish(reg, opts.listen.port, in, true);
+    if (!port)
+      throw fail(port.error());
+    return *port;
+  }
+  if (!opts.guard) {
+    const char* in = host == "0.0.0.0" || host == "*" ? nullptr : host.c_str();
+    auto port = sys.middleman().publish(reg, opts.listen.port, in, true);
+    if (!port)
+      throw fail(port.error());
+    return *port;
+  }
+  auto inner = sys.middleman().publish(reg, 0, "127.0.0.1", true);
+  if (!inner)
+    throw fail(inner.error());
+  guard = std::make_unique<basp_guard>(opts.listen, *inner, guard_options{});
+  return guard->port();
 }
 
 } // namespace
@@ -62,8 +81,9 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
     caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
   };
   std::uint16_t port = 0;
+  std::unique_ptr<basp_guard> guard;
   try {
-    port = open_port(sys, reg, opts);
+    port = open_port(sys, reg, opts, guard);
   } catch (...) {
     stop_registrar();
     throw;
@@ -130,6 +150,12 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
                  actors::detail::log().warn("a node did not exit in time");
                });
   stop_registrar();
+  if (guard) {
+    const auto& c = guard->counters();
+    result["guard"] = {{"accepted", c.accepted.load()},
+                       {"refused", c.refused.load()},
+                       {"timed_out", c.timed_out.load()}};
+  }
   return result;
 }
 

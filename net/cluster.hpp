@@ -19,6 +19,9 @@ struct cluster_options {
   std::uint32_t expect = 1;   ///< nodes to wait for
   double join_timeout = 60;   ///< seconds to wait for them
   link_options link;
+  /// Without TLS: check every incoming frame at a guard in front of CAF's
+  /// port (guard.hpp). Off only for measurements.
+  bool guard = true;
   /// Called once the port is open (with the actual port), before nodes are
   /// awaited: a launcher starts its nodes here. May be empty.
   std::function<void(std::uint16_t port)> on_listening;

@@ -207,6 +207,10 @@ hostile)
   check_done coord
   wait_for "$N1" 30 || fail "node 1 exited with status $?"
   wait_for "$N2" 30 || fail "node 2 exited with status $?"
+  # The oversized headers (8 connections, twice) were cut off at the guard.
+  refused=$(key coord.json /guard/refused)
+  echo "guard: $(key coord.json /guard)" >&2
+  [ "${refused:-0}" -ge 16 ] || fail "guard refused ${refused:-0} < 16"
   ;;
 hosts)
   # troupe launch --hosts over a remote shell (a local stand-in for ssh).
