@@ -226,7 +226,7 @@ hosts)
   [ $? = 2 ] && grep -q "badhosts:1" bad.log || fail "bad hostfile accepted"
   ;;
 netns)
-  bash "$HERE/netns_test.sh" "$TROUPE" "$SEED"
+  bash "$HERE/netns_test.sh" "$TROUPE" "$JSON_GET" "$SEED"
   exit $?
   ;;
 *)
