@@ -2,7 +2,8 @@
 # Multi-process tests of distributed jobs: real troupe processes on
 # 127.0.0.1 (and, as root, in two network namespaces). Every wait is bounded.
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
-# Scenarios: sync, downpour, kill, freeze, tls, token, hostile, hosts, netns.
+# Scenarios: sync, downpour, kill, freeze, shardkill, tls, token, hostile,
+# hosts, netns.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -148,6 +149,25 @@ kill | freeze)
   acc=$(key coord.json /test_accuracy)
   awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "accuracy $acc < 0.75"
   wait_for "$N1" 30 || fail "surviving node exited with status $?"
+  ;;
+shardkill)
+  # The node that holds the only shard dies: the job ends with an error that
+  # names the shard, reports the last evaluated parameters, and nobody hangs.
+  start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" --model=mlp \
+    --epochs=20 --listen=127.0.0.1:0 --expect=2 --heartbeat=0.1 \
+    --node-timeout=1 --eval-every=0.5
+  start_node n1 --workers=2 --heartbeat=0.1 --node-timeout=1; N1=$NODE
+  start_node n2 --workers=0 --shards=1 --heartbeat=0.1 --node-timeout=1; N2=$NODE
+  wait_log coord.log "test_acc" 60 || fail "no evaluation before the kill"
+  kill -9 "$N2"
+  wait_for "$COORD" 60; s=$?
+  [ "$s" = 1 ] || fail "coordinator exited with $s, expected 1"
+  [ "$(key coord.json /stop_reason)" = "shard lost" ] || fail "stop reason"
+  key coord.json /error | grep -q "shard 0 on .*:$N2 was lost" \
+    || fail "error does not name the shard and node"
+  acc=$(key coord.json /test_accuracy)
+  awk -v a="$acc" 'BEGIN { exit !(a >= 0.5) }' || fail "last good accuracy $acc"
+  wait_for "$N1" 30 || fail "worker node exited with status $?"
   ;;
 tls)
   bash "$HERE/make_certs.sh" certs >/dev/null 2>&1 || fail "make_certs failed"

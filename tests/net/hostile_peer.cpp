@@ -264,11 +264,7 @@ int main(int argc, char** argv) {
                o.connections, o.host.c_str(), o.port);
 
   std::vector<unsigned char> payload;
-  if (o.mode == "random") {
-    payload.resize(o.bytes);
-    for (auto& b : payload)
-      b = static_cast<unsigned char>(rng());
-  } else if (o.mode == "truncated") {
+  if (o.mode == "truncated") {
     payload = basp_header(o.op, 64);
     payload.resize(13);
   } else if (o.mode == "oversized") {
@@ -276,9 +272,15 @@ int main(int argc, char** argv) {
   }
   auto start = clk::now();
   std::size_t sent_ok = 0;
-  if (!payload.empty())
-    for (auto& c : cs)
+  for (auto& c : cs) {
+    if (o.mode == "random") { // different bytes on every connection
+      payload.resize(o.bytes);
+      for (auto& b : payload)
+        b = static_cast<unsigned char>(rng());
+    }
+    if (!payload.empty())
       sent_ok += send_all(c, payload) ? 1 : 0;
+  }
   std::fprintf(stderr,
                "hostile_peer: mode=%s sent %zu bytes on %zu/%d connection(s) "
                "(op=%d payload-len=%u), holding %.1f s\n",
