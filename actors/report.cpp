@@ -126,6 +126,7 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
       {"seconds", seconds},
       {"stop_reason", st.stop_reason},
       {"steps", steps},
+      {"steps_per_worker", st.config.steps_per_worker},
       {"samples", samples},
       {"samples_per_sec", seconds > 0 ? samples / seconds : 0.0},
       {"messages", messages},

@@ -48,6 +48,24 @@ TEST_CASE("cluster flags that do not fit are refused by name") {
            {{"--algo=downpour", "--staleness-bound=-5"}, "--staleness-bound"},
            {{"--algo=downpour", "--server-optimizer=lbfgs"}, "lbfgs"},
            {{"--algo=sgd", "--workers=2"}, "--workers"},
+           // Distributed jobs.
+           {{"--algo=sgd", "--listen=127.0.0.1:0", "--expect=1"}, "--listen"},
+           {{"--algo=downpour", "--listen=127.0.0.1:0"}, "--expect"},
+           {{"--algo=downpour", "--expect=2"}, "--listen"},
+           {{"--algo=downpour", "--listen=nohost", "--expect=1"}, "--listen"},
+           {{"--algo=downpour", "--listen=h:99999", "--expect=1"}, "65535"},
+           {{"--algo=downpour", "--listen=h:1", "--expect=1",
+             "--tls-cert=/nonexistent.pem"},
+            "private key"},
+           {{"--algo=downpour", "--listen=h:1", "--expect=1",
+             "--heartbeat=1", "--node-timeout=1"},
+            "--node-timeout"},
+           {{"--algo=downpour", "--listen=h:1", "--expect=1",
+             "--token-file=/nonexistent"},
+            "/nonexistent"},
+           {{"--algo=downpour", "--listen=h:1", "--expect=1", "--token=a",
+             "--token-file=/etc/hostname"},
+            "--token-file"},
        }) {
     auto args = b.args;
     args.push_back("--progress=none");

@@ -144,6 +144,11 @@ kill | freeze)
   w=$(key coord.json /failures/0/index)
   [ "$(key coord.json /failures/0/reassigned_to)" = "[$((1 - w))]" ] \
     || fail "worker $w's data not reassigned to the survivor"
+  # Every step of the budget was taken: the survivor's own, the lost
+  # worker's before it died, and the lost worker's remaining ones.
+  budget=$((2 * $(key coord.json /steps_per_worker)))
+  done_steps=$(($(key coord.json /steps) + $(key coord.json /lost_worker_steps)))
+  [ "$done_steps" -ge "$budget" ] || fail "$done_steps of $budget steps taken"
   detected=$(key coord.json /failures/0/unix_ms)
   echo "detection latency ($SCENARIO): $((detected - before)) ms" >&2
   acc=$(key coord.json /test_accuracy)

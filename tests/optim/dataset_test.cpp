@@ -172,6 +172,35 @@ TEST_CASE("batch_iterator: every index once per epoch, last batch smaller") {
   CHECK(epoch_of(other, data).order != first.order);
 }
 
+TEST_CASE("batch_iterator: added examples join this epoch and every later "
+          "one") {
+  const std::uint64_t seed = 11;
+  std::cout << "add_indices seed " << seed << "\n";
+  std::vector<std::size_t> mine{0, 1, 2, 3, 4, 5}, lost{6, 7, 8, 9};
+  batch_iterator it{mine, 2, seed};
+  std::vector<std::size_t> seen;
+  // Two batches into the epoch, a lost worker's examples arrive.
+  for (int b = 0; b < 2; ++b)
+    for (auto i : it.next_indices())
+      seen.push_back(i);
+  it.add_indices(lost);
+  CHECK(it.size() == 10);
+  CHECK(it.batches_per_epoch() == 5);
+  while (it.epoch() == 0)
+    for (auto i : it.next_indices())
+      seen.push_back(i);
+  // The rest of this epoch drew every example exactly once, old and new.
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  // The next epoch covers all ten again.
+  std::vector<std::size_t> next;
+  while (it.epoch() == 1)
+    for (auto i : it.next_indices())
+      next.push_back(i);
+  std::sort(next.begin(), next.end());
+  CHECK(next == seen);
+}
+
 TEST_CASE("batch_iterator: a subset of indices, exact fit, regression data") {
   auto data = numbered(20, 4, 2);
   std::vector<std::size_t> subset{3, 7, 11, 19, 2, 5};
