@@ -17,6 +17,16 @@ caf::error failure(const std::string& what) {
   return caf::make_error(caf::sec::runtime_error, what);
 }
 
+/// Linked: whenever the agent ends (the job is over, the coordinator is
+/// lost, the process shuts down), its roles end with it instead of waiting
+/// for their requests to time out. A role that finishes normally does not
+/// take the agent along.
+void host(node_actor::stateful_pointer<node_agent_state> self,
+          const caf::actor& h) {
+  self->link_to(h);
+  self->state.hosted.push_back(h);
+}
+
 } // namespace
 
 node_actor::behavior_type
@@ -46,7 +56,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         try {
           auto h = caf::actor_cast<caf::actor>(
               self->spawn(parameter_shard, shard_config(*st.job, i)));
-          st.hosted.push_back(h);
+          host(self, h);
           return h;
         } catch (const std::exception& e) {
           return failure(e.what());
@@ -64,7 +74,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
               caf::actor_cast<coordinator_actor>(coordinator));
           auto h = caf::actor_cast<caf::actor>(
               spawn_worker(self, *st.job, std::move(wc)));
-          st.hosted.push_back(h);
+          host(self, h);
           return h;
         } catch (const std::exception& e) {
           return failure(e.what());

@@ -2,8 +2,8 @@
 # Multi-process tests of distributed jobs: real troupe processes on
 # 127.0.0.1 (and, as root, in two network namespaces). Every wait is bounded.
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
-# Scenarios: sync, downpour, kill, freeze, shardkill, tls, token, hostile,
-# hosts, netns.
+# Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls, token,
+# hostile, hosts, netns.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -173,6 +173,21 @@ shardkill)
   acc=$(key coord.json /test_accuracy)
   awk -v a="$acc" 'BEGIN { exit !(a >= 0.5) }' || fail "last good accuracy $acc"
   wait_for "$N1" 30 || fail "worker node exited with status $?"
+  ;;
+coordkill)
+  # The coordinator dies mid-run: every node stops its roles and exits with
+  # status 1 within seconds, instead of waiting on requests to time out.
+  start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" --model=mlp \
+    --epochs=20 --listen=127.0.0.1:0 --expect=2
+  start_node n1; N1=$NODE
+  start_node n2; N2=$NODE
+  wait_log coord.log "epoch [2-9]\." 60 || fail "training did not start"
+  pkill -9 -P "$COORD" 2>/dev/null; kill -9 "$COORD" 2>/dev/null
+  for n in "$N1" "$N2"; do
+    wait_for "$n" 10; s=$?
+    [ "$s" = 1 ] || fail "node $n exited with $s, expected 1 within 10 s"
+  done
+  grep -q "lost the coordinator" n1.log || fail "node 1 does not say why"
   ;;
 tls)
   bash "$HERE/make_certs.sh" certs >/dev/null 2>&1 || fail "make_certs failed"
