@@ -237,6 +237,7 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
     co.join_timeout = o.link.join_timeout;
     co.link = link_settings(o.link, "troupe train");
     co.on_listening = o.on_listening;
+    co.guard = o.port_guard;
     bar.message("troupe train: waiting for " + std::to_string(o.expect)
                 + " node(s) to join at " + o.listen);
     result = net::run_distributed(std::move(job), to_spec(o),

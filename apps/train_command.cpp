@@ -134,7 +134,10 @@ void add_train_options(option_parser& p, train_options& o) {
       .add(o.listen, "listen",
            "HOST:PORT: run distributed, placing the roles on nodes that join "
            "here (troupe node --join=HOST:PORT); port 0 picks a free port")
-      .add(o.expect, "expect", "with --listen: the number of nodes to wait for");
+      .add(o.expect, "expect", "with --listen: the number of nodes to wait for")
+      .add(o.port_guard, "port-guard",
+           "with --listen and no TLS: check every incoming frame before CAF "
+           "sees it (default true; false only to measure what it costs)");
   add_link_options(p, o.link);
 }
 

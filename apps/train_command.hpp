@@ -52,6 +52,7 @@ struct train_options {
   // -- distributed jobs (not part of the job's spec) ----------------------
   std::string listen;       ///< HOST:PORT: place the roles on joined nodes
   std::uint64_t expect = 0; ///< nodes to wait for (with --listen)
+  bool port_guard = true;   ///< check frames on a plaintext --listen port
   link_flags link;
   /// Called with the open port before nodes are awaited (troupe launch).
   std::function<void(std::uint16_t)> on_listening;
