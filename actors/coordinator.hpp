@@ -35,8 +35,8 @@ struct job_progress {
 /// Where the roles of a distributed job run. With no nodes, every role runs
 /// in the coordinator's process.
 struct placement_plan {
-  std::vector<node_actor> nodes;       ///< the joined nodes' agents
-  std::vector<std::string> node_names; ///< host:pid of each node
+  std::vector<node_actor> nodes;         ///< the joined nodes' agents
+  std::vector<std::string> node_names;   ///< host:pid of each node
   std::vector<std::int32_t> shard_node;  ///< per shard: node index, -1: here
   std::vector<std::int32_t> worker_node; ///< per worker: node index, -1: here
   bool empty() const noexcept {
@@ -100,7 +100,7 @@ struct failure_record {
   std::string reason; ///< CAF's exit reason
   double seconds = 0; ///< since the job started
   std::int64_t unix_ms = 0;
-  std::uint64_t steps_done = 0;      ///< the lost worker's completed steps
+  std::uint64_t steps_done = 0;       ///< the lost worker's completed steps
   std::uint64_t steps_reassigned = 0; ///< per survivor
   std::vector<std::uint32_t> reassigned_to;
 };

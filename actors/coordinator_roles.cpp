@@ -70,7 +70,8 @@ void provision_workers(coordinator_ptr self) {
   for (std::uint32_t w = 0; w < c.workers; ++w) {
     auto n = node_of(c.placement.worker_node, w);
     if (n < 0) {
-      st.workers[w] = spawn_worker(self, c, worker_config_of(c, w, st.shards, me));
+      st.workers[w]
+          = spawn_worker(self, c, worker_config_of(c, w, st.shards, me));
       continue;
     }
     ++*pending;
@@ -162,8 +163,8 @@ void lose_worker(coordinator_ptr self, std::size_t w, const caf::error& why) {
   auto& st = self->state;
   auto& c = st.config;
   st.live[w] = false;
-  auto f = record(st, "worker", w, worker_node_name(st, w), why,
-                  self->system());
+  auto f
+      = record(st, "worker", w, worker_node_name(st, w), why, self->system());
   f.steps_done = st.worker_steps[w];
   log().error("worker {} on {} lost after {} steps: {}", w, f.node,
               f.steps_done, f.reason);
@@ -220,8 +221,8 @@ void on_down(coordinator_ptr self, const caf::down_msg& msg) {
       st.shard_lost[i] = true;
       auto f = record(st, "shard", i, shard_node_name(st, i), msg.reason,
                       self->system());
-      st.error = "shard " + std::to_string(i) + " on " + f.node
-                 + " was lost (" + f.reason
+      st.error = "shard " + std::to_string(i) + " on " + f.node + " was lost ("
+                 + f.reason
                  + "); the report evaluates the last parameters fetched";
       log().error("{}", st.error);
       st.failures.push_back(std::move(f));

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include <caf/actor.hpp>
-
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 

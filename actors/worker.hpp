@@ -17,9 +17,9 @@ namespace troupe::actors {
 
 /// Adds share k of m of lost worker `lost`'s examples to a replica; returns
 /// the number of examples added.
-using adopt_fn = std::function<std::size_t(
-    optim::replica&, messages::worker_id lost, std::uint32_t k,
-    std::uint32_t m)>;
+using adopt_fn
+    = std::function<std::size_t(optim::replica&, messages::worker_id lost,
+                                std::uint32_t k, std::uint32_t m)>;
 
 /// Settings of one worker.
 struct worker_config {

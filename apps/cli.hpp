@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstring>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,5 +48,24 @@ private:
   caf::config_option_set opts_;
   std::string config_;
 };
+
+/// Runs a subcommand's body and turns what it throws into a message on
+/// stderr and an exit status: usage_error and std::invalid_argument 2 (the
+/// user's to fix), any other exception 1.
+template <class F>
+int guarded_main(const std::string& command, F body) {
+  try {
+    return body();
+  } catch (const usage_error& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << command << ": " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << command << ": error: " << e.what() << '\n';
+    return 1;
+  }
+}
 
 } // namespace troupe::apps

@@ -188,14 +188,14 @@ cluster_job prepare_cluster_job(const train_options& o,
   cluster_job out;
   out.fingerprint = fingerprint(*init, *data);
   out.steps_per_epoch = static_cast<double>(batches(n));
-  out.description
-      = "troupe train: " + o.algo + " with " + std::to_string(workers)
-        + " workers and " + std::to_string(o.shards) + " shards, " + o.model
-        + " on " + train->name + " (" + std::to_string(n) + " examples, "
-        + std::to_string(init->size()) + " parameters), "
-        + std::to_string(steps_per_worker) + " steps of batch "
-        + std::to_string(o.batch) + " per worker, seed "
-        + std::to_string(o.seed);
+  out.description = "troupe train: " + o.algo + " with "
+                    + std::to_string(workers) + " workers and "
+                    + std::to_string(o.shards) + " shards, " + o.model + " on "
+                    + train->name + " (" + std::to_string(n) + " examples, "
+                    + std::to_string(init->size()) + " parameters), "
+                    + std::to_string(steps_per_worker) + " steps of batch "
+                    + std::to_string(o.batch) + " per worker, seed "
+                    + std::to_string(o.seed);
   // A worker that fetches every step yields its scheduler thread every step
   // (while it waits), so the shared scheduler is fastest and a stop still
   // reaches it within a step; one that computes several steps in a row gets

@@ -26,8 +26,7 @@ struct cluster_job {
 };
 
 /// Builds the job of validated options `o` on loaded, scaled data.
-cluster_job prepare_cluster_job(const train_options& o,
-                                optim::train_test data);
+cluster_job prepare_cluster_job(const train_options& o, optim::train_test data);
 
 /// Builds the job a coordinator's spec describes (nodes): loads and scales
 /// the data as `troupe train` does. Throws with the reason.

@@ -7,11 +7,10 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
-#include <sstream>
-#include <thread>
-
 #include <spawn.h>
+#include <sstream>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include "apps/cli.hpp"
@@ -183,7 +182,7 @@ int launch_main(const std::vector<std::string>& args) {
       rest.push_back(a);
     }
   }
-  try {
+  return guarded_main("troupe launch", [&] {
     if ((local > 0) == !hosts_file.empty())
       throw usage_error("troupe launch: give --local=M or --hosts=FILE");
     std::vector<host_entry> hosts;
@@ -200,9 +199,8 @@ int launch_main(const std::vector<std::string>& args) {
                           + " needs at least as many --workers");
       for (std::uint64_t n = 0; n < local; ++n)
         hosts.push_back(
-            {"127.0.0.1",
-             static_cast<std::uint32_t>(o.workers * (n + 1) / local
-                                        - o.workers * n / local)});
+            {"127.0.0.1", static_cast<std::uint32_t>(o.workers * (n + 1) / local
+                                                     - o.workers * n / local)});
       if (o.listen.empty())
         o.listen = "127.0.0.1:0";
     } else {
@@ -219,8 +217,8 @@ int launch_main(const std::vector<std::string>& args) {
     std::vector<child> children;
     o.on_listening = [&](std::uint16_t port) {
       auto node_args = [&](const host_entry& h, const std::string& at) {
-        std::vector<std::string> a{"node", "--join=" + at + ":"
-                                               + std::to_string(port),
+        std::vector<std::string> a{"node",
+                                   "--join=" + at + ":" + std::to_string(port),
                                    "--workers=" + std::to_string(h.slots)};
         for (auto& x : link_arguments(o.link))
           a.push_back(x);
@@ -256,13 +254,7 @@ int launch_main(const std::vector<std::string>& args) {
         std::cerr << "troupe launch: node " << c.host << " (pid " << c.pid
                   << ") exited with status " << c.status << '\n';
     return status;
-  } catch (const usage_error& e) {
-    std::cerr << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "troupe launch: error: " << e.what() << '\n';
-    return 1;
-  }
+  });
 }
 
 } // namespace troupe::apps

@@ -35,8 +35,8 @@ net::link_options link_settings(const link_flags& f,
   if (!f.token.empty() && !f.token_file.empty())
     throw usage_error(command + ": give --token or --token-file, not both");
   try {
-    o.token = f.token_file.empty() ? f.token
-                                   : net::read_token_file(f.token_file);
+    o.token
+        = f.token_file.empty() ? f.token : net::read_token_file(f.token_file);
     net::validate(o);
   } catch (const std::invalid_argument& e) {
     throw usage_error(command + ": " + e.what());

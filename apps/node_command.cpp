@@ -22,7 +22,7 @@ int node_main(const std::vector<std::string>& args) {
            "with the coordinator)")
       .add(threads, "threads", "actor scheduler threads (0: one per core)");
   add_link_options(p, link);
-  try {
+  return guarded_main("troupe node", [&] {
     if (!p.parse(args))
       return 0;
     if (join.empty())
@@ -48,16 +48,7 @@ int node_main(const std::vector<std::string>& args) {
     std::cerr << "troupe node: " << (out.status == 0 ? "" : "error: ")
               << out.message << '\n';
     return out.status;
-  } catch (const usage_error& e) {
-    std::cerr << e.what() << '\n';
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "troupe node: " << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "troupe node: error: " << e.what() << '\n';
-    return 1;
-  }
+  });
 }
 
 } // namespace troupe::apps

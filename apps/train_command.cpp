@@ -169,7 +169,8 @@ void validate(train_options& o) {
   if (!o.listen.empty()) {
     if (!is_cluster_algo(o.algo))
       throw usage_error("troupe train: --listen runs the actor algorithms "
-                        "(downpour, sync), not --algo=" + o.algo);
+                        "(downpour, sync), not --algo="
+                        + o.algo);
     if (o.expect == 0)
       throw usage_error("troupe train: --listen needs --expect=M, the number "
                         "of nodes to wait for");
@@ -263,7 +264,7 @@ int train_main(const std::vector<std::string>& args) {
 }
 
 int train_main_with(train_options opts) {
-  try {
+  return guarded_main("troupe train", [&] {
     auto json = opts.json;
     auto result = run_train(std::move(opts));
     auto acc = result["test_accuracy"].get<double>();
@@ -277,16 +278,7 @@ int train_main_with(train_options opts) {
     if (json)
       std::cout << result.dump() << std::endl;
     return result.contains("error") ? 1 : 0;
-  } catch (const usage_error& e) {
-    std::cerr << e.what() << '\n';
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "troupe train: " << e.what() << '\n';
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "troupe train: error: " << e.what() << '\n';
-    return 1;
-  }
+  });
 }
 
 } // namespace troupe::apps

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
     std::cout << "troupe " << TROUPE_VERSION << '\n';
     return 0;
   }
-  std::cerr << "troupe: unknown command '" << command
-            << "' (commands: train, node, launch, version; see troupe --help)\n";
+  std::cerr
+      << "troupe: unknown command '" << command
+      << "' (commands: train, node, launch, version; see troupe --help)\n";
   return 2;
 }

@@ -19,12 +19,6 @@ using namespace messages;
 
 namespace {
 
-struct cluster_system_config : caf::actor_system_config {
-  cluster_system_config(const link_options& link, std::size_t threads) {
-    configure(*this, link, threads);
-  }
-};
-
 /// Opens the job's port: with TLS CAF's own; else CAF's on the loopback
 /// interface behind a guard on the public endpoint (guard.hpp).
 std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
@@ -67,7 +61,7 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
   validate(opts.link);
   if (opts.expect == 0)
     throw std::invalid_argument("--expect must be at least 1");
-  cluster_system_config cfg{opts.link, rt.threads};
+  link_config cfg{opts.link, rt.threads};
   caf::actor_system sys{cfg};
   registrar_config rc;
   rc.expect = opts.expect;
@@ -77,9 +71,8 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
   rc.spec = spec;
   rc.fingerprint = fingerprint;
   auto reg = sys.spawn(registrar, std::move(rc));
-  auto stop_registrar = [&] {
-    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
-  };
+  auto stop_registrar
+      = [&] { caf::anon_send_exit(reg, caf::exit_reason::user_shutdown); };
   std::uint16_t port = 0;
   std::unique_ptr<basp_guard> guard;
   try {

@@ -15,9 +15,9 @@
 namespace troupe::net {
 
 struct cluster_options {
-  endpoint listen;            ///< port 0: any free port
-  std::uint32_t expect = 1;   ///< nodes to wait for
-  double join_timeout = 60;   ///< seconds to wait for them
+  endpoint listen;          ///< port 0: any free port
+  std::uint32_t expect = 1; ///< nodes to wait for
+  double join_timeout = 60; ///< seconds to wait for them
   link_options link;
   /// Without TLS: check every incoming frame at a guard in front of CAF's
   /// port (guard.hpp). Off only for measurements.

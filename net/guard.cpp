@@ -3,20 +3,18 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
-#include <cstring>
-#include <mutex>
-#include <set>
-#include <stdexcept>
-#include <thread>
-
 #include <csignal>
-
+#include <cstring>
 #include <fcntl.h>
-#include <pthread.h>
+#include <mutex>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <set>
+#include <stdexcept>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 
 #include "actors/detail/log.hpp"
@@ -89,22 +87,19 @@ struct pipe_pair {
 /// Moves up to `limit` bytes (all of them unless EOF or error) from `in` to
 /// `out` through the pipe. Returns the bytes moved; stops early only on EOF
 /// or error (then less than `limit`).
-std::uint64_t splice_bytes(int in, int out, pipe_pair& p,
-                           std::uint64_t limit) {
+std::uint64_t splice_bytes(int in, int out, pipe_pair& p, std::uint64_t limit) {
   std::uint64_t moved = 0;
   while (moved < limit) {
-    auto want = static_cast<std::size_t>(std::min<std::uint64_t>(
-        limit - moved, chunk));
-    auto got = ::splice(in, nullptr, p.fd[1], nullptr, want,
-                        SPLICE_F_MOVE);
+    auto want = static_cast<std::size_t>(
+        std::min<std::uint64_t>(limit - moved, chunk));
+    auto got = ::splice(in, nullptr, p.fd[1], nullptr, want, SPLICE_F_MOVE);
     if (got < 0 && errno == EINTR)
       continue;
     if (got <= 0)
       return moved;
     auto left = static_cast<std::size_t>(got);
     while (left > 0) {
-      auto put = ::splice(p.fd[0], nullptr, out, nullptr, left,
-                          SPLICE_F_MOVE);
+      auto put = ::splice(p.fd[0], nullptr, out, nullptr, left, SPLICE_F_MOVE);
       if (put < 0 && errno == EINTR)
         continue;
       if (put <= 0)
@@ -287,8 +282,9 @@ struct basp_guard::impl {
       ++pending;
       ++sessions;
       open.insert(fd);
-      std::thread{[this, fd, peer = peer_name(addr)] { relay(fd, peer); }}
-          .detach();
+      std::thread{[this, fd, peer = peer_name(addr)] {
+        relay(fd, peer);
+      }}.detach();
     }
   }
 };
@@ -360,7 +356,7 @@ basp_guard::~basp_guard() {
   // Sessions still running after that reference *impl_: keep it alive.
   if (g.sessions > 0) {
     lock.unlock();
-    (void) impl_.release();
+    (void)impl_.release();
   }
 }
 

@@ -18,20 +18,14 @@ using namespace messages;
 
 namespace {
 
-struct node_system_config : caf::actor_system_config {
-  node_system_config(const link_options& link, std::size_t threads) {
-    configure(*this, link, threads);
-  }
-};
-
 /// Connects to the registrar, retrying until the deadline (the coordinator
 /// may not listen yet).
 caf::expected<registrar_actor> connect(caf::actor_system& sys,
                                        const node_options& opts) {
   using clock = std::chrono::steady_clock;
   auto deadline = clock::now()
-                  + std::chrono::milliseconds{static_cast<std::int64_t>(
-                      opts.join_timeout * 1000)};
+                  + std::chrono::milliseconds{
+                      static_cast<std::int64_t>(opts.join_timeout * 1000)};
   for (;;) {
     auto reg = opts.link.tls.enabled()
                    ? caf::openssl::remote_actor<registrar_actor>(
@@ -51,7 +45,7 @@ node_outcome run_node(const node_options& opts,
   validate(opts.link);
   if (opts.workers == 0 && opts.shards == 0)
     throw std::invalid_argument("a node needs --workers or --shards above 0");
-  node_system_config cfg{opts.link, opts.threads};
+  link_config cfg{opts.link, opts.threads};
   caf::actor_system sys{cfg};
   auto where = opts.join.host + ":" + std::to_string(opts.join.port);
   auto reg = connect(sys, opts);
@@ -80,11 +74,10 @@ node_outcome run_node(const node_options& opts,
     caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
     return {1, refused.empty()
                    ? "the join request to " + where + " failed: " + failure
-                   : "the coordinator at " + where + " refused this node: "
-                         + refused};
+                   : "the coordinator at " + where
+                         + " refused this node: " + refused};
   }
-  actors::detail::log().info("node {} joined the job at {}", hello.node,
-                             where);
+  actors::detail::log().info("node {} joined the job at {}", hello.node, where);
   self->monitor(agent);
   self->monitor(*reg);
   node_outcome out;

@@ -24,7 +24,7 @@ struct node_options {
 
 /// What became of a node.
 struct node_outcome {
-  int status = 0;     ///< 0: the job ended; 1: refused, unreachable or lost
+  int status = 0;      ///< 0: the job ended; 1: refused, unreachable or lost
   std::string message; ///< for the user
 };
 

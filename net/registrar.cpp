@@ -54,25 +54,25 @@ void maybe_stopped(self_ptr self) {
 std::string check_hello(const registrar_config& c, const hello_msg& h) {
   if (h.version != wire_version)
     return "wire version " + std::to_string(h.version)
-           + " differs from the coordinator's "
-           + std::to_string(wire_version) + ": run the same troupe build";
+           + " differs from the coordinator's " + std::to_string(wire_version)
+           + ": run the same troupe build";
   if (!c.token.empty() && !tokens_equal(c.token, h.token))
     return h.token.empty() ? "this job needs a join token (--token or "
                              "--token-file)"
                            : "wrong join token";
   if (h.heartbeat_ms != c.heartbeat_ms || h.timeout_ms != c.timeout_ms)
     return "heartbeat settings differ: the node has --heartbeat="
-           + std::to_string(h.heartbeat_ms) + "ms --node-timeout="
-           + std::to_string(h.timeout_ms) + "ms, the coordinator "
-           + std::to_string(c.heartbeat_ms) + "ms and "
+           + std::to_string(h.heartbeat_ms)
+           + "ms --node-timeout=" + std::to_string(h.timeout_ms)
+           + "ms, the coordinator " + std::to_string(c.heartbeat_ms) + "ms and "
            + std::to_string(c.timeout_ms) + "ms";
   if (h.worker_slots == 0 && h.shard_slots == 0)
     return "the node offers no worker and no shard slots";
   return {};
 }
 
-registrar_actor::behavior_type
-registrar(self_ptr self, registrar_config config) {
+registrar_actor::behavior_type registrar(self_ptr self,
+                                         registrar_config config) {
   self->state.config = std::move(config);
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
@@ -81,7 +81,7 @@ registrar(self_ptr self, registrar_config config) {
         m.up = false;
         if (!st.closed)
           actors::detail::log().warn("node {} left before the job started",
-                        m.hello.node);
+                                     m.hello.node);
       }
     maybe_stopped(self);
   });
@@ -91,10 +91,9 @@ registrar(self_ptr self, registrar_config config) {
         auto& st = self->state;
         if (auto why = check_hello(st.config, hello); !why.empty())
           return why;
-        if (st.closed
-            || count_up(st) + st.setting_up >= st.config.expect)
-          return "the job already has its "
-                 + std::to_string(st.config.expect) + " nodes";
+        if (st.closed || count_up(st) + st.setting_up >= st.config.expect)
+          return "the job already has its " + std::to_string(st.config.expect)
+                 + " nodes";
         if (!handle)
           return std::string{"no node agent"};
         auto agent = caf::actor_cast<actors::node_actor>(handle);
@@ -107,9 +106,8 @@ registrar(self_ptr self, registrar_config config) {
                   auto& st = self->state;
                   --st.setting_up;
                   if (fp != st.config.fingerprint) {
-                    rp.deliver("the node built another job (fingerprint "
-                               + fp + ", the coordinator's "
-                               + st.config.fingerprint
+                    rp.deliver("the node built another job (fingerprint " + fp
+                               + ", the coordinator's " + st.config.fingerprint
                                + "): the data or the build differ");
                     return;
                   }
@@ -128,7 +126,7 @@ registrar(self_ptr self, registrar_config config) {
       [self](members_atom)
           -> caf::result<std::vector<caf::actor>, std::vector<hello_msg>> {
         auto rp = self->make_response_promise<std::vector<caf::actor>,
-                                               std::vector<hello_msg>>();
+                                              std::vector<hello_msg>>();
         self->state.waiting.push_back(rp);
         maybe_complete(self);
         return rp;

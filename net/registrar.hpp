@@ -28,8 +28,8 @@ using registrar_actor = caf::typed_actor<
     caf::replies_to<messages::join_atom, messages::hello_msg,
                     caf::actor>::with<std::string>,
     // The members, answered once the expected number has joined.
-    caf::replies_to<messages::members_atom>::with<std::vector<caf::actor>,
-                                                  std::vector<messages::hello_msg>>,
+    caf::replies_to<messages::members_atom>::with<
+        std::vector<caf::actor>, std::vector<messages::hello_msg>>,
     // Answered (with the number of members still up) once every member has
     // gone down: the nodes have exited.
     caf::replies_to<messages::stop_atom>::with<std::uint32_t>>;

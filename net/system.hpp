@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include <caf/fwd.hpp>
+#include <caf/actor_system_config.hpp>
 
 #include "net/tls.hpp"
 
@@ -47,6 +47,14 @@ void validate(const link_options& opts);
 /// TLS when configured. Call validate() first.
 void configure(caf::actor_system_config& cfg, const link_options& opts,
                std::size_t threads);
+
+/// A config made by configure(), for the coordinator's and the nodes'
+/// actor systems.
+struct link_config : caf::actor_system_config {
+  link_config(const link_options& opts, std::size_t threads) {
+    configure(*this, opts, threads);
+  }
+};
 
 /// Reads a token file (first line, surrounding whitespace trimmed). Throws
 /// std::invalid_argument if it cannot be read or is empty.

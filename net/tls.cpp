@@ -5,17 +5,17 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 #include <stdexcept>
 #include <vector>
 
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
-#include <openssl/bio.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509_vfy.h>
 
 namespace troupe::net {
 
@@ -131,15 +131,15 @@ void check_dates(const std::string& what, const std::string& path, X509* c) {
 
 bool is_not_signed_error(int code) {
   switch (code) {
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
-    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-      return true;
-    default:
-      return false;
+  case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+  case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+  case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+  case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+  case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+  case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -157,7 +157,7 @@ void verify_chain(const tls_options& o, const std::vector<x509_ptr>& chain,
   if (!store || !untrusted || !ctx
       || X509_STORE_CTX_init(ctx.get(), store.get(), chain[0].get(),
                              untrusted.get())
-           != 1)
+             != 1)
     fail("out of memory while verifying " + quoted(o.cert));
   if (X509_verify_cert(ctx.get()) == 1) {
     ERR_clear_error();
@@ -167,12 +167,11 @@ void verify_chain(const tls_options& o, const std::vector<x509_ptr>& chain,
   int depth = X509_STORE_CTX_get_error_depth(ctx.get());
   std::string reason = X509_verify_cert_error_string(code);
   if (is_not_signed_error(code))
-    fail("certificate file " + quoted(o.cert)
-         + " is not signed by the CA in " + quoted(o.ca) + " (" + reason
-         + ")");
-  fail("certificate file " + quoted(o.cert) + " does not verify against the CA in "
-       + quoted(o.ca) + ": " + reason + " (at chain depth "
-       + std::to_string(depth) + ")");
+    fail("certificate file " + quoted(o.cert) + " is not signed by the CA in "
+         + quoted(o.ca) + " (" + reason + ")");
+  fail("certificate file " + quoted(o.cert)
+       + " does not verify against the CA in " + quoted(o.ca) + ": " + reason
+       + " (at chain depth " + std::to_string(depth) + ")");
 }
 
 } // namespace
@@ -182,9 +181,9 @@ void validate_tls(const tls_options& o) {
     return;
   if (o.cert.empty() || o.key.empty() || o.ca.empty()) {
     std::string missing;
-    for (auto [value, name] : {std::pair{&o.cert, "certificate"},
-                               std::pair{&o.key, "private key"},
-                               std::pair{&o.ca, "CA file"}})
+    for (auto [value, name] :
+         {std::pair{&o.cert, "certificate"}, std::pair{&o.key, "private key"},
+          std::pair{&o.ca, "CA file"}})
       if (value->empty())
         missing += (missing.empty() ? "" : ", ") + std::string{name};
     fail("a certificate, its private key and a CA file must be given "
@@ -199,11 +198,11 @@ void validate_tls(const tls_options& o) {
   auto chain = read_certs(cert_text);
   if (chain.empty()) {
     std::string hint = cert_text.find("PRIVATE KEY") != std::string::npos
-                         ? " (it holds a private key: are certificate and "
-                           "key swapped?)"
-                         : "";
-    fail("certificate file " + quoted(o.cert)
-         + " is not a PEM certificate" + hint);
+                           ? " (it holds a private key: are certificate and "
+                             "key swapped?)"
+                           : "";
+    fail("certificate file " + quoted(o.cert) + " is not a PEM certificate"
+         + hint);
   }
 
   if (key_text.find("ENCRYPTED") != std::string::npos)
@@ -213,8 +212,8 @@ void validate_tls(const tls_options& o) {
   pkey_ptr key;
   {
     auto bio = memory_bio(key_text);
-    key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase,
-                                      nullptr));
+    key.reset(
+        PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr));
   }
   if (!key)
     fail("private key file " + quoted(o.key) + " is not a PEM private key");

@@ -107,8 +107,8 @@ void batch_iterator::add_indices(const std::vector<std::size_t>& extra) {
   if (extra.empty())
     return;
   indices_.insert(indices_.end(), extra.begin(), extra.end());
-  std::vector<std::size_t> rest(order_.begin() + static_cast<std::ptrdiff_t>(pos_),
-                                order_.end());
+  std::vector<std::size_t> rest(
+      order_.begin() + static_cast<std::ptrdiff_t>(pos_), order_.end());
   rest.insert(rest.end(), extra.begin(), extra.end());
   rng gen{seed_ ^ (indices_.size() * 0xD1B54A32D192ED03ull)};
   shuffle_with(rest, gen);

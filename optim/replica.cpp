@@ -68,7 +68,8 @@ std::size_t model_replica::epoch() const noexcept {
   return batches_.epoch();
 }
 
-std::size_t model_replica::add_examples(const std::vector<std::size_t>& indices) {
+std::size_t
+model_replica::add_examples(const std::vector<std::size_t>& indices) {
   for (auto i : indices)
     if (i >= data_->size())
       throw std::out_of_range("add_examples: index " + std::to_string(i)

@@ -171,9 +171,9 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       tensor{special_values()},
       push_msg{1, 2, 3, 4, 5, 6, tensor{special_values()}},
       fetch_msg{1, 2, 3, 4}, params_msg{5, 6, tensor{special_values()}},
-      hello_msg{wire_version, "n", "", 0, 0, 0, 0}, real{0.5}, progress_msg{1, 2, 3, real{4}},
-      worker_stats{}, worker_pushes{}, shard_stats{}, eval_msg{},
-      ack_atom::value);
+      hello_msg{wire_version, "n", "", 0, 0, 0, 0}, real{0.5},
+      progress_msg{1, 2, 3, real{4}}, worker_stats{}, worker_pushes{},
+      shard_stats{}, eval_msg{}, ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));

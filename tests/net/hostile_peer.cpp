@@ -19,20 +19,19 @@
 // connect, 2 on bad usage.
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <map>
+#include <netdb.h>
+#include <poll.h>
 #include <random>
 #include <string>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -197,8 +196,8 @@ bool send_all(conn& c, const std::vector<unsigned char>& data) {
     poll(&p, 1, 100);
   }
   if (off < data.size())
-    std::fprintf(stderr, "hostile_peer: sent only %zu of %zu bytes (%s)\n",
-                 off, data.size(), std::strerror(errno));
+    std::fprintf(stderr, "hostile_peer: sent only %zu of %zu bytes (%s)\n", off,
+                 data.size(), std::strerror(errno));
   return off == data.size();
 }
 

@@ -73,7 +73,8 @@ std::array<unsigned char, 32> header(unsigned char op, std::uint32_t len) {
 TEST_CASE("the guard checks operation, first frame and payload length") {
   const std::uint32_t limit = 1u << 20;
   CHECK(basp_guard::check_header(header(1, 100).data(), true, limit).empty());
-  CHECK(basp_guard::check_header(header(2, limit).data(), false, limit).empty());
+  CHECK(
+      basp_guard::check_header(header(2, limit).data(), false, limit).empty());
   CHECK(basp_guard::check_header(header(6, 0).data(), false, limit).empty());
   CHECK_THAT(basp_guard::check_header(header(2, 100).data(), true, limit),
              Catch::Contains("not a client handshake"));
@@ -91,7 +92,8 @@ TEST_CASE("endpoints, tokens and token files") {
   CHECK(parse_endpoint("[::1]:0", "--listen").host == "::1");
   for (auto bad : {"host", ":1", "h:", "h:x1", "h:70000", "h:123456"})
     CHECK_THROWS_WITH(parse_endpoint(bad, "--join"),
-                      Catch::Contains("--join=") && Catch::Contains("HOST:PORT"));
+                      Catch::Contains("--join=")
+                          && Catch::Contains("HOST:PORT"));
   CHECK(tokens_equal("abc", "abc"));
   CHECK_FALSE(tokens_equal("abc", "abd"));
   CHECK_FALSE(tokens_equal("abc", "abcd"));

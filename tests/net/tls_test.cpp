@@ -187,9 +187,8 @@ TEST_CASE("apply_tls: two actor systems talk over TLS") {
   CHECK(server_cfg->openssl_key == good().key);
   CHECK(server_cfg->openssl_cafile == good().ca);
   caf::actor_system server{*server_cfg};
-  auto echo = server.spawn([]() -> caf::behavior {
-    return {[](int x) { return x + 1; }};
-  });
+  auto echo = server.spawn(
+      []() -> caf::behavior { return {[](int x) { return x + 1; }}; });
   auto port = caf::openssl::publish(echo, 0, "127.0.0.1");
   REQUIRE(port);
 
@@ -200,8 +199,8 @@ TEST_CASE("apply_tls: two actor systems talk over TLS") {
   caf::scoped_actor self{client};
   int answer = 0;
   self->request(*remote, std::chrono::seconds(10), 41)
-    .receive([&](int y) { answer = y; },
-             [&](caf::error& e) { FAIL(client.render(e)); });
+      .receive([&](int y) { answer = y; },
+               [&](caf::error& e) { FAIL(client.render(e)); });
   CHECK(answer == 42);
   caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
 }
