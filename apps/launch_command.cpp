@@ -7,6 +7,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
@@ -151,13 +152,11 @@ int launch_main(const std::vector<std::string>& args) {
   std::string hosts_file, rsh = "ssh", remote = "troupe", advertise;
   std::vector<std::string> rest;
   for (const auto& a : args) {
-    auto value = [&](const char* flag) -> const std::string* {
-      static thread_local std::string v;
+    auto value = [&a](const char* flag) -> std::optional<std::string> {
       auto prefix = std::string{flag} + "=";
       if (a.rfind(prefix, 0) != 0)
-        return nullptr;
-      v = a.substr(prefix.size());
-      return &v;
+        return std::nullopt;
+      return a.substr(prefix.size());
     };
     if (a == "--help" || a == "-h") {
       std::cout << launch_usage;
