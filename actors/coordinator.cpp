@@ -54,6 +54,8 @@ void start_worker(self_ptr self, std::size_t w, std::uint64_t clock) {
 void deliver(self_ptr self, std::string text) {
   auto& st = self->state;
   st.result = std::move(text);
+  for (auto& o : st.config.observers)
+    o->on_finish(*st.result);
   for (auto& s : st.shards)
     if (s.handle)
       self->send_exit(s.handle, caf::exit_reason::user_shutdown);
@@ -208,6 +210,10 @@ void maybe_evaluate(self_ptr self) {
                                       {"test_loss", e.loss.value}});
             if (st.config.on_progress)
               st.config.on_progress(snapshot(st), true);
+            evaluation_event ev{at_steps, st.total_samples, elapsed,
+                                e.accuracy.value, e.loss.value};
+            for (auto& o : st.config.observers)
+              o->on_evaluation(ev);
             if (st.config.target_accuracy > 0
                 && e.accuracy.value >= st.config.target_accuracy
                 && !st.finishing) {
@@ -304,6 +310,12 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
             start_worker(self, w, p.steps);
         if (st.config.on_progress)
           st.config.on_progress(snapshot(st), false);
+        if (!st.config.observers.empty()) {
+          step_event ev{p.worker, p.steps, p.samples, p.loss.value,
+                        seconds_since(st.t0)};
+          for (auto& o : st.config.observers)
+            o->on_step(ev);
+        }
         maybe_evaluate(self);
       },
       [self](done_atom, worker_stats& x) {

@@ -15,6 +15,7 @@
 
 #include "actors/comm_policy.hpp"
 #include "actors/evaluator.hpp"
+#include "actors/events.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/parameter_shard.hpp"
 #include "actors/worker.hpp"
@@ -90,6 +91,8 @@ struct job_config {
   /// Reassigns a lost worker's data (asynchronous algorithms); may be empty,
   /// then the survivors only take over its steps.
   adopt_fn adopt_data;
+  /// Application hooks: steps, evaluations, failures, the end (events.hpp).
+  std::vector<std::shared_ptr<job_observer>> observers;
 };
 
 /// A role that stopped before the job ended (its node died or hung).

@@ -159,6 +159,13 @@ failure_record record(const coordinator_state& st, std::string role,
   return f;
 }
 
+/// Tells the observers of a failure and keeps it for the report.
+void keep(coordinator_state& st, failure_record f) {
+  for (auto& o : st.config.observers)
+    o->on_failure(f);
+  st.failures.push_back(std::move(f));
+}
+
 void lose_worker(coordinator_ptr self, std::size_t w, const caf::error& why) {
   auto& st = self->state;
   auto& c = st.config;
@@ -181,7 +188,7 @@ void lose_worker(coordinator_ptr self, std::size_t w, const caf::error& why) {
     if (st.live[i])
       survivors.push_back(static_cast<std::uint32_t>(i));
   if (survivors.empty()) {
-    st.failures.push_back(std::move(f));
+    keep(st, std::move(f));
     if (st.error.empty())
       st.error = "every worker was lost";
     finish(self, "workers lost");
@@ -201,7 +208,7 @@ void lose_worker(coordinator_ptr self, std::size_t w, const caf::error& why) {
                  static_cast<worker_id>(w), k, m, f.steps_reassigned);
     f.reassigned_to = survivors;
   }
-  st.failures.push_back(std::move(f));
+  keep(st, std::move(f));
 }
 
 } // namespace
@@ -225,7 +232,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& msg) {
                  + f.reason
                  + "); the report evaluates the last parameters fetched";
       log().error("{}", st.error);
-      st.failures.push_back(std::move(f));
+      keep(st, std::move(f));
       finish(self, "shard lost");
       return;
     }

@@ -7,6 +7,7 @@
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
 #include "net/cluster.hpp"
+#include "net/monitor.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/param_hash.hpp"
 #include "optim/replica.hpp"
@@ -227,6 +228,23 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   bar.message(prepared.description);
   actors::runtime_options rt;
   rt.threads = o.threads;
+  // The monitoring endpoint lives as long as the job (monitor before server:
+  // the server's routes use it).
+  std::shared_ptr<net::job_monitor> monitor;
+  std::unique_ptr<net::http_server> endpoint;
+  std::string monitor_url;
+  if (!o.monitor.empty()) {
+    monitor = std::make_shared<net::job_monitor>();
+    net::http_options ho;
+    ho.listen = net::parse_endpoint(o.monitor, "--monitor");
+    ho.token = o.monitor_token;
+    endpoint = std::make_unique<net::http_server>(ho, monitor->routes());
+    monitor_url = "http://" + ho.listen.host + ":"
+                  + std::to_string(endpoint->port()) + "/";
+    job.observers.push_back(monitor);
+    bar.message("troupe train: monitoring at " + monitor_url + "metrics and "
+                + monitor_url + "api/series");
+  }
   nlohmann::json result;
   if (o.listen.empty()) {
     result = actors::run_job(std::move(job), rt);
@@ -245,6 +263,8 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   }
   bar.message("troupe train: " + result["stop_reason"].get<std::string>());
   result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
+  if (monitor)
+    result["monitor"] = monitor_url;
   return result;
 }
 

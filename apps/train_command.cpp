@@ -138,6 +138,11 @@ void add_train_options(option_parser& p, train_options& o) {
       .add(o.port_guard, "port-guard",
            "with --listen and no TLS: check every incoming frame before CAF "
            "sees it (default true; false only to measure what it costs)");
+  p.add(o.monitor, "monitor",
+        "HOST:PORT: serve /metrics (Prometheus) and /api/series while "
+        "training (port 0: any free port; 127.0.0.1 keeps it local)")
+      .add(o.monitor_token, "monitor-token",
+           "with --monitor: require `Authorization: Bearer TOKEN`");
   add_link_options(p, o.link);
 }
 
@@ -166,6 +171,17 @@ void validate(train_options& o) {
   };
   if (o.batch == 0)
     throw usage_error("troupe train: --batch must be at least 1");
+  if (!o.monitor.empty()) {
+    if (!is_cluster_algo(o.algo))
+      throw usage_error("troupe train: --monitor watches the actor algorithms "
+                        "(downpour, sync), not --algo="
+                        + o.algo);
+    try {
+      net::parse_endpoint(o.monitor, "--monitor");
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(std::string{"troupe train: "} + e.what());
+    }
+  }
   if (!o.listen.empty()) {
     if (!is_cluster_algo(o.algo))
       throw usage_error("troupe train: --listen runs the actor algorithms "

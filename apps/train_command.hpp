@@ -50,9 +50,11 @@ struct train_options {
   std::uint64_t threads = 0;    ///< scheduler threads (0: one per core)
   double request_timeout = 60;  ///< seconds
   // -- distributed jobs (not part of the job's spec) ----------------------
-  std::string listen;       ///< HOST:PORT: place the roles on joined nodes
-  std::uint64_t expect = 0; ///< nodes to wait for (with --listen)
-  bool port_guard = true;   ///< check frames on a plaintext --listen port
+  std::string listen;        ///< HOST:PORT: place the roles on joined nodes
+  std::uint64_t expect = 0;  ///< nodes to wait for (with --listen)
+  bool port_guard = true;    ///< check frames on a plaintext --listen port
+  std::string monitor;       ///< HOST:PORT of the monitoring endpoint
+  std::string monitor_token; ///< bearer token it requires (empty: none)
   link_flags link;
   /// Called with the open port before nodes are awaited (troupe launch).
   std::function<void(std::uint16_t)> on_listening;

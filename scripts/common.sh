@@ -10,7 +10,7 @@ TROUPE_PACKAGES=(
   cmake make g++ pkg-config
   libcaf-dev libeigen3-dev libboost-dev catch2 zlib1g-dev nlohmann-json3-dev
   libbenchmark-dev libspdlog-dev dataset-fashion-mnist
-  libssl-dev openssl iproute2
+  libssl-dev openssl iproute2 prometheus-cpp-dev
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

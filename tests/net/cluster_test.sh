@@ -3,7 +3,7 @@
 # 127.0.0.1 (and, as root, in two network namespaces). Every wait is bounded.
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls, token,
-# hostile, hosts, netns.
+# hostile, hosts, netns, monitor.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -264,6 +264,37 @@ hosts)
   printf 'host:zero\n' >badhosts
   "$TROUPE" launch --hosts=badhosts --algo=downpour 2>bad.log
   [ $? = 2 ] && grep -q "badhosts:1" bad.log || fail "bad hostfile accepted"
+  ;;
+monitor)
+  # /metrics and /api/series of a running job, and the endpoint's token.
+  http_get() { # http_get PORT PATH [HEADER] -> the whole response
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+    printf 'GET %s HTTP/1.1\r\nHost: t\r\n%bConnection: close\r\n\r\n' \
+      "$2" "${3:+$3\r\n}" >&3
+    timeout 5 cat <&3
+    exec 3<&-
+  }
+  timeout 120 "$TROUPE" train --algo=downpour --workers=2 "${JOB[@]}" \
+    --model=mlp --epochs=10 --eval-every=0.5 --monitor=127.0.0.1:0 \
+    --monitor-token=tok >coord.json 2>coord.log &
+  COORD=$!
+  PIDS+=($COORD)
+  wait_log coord.log "test_acc" 60 || fail "no evaluation"
+  MPORT=$(grep -o 'monitoring at http://127.0.0.1:[0-9]*' coord.log | sed 's/.*://')
+  http_get "$MPORT" /metrics | head -1 | grep -q " 401" || fail "no token: not 401"
+  http_get "$MPORT" /metrics "Authorization: Bearer tok" >metrics.txt
+  grep -q '^troupe_worker_steps_total{worker="1"} [1-9]' metrics.txt \
+    || fail "no worker steps in /metrics"
+  grep -q '^troupe_test{metric="accuracy"} 0\.[0-9]' metrics.txt \
+    || fail "no accuracy in /metrics"
+  if command -v promtool >/dev/null; then
+    sed '1,/^\r$/d' metrics.txt | promtool check metrics || fail "promtool"
+  fi
+  http_get "$MPORT" /api/series "Authorization: Bearer tok" | tail -1 >series.json
+  [ "$("$JSON_GET" series.json /evaluations/0/accuracy)" != "" ] \
+    || fail "no evaluations in /api/series"
+  "$JSON_GET" series.json /train/0/samples_per_sec >/dev/null || fail "no curve"
+  kill "$COORD" 2>/dev/null
   ;;
 netns)
   bash "$HERE/netns_test.sh" "$TROUPE" "$JSON_GET" "$SEED"

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "messages/messages.hpp"
+
+// What a running job tells application code. Observers are called on the
+// coordinator's thread, in order, and must return quickly (copy what they
+// need; never block): they sit on the path of every step's progress.
+
+namespace troupe::actors {
+
+struct failure_record;
+
+/// A worker finished a step.
+struct step_event {
+  messages::worker_id worker = 0;
+  std::uint64_t steps = 0;   ///< the worker's steps so far
+  std::uint64_t samples = 0; ///< examples in this step
+  double loss = 0;           ///< the step's minibatch loss
+  double seconds = 0;        ///< since the job started
+};
+
+/// The test set was evaluated.
+struct evaluation_event {
+  std::uint64_t steps = 0, samples = 0; ///< totals over workers
+  double seconds = 0, accuracy = 0, loss = 0;
+};
+
+/// Receives a job's events (job_config::observers). Override what you need.
+class job_observer {
+public:
+  virtual ~job_observer() = default;
+  virtual void on_step(const step_event&) {}
+  virtual void on_evaluation(const evaluation_event&) {}
+  /// A worker or shard was lost (its node died or hung).
+  virtual void on_failure(const failure_record&) {}
+  /// The job ended; `report` is its final JSON text.
+  virtual void on_finish(const std::string& report) {
+    (void)report;
+  }
+};
+
+} // namespace troupe::actors
