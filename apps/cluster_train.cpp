@@ -6,6 +6,7 @@
 #include "actors/job.hpp"
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
+#include "apps/run_report.hpp"
 #include "net/cluster.hpp"
 #include "net/monitor.hpp"
 #include "optim/optimizer.hpp"
@@ -233,15 +234,17 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   std::shared_ptr<net::job_monitor> monitor;
   std::unique_ptr<net::http_server> endpoint;
   std::string monitor_url;
-  if (!o.monitor.empty()) {
+  if (!o.monitor.empty() || !o.report.empty()) {
     monitor = std::make_shared<net::job_monitor>();
+    job.observers.push_back(monitor);
+  }
+  if (!o.monitor.empty()) {
     net::http_options ho;
     ho.listen = net::parse_endpoint(o.monitor, "--monitor");
     ho.token = o.monitor_token;
     endpoint = std::make_unique<net::http_server>(ho, monitor->routes());
     monitor_url = "http://" + ho.listen.host + ":"
                   + std::to_string(endpoint->port()) + "/";
-    job.observers.push_back(monitor);
     bar.message("troupe train: monitoring at " + monitor_url + "metrics and "
                 + monitor_url + "api/series");
   }
@@ -263,8 +266,19 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   }
   bar.message("troupe train: " + result["stop_reason"].get<std::string>());
   result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
-  if (monitor)
+  if (endpoint)
     result["monitor"] = monitor_url;
+  if (!o.report.empty()) {
+    // The result is printed even if the report cannot be written.
+    try {
+      write_report(o.report, monitor->series(), result);
+      result["report"] = o.report;
+      bar.message("troupe train: report written to " + o.report);
+    } catch (const std::exception& e) {
+      result["report_error"] = e.what();
+      bar.message(std::string{"troupe train: "} + e.what());
+    }
+  }
   return result;
 }
 

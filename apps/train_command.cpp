@@ -8,6 +8,7 @@
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
 #include "apps/progress.hpp"
+#include "apps/run_report.hpp"
 #include "apps/single_train.hpp"
 #include "optim/dataset.hpp"
 
@@ -142,7 +143,10 @@ void add_train_options(option_parser& p, train_options& o) {
         "HOST:PORT: serve /metrics (Prometheus) and /api/series while "
         "training (port 0: any free port; 127.0.0.1 keeps it local)")
       .add(o.monitor_token, "monitor-token",
-           "with --monitor: require `Authorization: Bearer TOKEN`");
+           "with --monitor: require `Authorization: Bearer TOKEN`")
+      .add(o.report, "report",
+           "DIR: write train.csv, evaluations.csv, result.json and curves.svg "
+           "when the run ends");
   add_link_options(p, o.link);
 }
 
@@ -171,6 +175,13 @@ void validate(train_options& o) {
   };
   if (o.batch == 0)
     throw usage_error("troupe train: --batch must be at least 1");
+  if (!o.report.empty()) {
+    if (!is_cluster_algo(o.algo))
+      throw usage_error("troupe train: --report records the actor algorithms "
+                        "(downpour, sync), not --algo="
+                        + o.algo);
+    check_report_dir(o.report);
+  }
   if (!o.monitor.empty()) {
     if (!is_cluster_algo(o.algo))
       throw usage_error("troupe train: --monitor watches the actor algorithms "

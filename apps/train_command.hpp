@@ -55,6 +55,7 @@ struct train_options {
   bool port_guard = true;    ///< check frames on a plaintext --listen port
   std::string monitor;       ///< HOST:PORT of the monitoring endpoint
   std::string monitor_token; ///< bearer token it requires (empty: none)
+  std::string report;        ///< directory for curves (CSV, SVG) and result
   link_flags link;
   /// Called with the open port before nodes are awaited (troupe launch).
   std::function<void(std::uint16_t)> on_listening;

@@ -48,6 +48,10 @@ TEST_CASE("cluster flags that do not fit are refused by name") {
            {{"--algo=downpour", "--staleness-bound=-5"}, "--staleness-bound"},
            {{"--algo=downpour", "--server-optimizer=lbfgs"}, "lbfgs"},
            {{"--algo=sgd", "--workers=2"}, "--workers"},
+           {{"--algo=sgd", "--report=/tmp/r"}, "--report"},
+           {{"--algo=downpour", "--report=/proc/no/dir"}, "--report"},
+           {{"--algo=sgd", "--monitor=127.0.0.1:0"}, "--monitor"},
+           {{"--algo=downpour", "--monitor=nohost"}, "--monitor"},
            // Distributed jobs.
            {{"--algo=sgd", "--listen=127.0.0.1:0", "--expect=1"}, "--listen"},
            {{"--algo=downpour", "--listen=127.0.0.1:0"}, "--expect"},
