@@ -9,6 +9,7 @@
 #include <caf/duration.hpp>
 
 #include "actors/interfaces.hpp"
+#include "actors/probe.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/range_table.hpp"
 #include "optim/replica.hpp"
@@ -46,8 +47,12 @@ public:
   /// Timeout of every request.
   virtual caf::duration request_timeout() const noexcept = 0;
 
-  /// Counts one sent message of `bytes` bytes.
-  virtual void count_sent(std::uint64_t bytes) noexcept = 0;
+  /// Counts one sent message of kind `t` and `bytes` bytes.
+  virtual void count_sent(msg_type t, std::uint64_t bytes) noexcept = 0;
+
+  /// The worker's probe (may be null): policies count the replies they
+  /// handle with on_message(probe(), self(), ...).
+  virtual actor_probe* probe() noexcept = 0;
 
   /// Counts time spent waiting for replies.
   virtual void count_wait(std::uint64_t nanoseconds) noexcept = 0;

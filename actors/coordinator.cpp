@@ -138,6 +138,8 @@ void finish(self_ptr self, std::string reason) {
   auto& st = self->state;
   if (st.finishing)
     return;
+  if (st.probe)
+    st.probe->activity("finishing");
   if (!st.provisioned) {
     // Roles are still being placed: finish once they all exist.
     if (!st.pending_finish)
@@ -234,6 +236,7 @@ void maybe_evaluate(self_ptr self) {
 void begin(self_ptr self) {
   auto& st = self->state;
   st.provisioned = true;
+  st.probe->activity("training");
   for (auto& w : st.workers)
     self->monitor(w);
   for (auto& s : st.shards)
@@ -254,6 +257,21 @@ void begin(self_ptr self) {
                        std::chrono::microseconds{static_cast<std::int64_t>(
                            st.config.max_seconds * 1e6)},
                        stop_atom::value);
+}
+
+void start_monitoring(self_ptr self) {
+  auto& c = self->state.config;
+  if (!c.monitor)
+    return;
+  auto local
+      = caf::actor_cast<caf::actor>(self->spawn(node_monitor, c.node_name));
+  std::vector<metrics_source> sources{{c.node_name, local}};
+  for (std::size_t n = 0; n < c.placement.nodes.size(); ++n)
+    sources.push_back({c.placement.node_names[n],
+                       caf::actor_cast<caf::actor>(c.placement.nodes[n])});
+  self->spawn(cluster_monitor, c.monitor, std::move(sources),
+              c.monitor_interval, caf::actor_cast<caf::actor>(self),
+              std::vector<caf::actor>{local});
 }
 
 } // namespace detail
@@ -291,10 +309,16 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
   }
   self->set_down_handler(
       [self](caf::down_msg& msg) { detail::on_down(self, msg); });
+  st.probe = make_probe(self, "coordinator", "coordinator", true);
+  st.probe->activity("provisioning");
+  start_monitoring(self);
   provision(self);
   return {
       [self](progress_msg& p) {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::progress,
+                                small_message_bytes);
+        st.probe->progress();
         if (p.worker >= st.workers.size())
           return;
         st.worker_steps[p.worker] = p.steps;
@@ -320,6 +344,9 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
       },
       [self](done_atom, worker_stats& x) {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::done,
+                                small_message_bytes);
+        st.probe->progress();
         auto w = x.worker;
         if (w >= st.workers.size())
           return;
@@ -345,12 +372,16 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
       },
       [self](stop_atom) {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::stop,
+                                small_message_bytes);
         bool timed_out = st.config.max_seconds > 0
                          && seconds_since(st.t0) >= st.config.max_seconds;
         finish(self, timed_out ? "time limit" : "stop requested");
       },
       [self](result_atom) -> caf::result<std::string> {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::result,
+                                small_message_bytes);
         if (st.result) {
           self->quit();
           return *st.result;

@@ -17,6 +17,7 @@
 #include "actors/evaluator.hpp"
 #include "actors/events.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/monitor.hpp"
 #include "actors/parameter_shard.hpp"
 #include "actors/worker.hpp"
 #include "optim/shard_store.hpp"
@@ -93,6 +94,13 @@ struct job_config {
   adopt_fn adopt_data;
   /// Application hooks: steps, evaluations, failures, the end (events.hpp).
   std::vector<std::shared_ptr<job_observer>> observers;
+  /// Monitoring: the coordinator polls every node's monitor (its own and
+  /// the placed nodes') each `monitor_interval` and keeps the picture here;
+  /// null: no polling (probes still count).
+  std::shared_ptr<cluster_view> monitor;
+  std::chrono::milliseconds monitor_interval{500};
+  /// This process's name in the monitor's view (host:pid).
+  std::string node_name = "local";
 };
 
 /// A role that stopped before the job ended (its node died or hung).
@@ -134,6 +142,7 @@ struct coordinator_state {
   std::string stop_reason, error;
   std::optional<std::string> result;
   std::vector<caf::typed_response_promise<std::string>> waiting;
+  probe_ref probe;
 };
 
 /// Spawn with `sys.spawn(coordinator, config)`; ask it for `result_atom`.

@@ -161,8 +161,14 @@ failure_record record(const coordinator_state& st, std::string role,
 
 /// Tells the observers of a failure and keeps it for the report.
 void keep(coordinator_state& st, failure_record f) {
-  for (auto& o : st.config.observers)
+  bool first_of_node
+      = std::none_of(st.failures.begin(), st.failures.end(),
+                     [&](const failure_record& x) { return x.node == f.node; });
+  for (auto& o : st.config.observers) {
     o->on_failure(f);
+    if (first_of_node)
+      o->on_node_lost({f.node, f.reason, f.seconds});
+  }
   st.failures.push_back(std::move(f));
 }
 

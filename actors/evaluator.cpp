@@ -35,11 +35,19 @@ evaluator_actor::behavior_type evaluator(self_ptr self,
                                          evaluator_config config) {
   self->state.params.assign(config.parameters, 0.0f);
   self->state.config = std::move(config);
+  self->state.probe = make_probe(self, "evaluator", "evaluator", false);
+  self->state.probe->activity("idle");
   return {
       [self](eval_atom, bool refetch) -> caf::result<eval_msg> {
         auto& st = self->state;
-        if (!refetch)
-          return evaluate_now(st);
+        auto scope = on_message(st.probe.get(), self, msg_type::eval,
+                                small_message_bytes);
+        st.probe->activity(refetch ? "fetching" : "evaluating");
+        if (!refetch) {
+          auto out = evaluate_now(st);
+          st.probe->activity("idle");
+          return out;
+        }
         auto promise = self->make_response_promise<eval_msg>();
         auto remaining = std::make_shared<std::size_t>(st.config.shards.size());
         auto version = std::make_shared<std::uint64_t>(0);
@@ -49,21 +57,27 @@ evaluator_actor::behavior_type evaluator(self_ptr self,
           f.offset = shard.range.offset;
           f.size = shard.range.size;
           auto range = shard.range;
+          st.probe->sent(msg_type::fetch, wire_size(f));
           self->request(shard.handle, st.config.request_timeout, f)
               .then(
                   [self, promise, remaining, version,
                    range](params_msg& p) mutable {
                     auto& st = self->state;
+                    auto scope = on_message(st.probe.get(), self,
+                                            msg_type::params, wire_size(p));
                     if (p.values.size() == range.size)
                       std::memcpy(st.params.data() + range.offset,
                                   p.values.data(), range.size * sizeof(float));
                     *version += p.version;
                     if (--*remaining == 0) {
                       st.version = *version;
+                      st.probe->activity("evaluating");
                       promise.deliver(evaluate_now(st));
+                      st.probe->activity("idle");
                     }
                   },
-                  [promise](caf::error& err) mutable {
+                  [self, promise](caf::error& err) mutable {
+                    self->state.probe->error();
                     promise.deliver(std::move(err));
                   });
         }

@@ -9,6 +9,7 @@
 
 #include "actors/comm_policy.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/probe.hpp"
 #include "optim/trainer.hpp"
 
 namespace troupe::actors {
@@ -35,6 +36,7 @@ struct evaluator_state {
   evaluator_config config;
   std::vector<float> params;
   std::uint64_t version = 0;
+  probe_ref probe;
 };
 
 /// Spawn with `sys.spawn(evaluator, config)`.

@@ -28,6 +28,21 @@ struct evaluation_event {
   double seconds = 0, accuracy = 0, loss = 0;
 };
 
+/// A node joined the job or was lost (it died or hung).
+struct node_event {
+  std::string node;   ///< host:pid
+  std::string reason; ///< why it was lost (empty when it joined)
+  double seconds = 0; ///< since the job started (0: before it started)
+};
+
+/// A group's leader changed (leader-based algorithms such as LSGD).
+struct leader_event {
+  std::uint32_t group = 0;
+  std::string leader;        ///< the new leader's actor name
+  std::uint64_t changes = 0; ///< leader changes in this group so far
+  double seconds = 0;
+};
+
 /// Receives a job's events (job_config::observers). Override what you need.
 class job_observer {
 public:
@@ -36,6 +51,11 @@ public:
   virtual void on_evaluation(const evaluation_event&) {}
   /// A worker or shard was lost (its node died or hung).
   virtual void on_failure(const failure_record&) {}
+  /// A node joined (before the job starts) or was lost.
+  virtual void on_node_joined(const node_event&) {}
+  virtual void on_node_lost(const node_event&) {}
+  /// A group's leader changed.
+  virtual void on_leader_change(const leader_event&) {}
   /// The job ended; `report` is its final JSON text.
   virtual void on_finish(const std::string& report) {
     (void)report;

@@ -11,6 +11,7 @@
 #include "messages/atoms.hpp"
 #include "messages/control.hpp"
 #include "messages/messages.hpp"
+#include "messages/metrics.hpp"
 
 // The typed interfaces of every troupe role, in one header because the roles
 // name each other (a worker reports to the coordinator, which spawns the
@@ -83,6 +84,8 @@ using node_actor = caf::typed_actor<
                     caf::actor>::with<caf::actor>,
     // The job is over (the reason is logged): stop every hosted actor and
     // quit.
-    caf::reacts_to<messages::stop_atom, std::string>>;
+    caf::reacts_to<messages::stop_atom, std::string>,
+    // The node's actors' metrics (answered by the node's monitor).
+    caf::replies_to<messages::metrics_atom>::with<messages::node_metrics>>;
 
 } // namespace troupe::actors

@@ -32,10 +32,18 @@ void host(node_actor::stateful_pointer<node_agent_state> self,
 node_actor::behavior_type
 node_agent(node_actor::stateful_pointer<node_agent_state> self,
            node_agent_config config) {
-  self->state.config = std::move(config);
+  auto& state = self->state;
+  state.config = std::move(config);
+  state.monitor
+      = self->spawn<caf::linked>(node_monitor, state.config.node_name);
+  state.probe = make_probe(self, "node agent " + state.config.node_name,
+                           "node_agent", false);
+  state.probe->activity("hosting");
   return {
       [self](setup_atom, const std::string& spec) -> caf::result<std::string> {
         auto& st = self->state;
+        auto scope
+            = on_message(st.probe.get(), self, msg_type::setup, spec.size());
         if (st.job)
           return failure("this node already takes part in a job");
         try {
@@ -51,6 +59,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
       [self](spawn_atom, shard_atom,
              std::uint32_t i) -> caf::result<caf::actor> {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::spawn,
+                                small_message_bytes);
         if (!st.job)
           return failure("spawn before setup");
         try {
@@ -66,6 +76,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
              const std::vector<caf::actor>& shards,
              const caf::actor& coordinator) -> caf::result<caf::actor> {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::spawn,
+                                small_message_bytes);
         if (!st.job)
           return failure("spawn before setup");
         try {
@@ -82,12 +94,20 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
       },
       [self](stop_atom, const std::string& reason) {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::stop,
+                                small_message_bytes);
         if (st.config.stop_reason)
           *st.config.stop_reason = reason;
         for (auto& h : st.hosted)
           self->send_exit(h, caf::exit_reason::user_shutdown);
         st.hosted.clear();
+        self->send_exit(st.monitor, caf::exit_reason::user_shutdown);
         self->quit();
+      },
+      [self](metrics_atom m) {
+        auto scope = on_message(self->state.probe.get(), self,
+                                msg_type::metrics, small_message_bytes);
+        return self->delegate(self->state.monitor, m);
       },
   };
 }

@@ -10,6 +10,7 @@
 
 #include "actors/coordinator.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/monitor.hpp"
 
 namespace troupe::actors {
 
@@ -28,6 +29,8 @@ struct node_agent_config {
   std::function<built_job(const std::string& spec)> build;
   /// Receives the reason the job ended (may be empty).
   std::shared_ptr<std::string> stop_reason;
+  /// This node's name (host:pid), as it introduced itself.
+  std::string node_name = "node";
 };
 
 struct node_agent_state {
@@ -35,6 +38,8 @@ struct node_agent_state {
   node_agent_config config;
   std::optional<job_config> job;
   std::vector<caf::actor> hosted;
+  node_monitor_actor monitor;
+  probe_ref probe;
 };
 
 /// The actor a node offers to a coordinator: it builds the job once, spawns

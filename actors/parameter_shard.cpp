@@ -18,7 +18,12 @@ params_msg snapshot(parameter_shard_state& st) {
   reply.offset = st.store->range().offset;
   reply.values = tensor{st.store->params(), st.store->range().size};
   ++st.messages;
-  st.bytes += wire_size(reply);
+  auto bytes = wire_size(reply);
+  st.bytes += bytes;
+  if (st.probe) {
+    st.probe->sent(msg_type::params, bytes);
+    st.probe->progress();
+  }
   return reply;
 }
 
@@ -62,6 +67,8 @@ void note_rejection(parameter_shard_state& st, const push_msg& p,
     ++rec.bad_range;
     ++st.bad_range;
   }
+  if (st.probe)
+    st.probe->error();
   detail::log().warn("shard {}: rejected push {} of worker {} ({}): "
                      "offset {} size {} version {}; parameters untouched",
                      st.config.index, p.seq, p.worker, to_string(status),
@@ -112,6 +119,12 @@ void on_push(parameter_shard_state& st, push_msg& p) {
   if (st.config.mode == shard_mode::async) {
     auto r = store.push(p.worker, p.seq, p.version, p.offset, p.values.data(),
                         p.values.size());
+    if (r.status == optim::push_status::applied && st.probe) {
+      static const std::vector<std::uint64_t> bounds{0, 1, 2, 4, 8, 16, 32, 64};
+      st.probe->progress();
+      st.probe->observe("push_staleness", r.staleness, bounds);
+      st.probe->gauge("version", static_cast<double>(r.version));
+    }
     if (r.status == optim::push_status::non_finite
         || r.status == optim::push_status::bad_range)
       note_rejection(st, p, r.status);
@@ -169,10 +182,19 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
   st.store = std::make_unique<optim::shard_store<float>>(
       config.range, config.init->data(), config.store);
   st.config = std::move(config);
+  st.probe = make_probe(self, "shard " + std::to_string(st.config.index),
+                        "shard", true);
+  st.probe->activity("serving");
   return {
-      [self](push_msg& p) { on_push(self->state, p); },
+      [self](push_msg& p) {
+        auto scope = on_message(self->state.probe.get(), self, msg_type::push,
+                                wire_size(p));
+        on_push(self->state, p);
+      },
       [self](const fetch_msg& f) -> caf::result<params_msg> {
         auto& st = self->state;
+        auto scope
+            = on_message(st.probe.get(), self, msg_type::fetch, wire_size(f));
         auto range = st.store->range();
         if (f.offset != range.offset || f.size != range.size) {
           detail::log().warn("shard {}: fetch of worker {} for [{}, {}) does "
@@ -194,16 +216,24 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
         return promise;
       },
       [self](track_atom, worker_id w, std::uint64_t clock) {
+        auto scope = on_message(self->state.probe.get(), self, msg_type::track,
+                                small_message_bytes);
         self->state.clocks[w] = clock;
       },
       [self](untrack_atom, worker_id w) {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::untrack,
+                                small_message_bytes);
         st.clocks.erase(w);
         if (st.config.mode == shard_mode::sync)
           complete_rounds(st);
         serve_waiting(st);
       },
-      [self](stats_atom) { return make_stats(self->state); },
+      [self](stats_atom) {
+        auto scope = on_message(self->state.probe.get(), self, msg_type::stats,
+                                small_message_bytes);
+        return make_stats(self->state);
+      },
   };
 }
 

@@ -10,6 +10,7 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/interfaces.hpp"
+#include "actors/probe.hpp"
 #include "optim/shard_store.hpp"
 
 namespace troupe::actors {
@@ -70,6 +71,7 @@ struct parameter_shard_state {
   std::uint64_t non_finite = 0;
   std::uint64_t bad_range = 0;
   std::map<messages::worker_id, messages::worker_pushes> rejected;
+  probe_ref probe;
 };
 
 /// Spawn with `sys.spawn(parameter_shard, config)`.

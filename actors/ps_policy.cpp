@@ -40,10 +40,12 @@ public:
       f.offset = shards_[i].range.offset;
       f.size = shards_[i].range.size;
       f.clock = ctx.clock();
-      ctx.count_sent(wire_size(f));
+      ctx.count_sent(msg_type::fetch, wire_size(f));
       self->request(shards_[i].handle, ctx.request_timeout(), f)
           .then(
               [this, &ctx, i, remaining, ready, t0](params_msg& p) {
+                auto scope = on_message(ctx.probe(), ctx.self(),
+                                        msg_type::params, wire_size(p));
                 auto& r = shards_[i].range;
                 if (p.offset != r.offset || p.values.size() != r.size) {
                   ctx.fail("shard " + std::to_string(i)
@@ -62,6 +64,8 @@ public:
                 }
               },
               [&ctx, i](caf::error& err) {
+                if (auto* probe = ctx.probe())
+                  probe->error();
                 ctx.fail("fetch from shard " + std::to_string(i)
                          + " failed: " + ctx.self()->system().render(err));
               });
@@ -106,7 +110,7 @@ private:
       p.clock = ctx.clock() + 1;
       p.samples = samples;
       p.values = tensor{grad + r.offset, r.size};
-      ctx.count_sent(wire_size(p));
+      ctx.count_sent(msg_type::push, wire_size(p));
       ctx.self()->send(shards_[i].handle, std::move(p));
     }
   }

@@ -44,9 +44,15 @@ caf::duration worker_state::request_timeout() const noexcept {
   return config.request_timeout;
 }
 
-void worker_state::count_sent(std::uint64_t bytes) noexcept {
+void worker_state::count_sent(msg_type t, std::uint64_t bytes) noexcept {
   ++counters.messages;
   counters.bytes += bytes;
+  if (probe_)
+    probe_->sent(t, bytes);
+}
+
+actor_probe* worker_state::probe() noexcept {
+  return probe_.get();
 }
 
 void worker_state::count_wait(std::uint64_t nanoseconds) noexcept {
@@ -64,6 +70,10 @@ void worker_state::fail(std::string reason) {
     return;
   finished = true;
   counters.error = "worker " + std::to_string(config.id) + ": " + reason;
+  if (probe_) {
+    probe_->error();
+    probe_->activity("failed");
+  }
   detail::log().error("{}", counters.error);
   if (config.coordinator)
     actor->send(config.coordinator, done_atom::value, stats());
@@ -74,9 +84,13 @@ void worker_state::step() {
   if (finished || in_step || !started)
     return;
   in_step = true;
+  if (probe_)
+    probe_->activity("waiting");
   policy->before_compute(*this, [this] {
     if (finished)
       return;
+    if (probe_)
+      probe_->activity("computing");
     auto t0 = std::chrono::steady_clock::now();
     optim::step_result r;
     try {
@@ -96,14 +110,24 @@ void worker_state::step() {
       counters.samples += r.samples;
       if (config.step_counter)
         config.step_counter->store(counters.steps);
-      if (config.coordinator)
+      if (probe_) {
+        probe_->progress();
+        probe_->gauge("steps", static_cast<double>(counters.steps));
+        probe_->gauge("samples", static_cast<double>(counters.samples));
+      }
+      if (config.coordinator) {
         actor->send(config.coordinator, progress_msg{config.id, counters.steps,
                                                      r.samples, real{r.loss}});
+        if (probe_)
+          probe_->sent(msg_type::progress, small_message_bytes);
+      }
       in_step = false;
       if (counters.steps >= config.max_steps) {
         finished = true;
         if (config.coordinator)
           actor->send(config.coordinator, done_atom::value, stats());
+        if (probe_)
+          probe_->finish();
         actor->quit();
         return;
       }
@@ -118,6 +142,8 @@ worker(worker_actor::stateful_pointer<worker_state> self,
   auto& st = self->state;
   st.actor = self;
   st.config = std::move(config);
+  st.probe_ = make_probe(self, "worker " + std::to_string(st.config.id),
+                         "worker", true);
   try {
     st.replica_ = st.config.make_replica();
     st.policy = st.config.make_policy(st.replica_->size());
@@ -127,6 +153,8 @@ worker(worker_actor::stateful_pointer<worker_state> self,
   return {
       [self](start_atom, std::uint64_t clock) {
         auto& st = self->state;
+        auto scope = on_message(st.probe_.get(), self, msg_type::start,
+                                small_message_bytes);
         if (st.started || st.finished)
           return;
         st.started = true;
@@ -140,10 +168,16 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         }
         st.step();
       },
-      [self](step_atom) { self->state.step(); },
+      [self](step_atom) {
+        auto scope = on_message(self->state.probe_.get(), self, msg_type::step,
+                                small_message_bytes);
+        self->state.step();
+      },
       [self](adopt_atom, worker_id lost, std::uint32_t k, std::uint32_t m,
              std::uint64_t steps) {
         auto& st = self->state;
+        auto scope = on_message(st.probe_.get(), self, msg_type::adopt,
+                                small_message_bytes);
         if (st.finished)
           return;
         std::size_t examples = 0;
@@ -163,6 +197,8 @@ worker(worker_actor::stateful_pointer<worker_state> self,
       },
       [self](stop_atom) {
         auto& st = self->state;
+        auto scope = on_message(st.probe_.get(), self, msg_type::stop,
+                                small_message_bytes);
         st.finished = true;
         auto out = st.stats();
         self->quit();

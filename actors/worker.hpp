@@ -54,7 +54,8 @@ public:
   std::uint64_t steps() const noexcept override;
   std::uint64_t clock() const noexcept override;
   caf::duration request_timeout() const noexcept override;
-  void count_sent(std::uint64_t bytes) noexcept override;
+  void count_sent(msg_type t, std::uint64_t bytes) noexcept override;
+  actor_probe* probe() noexcept override;
   void count_wait(std::uint64_t nanoseconds) noexcept override;
   void fail(std::string reason) override;
 
@@ -75,6 +76,7 @@ public:
   bool started = false;
   bool in_step = false; ///< a step is under way (waiting for replies)
   bool finished = false;
+  probe_ref probe_;
 };
 
 /// Spawn with `sys.spawn(worker, config)`; it waits for start_atom.

@@ -236,17 +236,21 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   std::string monitor_url;
   if (!o.monitor.empty() || !o.report.empty()) {
     monitor = std::make_shared<net::job_monitor>();
+    monitor->set_algo(o.algo);
     job.observers.push_back(monitor);
+    job.monitor = monitor->view();
+    job.node_name = net::process_name();
   }
   if (!o.monitor.empty()) {
     net::http_options ho;
     ho.listen = net::parse_endpoint(o.monitor, "--monitor");
     ho.token = o.monitor_token;
+    ho.public_paths = {"/"};
     endpoint = std::make_unique<net::http_server>(ho, monitor->routes());
     monitor_url = "http://" + ho.listen.host + ":"
                   + std::to_string(endpoint->port()) + "/";
-    bar.message("troupe train: monitoring at " + monitor_url + "metrics and "
-                + monitor_url + "api/series");
+    bar.message("troupe train: monitoring at " + monitor_url
+                + " (the dashboard; Prometheus at " + monitor_url + "metrics)");
   }
   nlohmann::json result;
   if (o.listen.empty()) {

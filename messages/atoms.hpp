@@ -60,6 +60,12 @@ using worker_atom = caf::atom_constant<caf::atom("worker")>;
 using adopt_atom = caf::atom_constant<caf::atom("adopt")>;
 
 /// Asks for the members of a cluster once enough have joined.
+/// Asks a node monitor for its actors' metrics.
+using metrics_atom = caf::atom_constant<caf::atom("metrics")>;
+
+/// A periodic self-message (the cluster monitor's poll).
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+
 using members_atom = caf::atom_constant<caf::atom("members")>;
 
 } // namespace troupe::messages

@@ -3,6 +3,7 @@
 #include <caf/detail/stringification_inspector.hpp>
 
 #include "messages/control.hpp"
+#include "messages/metrics.hpp"
 
 namespace troupe::messages {
 
@@ -82,6 +83,10 @@ std::string to_string(const shard_stats& x) {
 }
 
 std::string to_string(const eval_msg& x) {
+  return stringify(x);
+}
+
+std::string to_string(const node_metrics& x) {
   return stringify(x);
 }
 

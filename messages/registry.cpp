@@ -4,6 +4,7 @@
 
 #include "messages/control.hpp"
 #include "messages/messages.hpp"
+#include "messages/metrics.hpp"
 
 namespace troupe::messages {
 
@@ -38,6 +39,7 @@ void for_each_type(F f) {
   f(type_tag<worker_pushes>{}, "troupe::worker_pushes");
   f(type_tag<shard_stats>{}, "troupe::shard_stats");
   f(type_tag<eval_msg>{}, "troupe::eval_msg");
+  f(type_tag<node_metrics>{}, "troupe::node_metrics");
 }
 
 } // namespace

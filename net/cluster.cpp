@@ -115,6 +115,8 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
     job.placement.nodes.push_back(
         caf::actor_cast<actors::node_actor>(agents[n]));
     job.placement.node_names.push_back(hellos[n].node);
+    for (auto& o : job.observers)
+      o->on_node_joined({hellos[n].node, "", 0});
   }
   auto where = place(job.workers, job.shards, slots);
   job.placement.worker_node = where.worker_node;

@@ -72,7 +72,11 @@ struct http_server::impl : std::enable_shared_from_this<impl> {
       server->count(&http_counters::requests);
       const auto& req = parser->get();
       bool keep = req.keep_alive();
-      if (!server->opts.token.empty()) {
+      std::string target{req.target().data(), req.target().size()};
+      auto q = target.find('?');
+      auto path = target.substr(0, q);
+      if (!server->opts.token.empty()
+          && server->opts.public_paths.count(path) == 0) {
         auto auth = req[http::field::authorization];
         std::string given{auth.data(), auth.size()};
         if (given.rfind("Bearer ", 0) != 0
@@ -84,9 +88,6 @@ struct http_server::impl : std::enable_shared_from_this<impl> {
       }
       if (req.method() != http::verb::get && req.method() != http::verb::head)
         return reply(405, "only GET\n", keep);
-      std::string target{req.target().data(), req.target().size()};
-      auto q = target.find('?');
-      auto path = target.substr(0, q);
       auto query
           = q == std::string::npos ? std::string{} : target.substr(q + 1);
       auto route = server->routes.find(path);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "net/system.hpp"
@@ -30,6 +31,9 @@ struct http_options {
   endpoint listen{"127.0.0.1", 0};
   /// Empty: no token. Else every request needs `Authorization: Bearer T`.
   std::string token;
+  /// Paths served without the token (pages that carry no data themselves,
+  /// like the dashboard, which sends the token on its API calls).
+  std::set<std::string> public_paths;
   /// A request's header must arrive within this time, and a response be
   /// taken within it; idle keep-alive connections close after it.
   std::chrono::milliseconds timeout{std::chrono::seconds{10}};

@@ -8,6 +8,8 @@
 #include <prometheus/text_serializer.h>
 
 #include "actors/coordinator.hpp"
+#include "net/dashboard.hpp"
+#include "net/monitor_export.hpp"
 
 namespace troupe::net {
 
@@ -54,8 +56,20 @@ struct job_monitor::impl {
   prometheus::Gauge& accuracy = test.Add({{"metric", "accuracy"}});
   prometheus::Gauge& test_loss = test.Add({{"metric", "loss"}});
   prometheus::Gauge& up = running.Add({});
+  prometheus::Counter& nodes_joined = prometheus::BuildCounter()
+                                          .Name("troupe_nodes_joined_total")
+                                          .Help("Nodes that joined the job")
+                                          .Register(*registry)
+                                          .Add({});
 
-  mutable std::mutex mtx; ///< guards the series
+  std::shared_ptr<actors::cluster_view> view
+      = std::make_shared<actors::cluster_view>();
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+
+  mutable std::mutex mtx; ///< guards the series and the job's summary
+  std::string algo = "downpour";
+  bool ended = false;
+  double ended_at = 0, accuracy_now = -1;
   std::uint64_t step_interval = 10, total_steps = 0, total_samples = 0;
   double smooth_loss = 0;
   nlohmann::json train = nlohmann::json::array();
@@ -105,6 +119,7 @@ void job_monitor::on_evaluation(const actors::evaluation_event& e) {
   impl_->accuracy.Set(e.accuracy);
   impl_->test_loss.Set(e.loss);
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->accuracy_now = e.accuracy;
   impl_->evaluations.push_back({{"seconds", e.seconds},
                                 {"steps", e.steps},
                                 {"samples", e.samples},
@@ -114,14 +129,72 @@ void job_monitor::on_evaluation(const actors::evaluation_event& e) {
 
 void job_monitor::on_failure(const actors::failure_record& f) {
   impl_->failures.Add({{"role", f.role}}).Increment();
+  impl_->view->lost(f.node);
+}
+
+void job_monitor::on_node_joined(const actors::node_event& e) {
+  impl_->nodes_joined.Increment();
+  (void)e;
 }
 
 void job_monitor::on_finish(const std::string&) {
   impl_->up.Set(0);
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->ended = true;
+  impl_->ended_at = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - impl_->t0)
+                        .count();
+}
+
+std::shared_ptr<actors::cluster_view> job_monitor::view() const {
+  return impl_->view;
+}
+
+void job_monitor::set_algo(std::string algo) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->algo = std::move(algo);
+}
+
+prometheus::Registry& job_monitor::registry() {
+  return *impl_->registry;
+}
+
+nlohmann::json job_monitor::cluster() const {
+  auto& st = *impl_;
+  nlohmann::json job;
+  bool running;
+  {
+    std::lock_guard<std::mutex> guard{st.mtx};
+    running = !st.ended;
+    job = {{"algo", st.algo},
+           {"running", running},
+           {"seconds", running ? std::chrono::duration<double>(
+                                     std::chrono::steady_clock::now() - st.t0)
+                                     .count()
+                               : st.ended_at},
+           {"steps", st.total_steps},
+           {"samples", st.total_samples},
+           {"loss", st.total_steps > 0 ? nlohmann::json(st.smooth_loss)
+                                       : nlohmann::json(nullptr)},
+           {"accuracy", st.accuracy_now < 0 ? nlohmann::json(nullptr)
+                                            : nlohmann::json(st.accuracy_now)},
+           {"stuck_after_ms", st.view->stuck_after().count()}};
+  }
+  auto out = st.view->to_json(running);
+  out["job"] = std::move(job);
+  return out;
 }
 
 std::string job_monitor::metrics_text() const {
-  return prometheus::TextSerializer{}.Serialize(impl_->registry->Collect());
+  auto families = impl_->registry->Collect();
+  bool running;
+  {
+    std::lock_guard<std::mutex> guard{impl_->mtx};
+    running = !impl_->ended;
+  }
+  auto actors = actor_families(impl_->view->actors(running));
+  families.insert(families.end(), actors.begin(), actors.end());
+  return prometheus::TextSerializer{}.Serialize(families);
 }
 
 nlohmann::json job_monitor::series() const {
@@ -131,6 +204,15 @@ nlohmann::json job_monitor::series() const {
 
 std::map<std::string, http_handler> job_monitor::routes() {
   return {
+      {"/",
+       [](const std::string&) {
+         return http_response{200, "text/html; charset=utf-8",
+                              dashboard_html()};
+       }},
+      {"/api/cluster",
+       [this](const std::string&) {
+         return http_response{200, "application/json", cluster().dump()};
+       }},
       {"/metrics",
        [this](const std::string&) {
          return http_response{200, "text/plain; version=0.0.4", metrics_text()};

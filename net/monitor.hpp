@@ -1,6 +1,8 @@
 // A job's metrics and curves for the monitoring endpoint: a job_observer that
-// keeps Prometheus metrics (prometheus-cpp's registry and text serializer)
-// and the loss / accuracy / throughput series, and serves them over HTTP.
+// keeps Prometheus metrics (prometheus-cpp's registry and text serializer),
+// the loss / accuracy / throughput series and the cluster's picture (every
+// actor's probe, via the coordinator's cluster monitor), and serves them
+// over HTTP: /metrics, /api/series, /api/cluster and the dashboard at /.
 
 #pragma once
 
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/events.hpp"
+#include "actors/monitor.hpp"
 #include "net/http_server.hpp"
 
 namespace prometheus {
@@ -28,7 +31,22 @@ public:
   void on_step(const actors::step_event& e) override;
   void on_evaluation(const actors::evaluation_event& e) override;
   void on_failure(const actors::failure_record& f) override;
+  void on_node_joined(const actors::node_event& e) override;
   void on_finish(const std::string& report) override;
+
+  /// The cluster's picture, for job_config::monitor.
+  std::shared_ptr<actors::cluster_view> view() const;
+
+  /// Names the job's algorithm in /api/cluster.
+  void set_algo(std::string algo);
+
+  /// Application metrics: add families to this registry and they appear in
+  /// GET /metrics.
+  prometheus::Registry& registry();
+
+  /// GET /api/cluster: {"job": {...}, "nodes", "actors", "links"}
+  /// (docs/monitoring.md).
+  nlohmann::json cluster() const;
 
   /// The Prometheus text exposition of every metric (GET /metrics).
   std::string metrics_text() const;
@@ -37,7 +55,7 @@ public:
   /// curve sampled every `step_interval` steps, and every evaluation.
   nlohmann::json series() const;
 
-  /// The routes of the endpoint: /metrics and /api/series.
+  /// The routes of the endpoint: /, /metrics, /api/series, /api/cluster.
   std::map<std::string, http_handler> routes();
 
   /// Training-curve points keep one step in this many (default 10).

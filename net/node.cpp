@@ -55,6 +55,7 @@ node_outcome run_node(const node_options& opts,
                    + " s: " + sys.render(reg.error())};
   auto reason = std::make_shared<std::string>();
   agent_config.stop_reason = reason;
+  agent_config.node_name = process_name();
   auto agent = sys.spawn(actors::node_agent, std::move(agent_config));
   hello_msg hello;
   hello.node = process_name();

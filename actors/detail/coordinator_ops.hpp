@@ -28,6 +28,8 @@ void provision(coordinator_ptr self);
 
 /// Monitors the roles and starts the workers; the job's clock starts here.
 void begin(coordinator_ptr self);
+/// Spawns the node and cluster monitors (config.monitor set), linked.
+void start_monitoring(coordinator_ptr self);
 
 /// Starts worker w at the given clock (once).
 void start_worker(coordinator_ptr self, std::size_t w, std::uint64_t clock);

@@ -24,6 +24,7 @@
 #include "messages/atoms.hpp"
 #include "messages/control.hpp"
 #include "messages/messages.hpp"
+#include "messages/metrics.hpp"
 #include "messages/registry.hpp"
 
 using namespace troupe::messages;
@@ -74,6 +75,7 @@ caf::behavior echo() {
       [](echo_atom, const worker_pushes& x) { return x; },
       [](echo_atom, const shard_stats& x) { return x; },
       [](echo_atom, const eval_msg& x) { return x; },
+      [](echo_atom, const node_metrics& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -184,6 +186,33 @@ struct remote_peer {
 
 } // namespace
 
+/// A node_metrics with every field set (one actor, one of each list).
+static node_metrics sample_node_metrics() {
+  actor_metrics a;
+  a.key = "node/7";
+  a.name = "worker 3";
+  a.role = "worker";
+  a.activity = "computing";
+  a.expects_progress = true;
+  a.messages_in = 10;
+  a.messages_out = 11;
+  a.bytes_in = 12;
+  a.bytes_out = 13;
+  a.handler_ns = 14;
+  a.handler_max_ns = 15;
+  a.errors = 1;
+  a.mailbox = 2;
+  a.mailbox_max = 3;
+  a.age_ms = 100;
+  a.progress_ago_ms = 5;
+  a.received = {{"params", 4, 400}};
+  a.sent = {{"push", 4, 500}};
+  a.gauges = {{"samples", real{-0.0}}};
+  a.histograms = {{"push_staleness", {0, 1, 2}, {1, 2, 3, 4}, real{7.5}}};
+  a.peers = {{"node/8", 3, 4}};
+  return {"host:1", "node", {a}};
+}
+
 TEST_CASE("special floats and every message type cross a process boundary",
           "[messages][remote]") {
   remote_peer peer;
@@ -200,7 +229,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 11);
+  CHECK(registered_type_names().size() == 12);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -230,6 +259,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   ss.workers = {wp, worker_pushes{5, 1, 0, 0, 0}};
   same(ss);
   same(eval_msg{real{0.25}, real{0.875}, 10000, 42, "00ff00ff00ff00ff"});
+  same(sample_node_metrics());
 }
 
 TEST_CASE("4 MB tensor round trip throughput versus std::vector<float>",

@@ -19,6 +19,7 @@
 #include "messages/atoms.hpp"
 #include "messages/control.hpp"
 #include "messages/messages.hpp"
+#include "messages/metrics.hpp"
 #include "messages/registry.hpp"
 
 using namespace troupe::messages;
@@ -173,7 +174,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       fetch_msg{1, 2, 3, 4}, params_msg{5, 6, tensor{special_values()}},
       hello_msg{wire_version, "n", "", 0, 0, 0, 0}, real{0.5},
       progress_msg{1, 2, 3, real{4}}, worker_stats{}, worker_pushes{},
-      shard_stats{}, eval_msg{}, ack_atom::value);
+      shard_stats{}, eval_msg{}, node_metrics{"n", "k", {actor_metrics{}}},
+      ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -184,7 +186,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   REQUIRE(
       copy.match_elements<tensor, push_msg, fetch_msg, params_msg, hello_msg,
                           real, progress_msg, worker_stats, worker_pushes,
-                          shard_stats, eval_msg, ack_atom>());
+                          shard_stats, eval_msg, node_metrics, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));

@@ -1,0 +1,109 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_actor.hpp>
+#include <nlohmann/json.hpp>
+
+#include "actors/interfaces.hpp"
+#include "actors/probe.hpp"
+#include "messages/metrics.hpp"
+
+// Monitoring across the cluster. Every process runs a node monitor: it
+// answers metrics_atom with snapshots of the process's probes (probe.hpp).
+// On the coordinator's process a cluster monitor polls every node's monitor
+// (its own and the joined nodes', through their agents) and keeps the latest
+// picture in a cluster_view, which the HTTP endpoint reads (net/monitor.hpp).
+
+namespace troupe::actors {
+
+/// A node's monitor: snapshots of the process's probes.
+using node_monitor_actor = caf::typed_actor<
+    caf::replies_to<messages::metrics_atom>::with<messages::node_metrics>>;
+
+/// Spawn with `sys.spawn(node_monitor, "host:pid")`.
+node_monitor_actor::behavior_type node_monitor(node_monitor_actor::pointer self,
+                                               std::string node_name);
+
+/// The latest snapshot of every node, and what it means: each actor's state
+/// (ok, idle, stuck, done, lost), throughput and the links between actors.
+/// Thread-safe: the cluster monitor writes, HTTP handlers read.
+class cluster_view {
+public:
+  using clock = std::chrono::steady_clock;
+
+  /// An actor that expects progress and made none for `stuck_after` while
+  /// the job runs is stuck.
+  explicit cluster_view(std::chrono::milliseconds stuck_after
+                        = std::chrono::seconds{3});
+
+  std::chrono::milliseconds stuck_after() const noexcept {
+    return stuck_after_;
+  }
+
+  /// A node answered (its first answer adds it).
+  void update(const messages::node_metrics& m);
+  /// A node did not answer in time.
+  void unreachable(const std::string& node);
+  /// The job lost the node (it died or hung).
+  void lost(const std::string& node);
+
+  /// {"nodes": [...], "actors": [...], "links": [...]}; `running` tells
+  /// whether lack of progress means stuck (docs/monitoring.md).
+  nlohmann::json to_json(bool running) const;
+
+  /// Every actor's latest metrics with their node's name and computed state
+  /// (for the Prometheus exposition).
+  struct actor_view {
+    std::string node, state;
+    messages::actor_metrics metrics;
+  };
+  std::vector<actor_view> actors(bool running) const;
+
+  /// Called with the node's name when a node is first seen or lost.
+  std::function<void(const std::string&)> on_node_up, on_node_lost;
+
+private:
+  struct node_entry {
+    std::string name, key, state = "up";
+    clock::time_point seen;
+    std::vector<messages::actor_metrics> actors;
+  };
+  struct rate {
+    double samples = 0, per_sec = 0;
+    clock::time_point at;
+  };
+  std::vector<actor_view> actors_locked(bool running,
+                                        clock::time_point now) const;
+
+  std::chrono::milliseconds stuck_after_;
+  mutable std::mutex mtx_;
+  std::vector<node_entry> nodes_;
+  std::map<std::string, rate> rates_; ///< by actor key
+};
+
+/// Polls a node monitor or node agent for metrics.
+struct metrics_source {
+  std::string name; ///< the node's name, for "unreachable" marks
+  caf::actor handle;
+};
+
+/// Spawn with `spawn(cluster_monitor, view, sources, interval, owner,
+/// owned)`; it polls every source each interval (a request that takes
+/// longer than twice the interval marks the node unreachable) until `owner`
+/// (the coordinator) terminates, then takes one last snapshot and ends the
+/// `owned` actors (the local node monitor) with itself.
+caf::behavior cluster_monitor(caf::event_based_actor* self,
+                              std::shared_ptr<cluster_view> view,
+                              std::vector<metrics_source> sources,
+                              std::chrono::milliseconds interval,
+                              caf::actor owner, std::vector<caf::actor> owned);
+
+} // namespace troupe::actors

@@ -1,0 +1,225 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <caf/actor_addr.hpp>
+#include <caf/node_id.hpp>
+
+#include "messages/metrics.hpp"
+
+// Probes: what every troupe actor records about itself, cheap enough to stay
+// on. An actor owns an actor_probe and counts each message it handles (type,
+// bytes, sender, mailbox depth, time in the handler), each message it sends,
+// its errors and its progress. The actor's thread writes; a node monitor
+// (monitor.hpp) reads snapshots from another thread, so counters are relaxed
+// atomics and the few lists take a lock.
+//
+// Application actors use the same API: make_probe(), then on_message() in
+// each handler (see docs/monitoring.md).
+
+namespace troupe::actors {
+
+/// Message kinds counted by type. New algorithms add theirs here.
+enum class msg_type : std::uint8_t {
+  push,
+  fetch,
+  params,
+  progress,
+  done,
+  stop,
+  start,
+  step,
+  adopt,
+  track,
+  untrack,
+  stats,
+  eval,
+  result,
+  setup,
+  spawn,
+  metrics,
+  other,
+  count_
+};
+
+/// The name of a message kind ("push", "params", ...).
+const char* to_string(msg_type t) noexcept;
+
+class actor_probe {
+public:
+  using clock = std::chrono::steady_clock;
+
+  /// `expects_progress`: a long time without progress() means stuck (workers,
+  /// shards, coordinators); roles that only answer requests say false.
+  actor_probe(std::string name, std::string role, bool expects_progress);
+
+  /// Records the actor's identity (key = node id / actor id).
+  void bind(const caf::node_id& node, caf::actor_id id);
+
+  const std::string& name() const noexcept {
+    return name_;
+  }
+  const std::string& key() const noexcept {
+    return key_;
+  }
+
+  /// A message arrived: its kind, size, sender and the mailbox depth.
+  void received(msg_type t, std::uint64_t bytes,
+                const caf::strong_actor_ptr& from,
+                std::size_t mailbox) noexcept;
+  /// A message was sent.
+  void sent(msg_type t, std::uint64_t bytes) noexcept;
+  /// A handler ran for `ns` nanoseconds.
+  void handled(std::uint64_t ns) noexcept;
+  void error() noexcept;
+  /// The actor made progress (a step, an applied push, ...).
+  void progress() noexcept;
+  /// What the actor is doing; `what` must be a string literal.
+  void activity(const char* what) noexcept;
+  /// Sets an algorithm gauge (steps, leader, push_sum_weight, ...).
+  void gauge(const std::string& name, double value);
+  /// Adds an observation to a histogram with the given upper bounds (the
+  /// first call fixes the bounds).
+  void observe(const std::string& name, std::uint64_t value,
+               const std::vector<std::uint64_t>& bounds);
+  /// The actor terminated.
+  void finish() noexcept;
+
+  messages::actor_metrics snapshot(clock::time_point now) const;
+
+private:
+  struct counts {
+    std::atomic<std::uint64_t> n{0}, bytes{0};
+  };
+  struct peer {
+    caf::node_id node;
+    caf::actor_id id = 0;
+    clock::time_point last;
+    std::uint64_t messages = 0;
+  };
+  struct histogram {
+    std::string name;
+    std::vector<std::uint64_t> bounds, counts;
+    double sum = 0;
+  };
+
+  static std::int64_t ns_of(clock::time_point t) noexcept;
+
+  std::string name_, role_, key_;
+  bool expects_progress_;
+  clock::time_point created_ = clock::now();
+  std::array<counts, static_cast<std::size_t>(msg_type::count_)> in_, out_;
+  std::atomic<std::uint64_t> handler_ns_{0}, handler_max_ns_{0}, errors_{0};
+  std::atomic<std::uint64_t> mailbox_{0}, mailbox_max_{0};
+  std::atomic<std::int64_t> progress_ns_{-1};
+  std::atomic<const char*> activity_{"starting"};
+  std::atomic<std::int64_t> done_ns_{-1};
+  mutable std::mutex mtx_; ///< guards the lists below
+  std::vector<peer> peers_;
+  std::vector<messages::named_value> gauges_;
+  std::vector<histogram> histograms_;
+};
+
+/// An actor's hold on its probe: marks it finished when the actor's state is
+/// destroyed.
+class probe_ref {
+public:
+  probe_ref() = default;
+  explicit probe_ref(std::shared_ptr<actor_probe> p) noexcept
+      : p_(std::move(p)) {}
+  probe_ref(probe_ref&&) noexcept = default;
+  probe_ref& operator=(probe_ref&& other) noexcept {
+    if (p_ && p_ != other.p_)
+      p_->finish();
+    p_ = std::move(other.p_);
+    return *this;
+  }
+  probe_ref(const probe_ref&) = delete;
+  probe_ref& operator=(const probe_ref&) = delete;
+  ~probe_ref() {
+    if (p_)
+      p_->finish();
+  }
+  actor_probe* get() const noexcept {
+    return p_.get();
+  }
+  actor_probe* operator->() const noexcept {
+    return p_.get();
+  }
+  explicit operator bool() const noexcept {
+    return static_cast<bool>(p_);
+  }
+
+private:
+  std::shared_ptr<actor_probe> p_;
+};
+
+/// Probes can be switched off process-wide (the overhead benchmark compares
+/// both); they are on by default.
+bool probes_enabled() noexcept;
+void set_probes_enabled(bool on) noexcept;
+
+/// Creates a probe and registers it with this process's monitor.
+probe_ref make_probe(std::string name, std::string role, bool expects_progress);
+
+/// make_probe, bound to the actor `self` (its node and id).
+template <class Self>
+probe_ref make_probe(Self* self, std::string name, std::string role,
+                     bool expects_progress) {
+  auto p = make_probe(std::move(name), std::move(role), expects_progress);
+  p->bind(self->node(), self->id());
+  return p;
+}
+
+/// Snapshots of this process's probes (finished actors stay listed for a
+/// minute).
+std::vector<messages::actor_metrics> snapshot_probes();
+
+/// Times a handler: constructed at its start, records at its end.
+class probe_scope {
+public:
+  explicit probe_scope(actor_probe* p) noexcept
+      : probe_(p),
+        t0_(p ? actor_probe::clock::now() : actor_probe::clock::time_point{}) {}
+  probe_scope(probe_scope&& other) noexcept
+      : probe_(other.probe_), t0_(other.t0_) {
+    other.probe_ = nullptr;
+  }
+  probe_scope(const probe_scope&) = delete;
+  probe_scope& operator=(const probe_scope&) = delete;
+  ~probe_scope() {
+    if (probe_)
+      probe_->handled(static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(
+              actor_probe::clock::now() - t0_)
+              .count()));
+  }
+
+private:
+  actor_probe* probe_;
+  actor_probe::clock::time_point t0_;
+};
+
+/// Call first in a handler: counts the current message and times the handler
+/// until the returned scope ends. `self` is the actor (any scheduled actor).
+template <class Self>
+probe_scope on_message(actor_probe* p, Self* self, msg_type t,
+                       std::uint64_t bytes) {
+  if (p == nullptr || !probes_enabled())
+    return probe_scope{nullptr};
+  p->received(t, bytes, self->current_sender(), self->mailbox().size());
+  return probe_scope{p};
+}
+
+/// Serialized size of a message without a tensor (atoms, small structs):
+/// an estimate used for byte counts.
+inline constexpr std::uint64_t small_message_bytes = 32;
+
+} // namespace troupe::actors
