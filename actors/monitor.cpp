@@ -224,12 +224,6 @@ caf::behavior cluster_monitor(caf::event_based_actor* self,
                               std::vector<metrics_source> sources,
                               std::chrono::milliseconds interval,
                               caf::actor owner, std::vector<caf::actor> owned) {
-  self->monitor(owner);
-  self->set_down_handler([self, owned](caf::down_msg&) {
-    for (auto& a : owned)
-      self->send_exit(a, caf::exit_reason::user_shutdown);
-    self->quit();
-  });
   auto st = std::make_shared<poll_state>();
   st->probe = make_probe(self, "cluster monitor", "monitor", false);
   st->probe->activity("polling");
@@ -237,28 +231,49 @@ caf::behavior cluster_monitor(caf::event_based_actor* self,
   st->sources = std::move(sources);
   st->pending.assign(st->sources.size(), false);
   st->interval = interval;
+  // Asks source i for its metrics; `then` runs after the answer or error.
+  auto poll = [self, st](std::size_t i, std::function<void()> then) {
+    st->pending[i] = true;
+    self->request(st->sources[i].handle, caf::duration{st->interval * 2},
+                  metrics_atom::value)
+        .then(
+            [self, st, i, then](node_metrics& m) {
+              auto scope
+                  = on_message(st->probe.get(), self, msg_type::metrics, 64);
+              st->pending[i] = false;
+              st->view->update(m);
+              then();
+            },
+            [st, i, then](caf::error&) {
+              st->probe->error();
+              st->pending[i] = false;
+              st->view->unreachable(st->sources[i].name);
+              then();
+            });
+  };
+  // When the job ends: one last poll (the final counts), then quit with the
+  // owned actors.
+  self->monitor(owner);
+  self->set_down_handler([self, st, owned, poll](caf::down_msg&) {
+    st->probe->activity("final poll");
+    auto remaining = std::make_shared<std::size_t>(st->sources.size() + 1);
+    auto one_done = [self, owned, remaining] {
+      if (--*remaining > 0)
+        return;
+      for (auto& a : owned)
+        self->send_exit(a, caf::exit_reason::user_shutdown);
+      self->quit();
+    };
+    for (std::size_t i = 0; i < st->sources.size(); ++i)
+      poll(i, one_done);
+    one_done();
+  });
   self->send(self, tick_atom::value);
   return {
-      [self, st](tick_atom) {
-        for (std::size_t i = 0; i < st->sources.size(); ++i) {
-          if (st->pending[i])
-            continue; // the last request is still out: no pile-up
-          st->pending[i] = true;
-          auto timeout = caf::duration{st->interval * 2};
-          self->request(st->sources[i].handle, timeout, metrics_atom::value)
-              .then(
-                  [self, st, i](node_metrics& m) {
-                    auto scope = on_message(st->probe.get(), self,
-                                            msg_type::metrics, 64);
-                    st->pending[i] = false;
-                    st->view->update(m);
-                  },
-                  [st, i](caf::error&) {
-                    st->probe->error();
-                    st->pending[i] = false;
-                    st->view->unreachable(st->sources[i].name);
-                  });
-        }
+      [self, st, poll](tick_atom) {
+        for (std::size_t i = 0; i < st->sources.size(); ++i)
+          if (!st->pending[i]) // else the last request is still out
+            poll(i, [] {});
         self->delayed_send(self, st->interval, tick_atom::value);
       },
   };
