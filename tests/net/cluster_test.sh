@@ -85,6 +85,19 @@ wait_log() {
   return 1
 }
 
+http_get() { # http_get PORT PATH [HEADER] -> the whole response
+  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  printf 'GET %s HTTP/1.1\r\nHost: t\r\n%bConnection: close\r\n\r\n' \
+    "$2" "${3:+$3\r\n}" >&3
+  timeout 5 cat <&3
+  exec 3<&-
+}
+
+# cluster_state PORT -> cluster.json: GET /api/cluster's body.
+cluster_state() {
+  http_get "$1" /api/cluster "${2:-}" | tail -1 >cluster.json
+}
+
 check_done() { # check_done NAME: the coordinator finished well
   wait_for "$COORD" 180 || fail "coordinator exited with status $?"
   [ "$(key "$1.json" /reached_target)" = true ] || fail "target not reached"
@@ -266,16 +279,10 @@ hosts)
   [ $? = 2 ] && grep -q "badhosts:1" bad.log || fail "bad hostfile accepted"
   ;;
 monitor)
-  # /metrics and /api/series of a running job, and the endpoint's token.
-  http_get() { # http_get PORT PATH [HEADER] -> the whole response
-    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
-    printf 'GET %s HTTP/1.1\r\nHost: t\r\n%bConnection: close\r\n\r\n' \
-      "$2" "${3:+$3\r\n}" >&3
-    timeout 5 cat <&3
-    exec 3<&-
-  }
+  # /metrics, /api/series and /api/cluster of a running job, and the
+  # endpoint's token.
   timeout 120 "$TROUPE" train --algo=downpour --workers=2 "${JOB[@]}" \
-    --model=mlp --epochs=10 --eval-every=0.5 --monitor=127.0.0.1:0 \
+    --model=mlp --epochs=4 --eval-every=0.5 --monitor=127.0.0.1:0 \
     --monitor-token=tok >coord.json 2>coord.log &
   COORD=$!
   PIDS+=($COORD)
@@ -294,7 +301,80 @@ monitor)
   [ "$("$JSON_GET" series.json /evaluations/0/accuracy)" != "" ] \
     || fail "no evaluations in /api/series"
   "$JSON_GET" series.json /train/0/samples_per_sec >/dev/null || fail "no curve"
-  kill "$COORD" 2>/dev/null
+  # Every role is listed with its counters; one node (this process).
+  cluster_state "$MPORT" "Authorization: Bearer tok"
+  for a in coordinator evaluator "shard 0" "worker 0" "worker 1"; do
+    [ "$(key cluster.json "/actors/[name=$a]/state")" = ok ] \
+      || fail "$a is not ok in /api/cluster"
+  done
+  [ "$(key cluster.json "/actors/[name=worker 1]/sent/push")" -gt 0 ] \
+    || fail "worker 1 sent no push"
+  [ "$(key cluster.json "/actors/[name=shard 0]/received/push")" -gt 0 ] \
+    || fail "shard 0 received no push"
+  key cluster.json /links/3/messages >/dev/null || fail "fewer than 4 links"
+  [ "$(key cluster.json /job/running)" = true ] || fail "job not running"
+  # The dashboard needs no token (it carries no data); the data does.
+  http_get "$MPORT" / | head -1 | grep -q " 200" || fail "dashboard not served"
+  http_get "$MPORT" /api/cluster | head -1 | grep -q " 401" \
+    || fail "/api/cluster without the token: not 401"
+  # Malformed requests and slow clients while it trains: the job still
+  # ends well.
+  for i in $(seq 20); do
+    (exec 4<>"/dev/tcp/127.0.0.1/$MPORT" && head -c 3000 /dev/urandom >&4;
+     exec 4<&-) 2>/dev/null &
+    (exec 5<>"/dev/tcp/127.0.0.1/$MPORT" && printf 'GET /metrics HTTP/1.1\r\nHo' >&5;
+     sleep 3; exec 5<&-) 2>/dev/null &
+  done
+  wait_for "$COORD" 120 || fail "coordinator exited with status $?"
+  [ "$(key coord.json /stop_reason)" = "steps done" ] || fail "job did not complete"
+  acc=$(key coord.json /test_accuracy)
+  awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "accuracy $acc < 0.75"
+  ;;
+stuck)
+  # A node hangs (SIGSTOP) with a long node timeout: before the job gives
+  # up on it, the dashboard's data shows its node unreachable and its worker
+  # stuck, the other worker ok; after SIGCONT both are ok and the job ends.
+  start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" --model=mlp \
+    --epochs=40 --listen=127.0.0.1:0 --expect=2 --monitor=127.0.0.1:0 \
+    --node-timeout=60
+  start_node n1 --node-timeout=60; N1=$NODE
+  start_node n2 --node-timeout=60; N2=$NODE
+  wait_log coord.log "epoch [1-9]\." 60 || fail "training did not start"
+  MPORT=$(grep -o 'monitoring at http://127.0.0.1:[0-9]*' coord.log | sed 's/.*://')
+  cluster_state "$MPORT"
+  for w in 0 1; do
+    node=$(key cluster.json "/actors/[name=worker $w]/node") \
+      || fail "worker $w not in /api/cluster"
+    if [ "${node##*:}" = "$N2" ]; then frozen="worker $w"; else alive="worker $w"; fi
+  done
+  [ -n "${frozen:-}" ] && [ -n "${alive:-}" ] || fail "workers not on both nodes"
+  kill -STOP "$N2"
+  t0=$(date +%s%3N)
+  found=
+  for _ in $(seq 100); do
+    sleep 0.1
+    cluster_state "$MPORT"
+    if [ "$(key cluster.json "/actors/[name=$frozen]/state")" = stuck ]; then
+      found=1; break
+    fi
+  done
+  [ -n "$found" ] || fail "$frozen was not reported stuck within 10 s"
+  echo "stuck after $(($(date +%s%3N) - t0)) ms (limit $(key cluster.json /job/stuck_after_ms) ms)" >&2
+  [ "$(key cluster.json "/nodes/[name=${node%:*}:$N2]/state")" = unreachable ] \
+    || fail "the frozen node is not unreachable"
+  [ "$(key cluster.json "/actors/[name=$alive]/state")" = ok ] \
+    || fail "$alive is not ok while the other node hangs"
+  kill -CONT "$N2"
+  found=
+  for _ in $(seq 100); do
+    sleep 0.1
+    cluster_state "$MPORT"
+    [ "$(key cluster.json "/actors/[name=$frozen]/state")" = ok ] && { found=1; break; }
+    kill -0 "$COORD" 2>/dev/null || break
+  done
+  [ -n "$found" ] || fail "$frozen did not recover after SIGCONT"
+  wait_for "$COORD" 120 || fail "coordinator exited with status $?"
+  [ "$(key coord.json /stop_reason)" = "steps done" ] || fail "job did not complete"
   ;;
 netns)
   bash "$HERE/netns_test.sh" "$TROUPE" "$JSON_GET" "$SEED"
