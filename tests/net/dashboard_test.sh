@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The dashboard of a running job, rendered by a real headless Chromium: the
+# rendered page lists the job's actors, draws a non-empty loss chart and
+# shows no error. A screenshot is kept as an artifact.
+#   dashboard_test.sh TROUPE JSON_GET ARTIFACT_DIR
+set -uo pipefail
+TROUPE=$1 JSON_GET=$2 ARTIFACTS=$3
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+  echo "SKIP: chromium is not installed (apt-get install chromium)" >&2
+  exit 77
+fi
+WORK=$(mktemp -d /tmp/troupe-dashboard.XXXXXX)
+JOB=
+cleanup() {
+  [ -n "$JOB" ] && kill "$JOB" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+cd "$WORK"
+SEED=${TROUPE_TEST_SEED:-7}
+echo "seed $SEED, in $WORK" >&2
+fail() {
+  echo "FAIL: $*" >&2
+  tail -20 job.log >&2
+  exit 1
+}
+
+# A job that trains for a while, with the endpoint and a token.
+timeout 200 "$TROUPE" train --algo=downpour --model=mlp --workers=2 --shards=2 \
+  --train-examples=12000 --epochs=100 --eval-every=0.5 --seed="$SEED" \
+  --progress=lines --monitor=127.0.0.1:0 --monitor-token=s3cret \
+  >job.json 2>job.log &
+JOB=$!
+PORT=
+for _ in $(seq 600); do
+  PORT=$(grep -o 'monitoring at http://127.0.0.1:[0-9]*' job.log | sed 's/.*://')
+  [ -n "$PORT" ] && break
+  kill -0 "$JOB" 2>/dev/null || fail "the job ended before serving"
+  sleep 0.1
+done
+[ -n "$PORT" ] || fail "no monitoring address within 60 s"
+for _ in $(seq 600); do
+  grep -q test_acc job.log && break
+  sleep 0.1
+done
+grep -q test_acc job.log || fail "no evaluation within 60 s"
+
+render() { # render URL ARGS... -> stdout: the DOM after the scripts ran
+  timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+    --disable-dev-shm-usage --user-data-dir="$WORK/profile" \
+    --virtual-time-budget=5000 "$@" 2>>chromium.log
+}
+
+URL="http://127.0.0.1:$PORT/#token=s3cret"
+render --dump-dom "$URL" >dom.html || fail "chromium failed: $(tail -3 chromium.log)"
+for a in coordinator evaluator "shard 0" "shard 1" "worker 0" "worker 1"; do
+  grep -q "class=\"actor\" data-name=\"$a\"" dom.html \
+    || fail "the rendered page does not show $a"
+done
+points=$(grep -o 'id="chart-loss"[^>]*data-points="[0-9]*"' dom.html | grep -o '[0-9]*"$' | tr -d '"')
+[ "${points:-0}" -gt 0 ] || fail "the loss chart is empty"
+bars=$(grep -o 'id="chart-throughput"[^>]*data-points="[0-9]*"' dom.html | grep -o '[0-9]*"$' | tr -d '"')
+[ "${bars:-0}" -eq 2 ] || fail "the throughput chart has ${bars:-0} bars, not 2"
+grep -q '<div id="error" style="display: none;"' dom.html \
+  || fail "the page shows an error: $(grep -o '<div id="error"[^<]*' dom.html)"
+echo "rendered: 6 actors, loss chart with $points points" >&2
+
+# Without the token in the URL the page says why it cannot refresh.
+render --dump-dom "http://127.0.0.1:$PORT/" >dom_no_token.html
+grep -q 'HTTP 401' dom_no_token.html || fail "no 401 message without the token"
+
+mkdir -p "$ARTIFACTS"
+render --screenshot="$ARTIFACTS/dashboard.png" --window-size=1400,1000 "$URL" \
+  >/dev/null || fail "no screenshot"
+[ "$(head -c 8 "$ARTIFACTS/dashboard.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] \
+  || fail "the screenshot is not a PNG"
+echo "screenshot: $ARTIFACTS/dashboard.png ($(stat -c %s "$ARTIFACTS/dashboard.png") bytes)" >&2
+echo PASS >&2
