@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apps/node_command.hpp"
+#include "apps/top_command.hpp"
 #include "apps/train_command.hpp"
 
 namespace {
@@ -19,6 +20,8 @@ commands:
   node      host a distributed job's roles (troupe node --join=HOST:PORT)
   launch    run a distributed job: the coordinator here and its nodes as
             local processes (--local=M) or over ssh (--hosts=FILE)
+  top       watch a running job's actors in the terminal
+            (troupe top --connect=HOST:PORT, the job's --monitor address)
   version   print the version
 
 Every command prints progress on stderr and, with --json, one JSON object on
@@ -42,12 +45,14 @@ int main(int argc, char** argv) {
     return troupe::apps::node_main(args);
   if (command == "launch")
     return troupe::apps::launch_main(args);
+  if (command == "top")
+    return troupe::apps::top_main(args);
   if (command == "version" || command == "--version") {
     std::cout << "troupe " << TROUPE_VERSION << '\n';
     return 0;
   }
   std::cerr
       << "troupe: unknown command '" << command
-      << "' (commands: train, node, launch, version; see troupe --help)\n";
+      << "' (commands: train, node, launch, top, version; see troupe --help)\n";
   return 2;
 }
