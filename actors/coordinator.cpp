@@ -311,8 +311,8 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
       [self](caf::down_msg& msg) { detail::on_down(self, msg); });
   st.probe = make_probe(self, "coordinator", "coordinator", true);
   st.probe->activity("provisioning");
-  start_monitoring(self);
   provision(self);
+  start_monitoring(self); // after provisioning: its first poll sees the roles
   return {
       [self](progress_msg& p) {
         auto& st = self->state;

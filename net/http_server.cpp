@@ -1,6 +1,8 @@
 #include "net/http_server.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -22,7 +24,11 @@ struct http_server::impl : std::enable_shared_from_this<impl> {
   asio::io_context io;
   tcp::acceptor acceptor{io};
   std::thread thread;
+  std::promise<void> finished; // set when io.run() returns
+  std::future<void> done;
   std::atomic<std::uint32_t> connections{0};
+  struct session;
+  std::vector<std::weak_ptr<session>> sessions; // touched on the io thread
   mutable std::mutex mtx;
   http_counters counts;
 
@@ -59,7 +65,8 @@ struct http_server::impl : std::enable_shared_from_this<impl> {
 
     void on_read(beast::error_code ec) {
       if (ec == http::error::end_of_stream || ec == asio::error::eof
-          || ec == asio::error::connection_reset)
+          || ec == asio::error::connection_reset
+          || ec == asio::error::operation_aborted)
         return close();
       if (ec == beast::error::timeout) {
         server->count(&http_counters::timed_out);
@@ -145,7 +152,13 @@ struct http_server::impl : std::enable_shared_from_this<impl> {
               socket.close(ignored);
             } else {
               ++self->connections;
-              std::make_shared<session>(self, std::move(socket))->read();
+              auto s = std::make_shared<session>(self, std::move(socket));
+              auto& all = self->sessions;
+              all.erase(std::remove_if(all.begin(), all.end(),
+                                       [](auto& w) { return w.expired(); }),
+                        all.end());
+              all.push_back(s);
+              s->read();
             }
           }
           self->accept();
@@ -172,13 +185,31 @@ http_server::http_server(http_options opts,
                              + std::to_string(at.port) + ": " + e.what());
   }
   impl_->accept();
-  impl_->thread = std::thread{[p = impl_] { p->io.run(); }};
+  impl_->done = impl_->finished.get_future();
+  impl_->thread = std::thread{[p = impl_.get()] {
+    p->io.run();
+    p->finished.set_value();
+  }};
 }
 
 http_server::~http_server() {
-  impl_->io.stop();
+  // Close the listening socket and every open connection on the io thread,
+  // so the pending handlers finish (releasing the server) and the port stops
+  // accepting at once; stop the loop outright if something lingers.
+  asio::post(impl_->io, [p = impl_.get()] {
+    beast::error_code ignored;
+    p->acceptor.close(ignored);
+    for (auto& w : p->sessions)
+      if (auto s = w.lock())
+        s->close();
+  });
+  if (impl_->done.wait_for(std::chrono::seconds{2})
+      != std::future_status::ready)
+    impl_->io.stop();
   if (impl_->thread.joinable())
     impl_->thread.join();
+  beast::error_code ignored;
+  impl_->acceptor.close(ignored);
 }
 
 std::uint16_t http_server::port() const noexcept {

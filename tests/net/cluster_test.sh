@@ -282,7 +282,7 @@ monitor)
   # /metrics, /api/series and /api/cluster of a running job, and the
   # endpoint's token.
   timeout 120 "$TROUPE" train --algo=downpour --workers=2 "${JOB[@]}" \
-    --model=mlp --epochs=4 --eval-every=0.5 --monitor=127.0.0.1:0 \
+    --model=mlp --epochs=10 --eval-every=0.5 --monitor=127.0.0.1:0 \
     --monitor-token=tok >coord.json 2>coord.log &
   COORD=$!
   PIDS+=($COORD)
@@ -301,8 +301,14 @@ monitor)
   [ "$("$JSON_GET" series.json /evaluations/0/accuracy)" != "" ] \
     || fail "no evaluations in /api/series"
   "$JSON_GET" series.json /train/0/samples_per_sec >/dev/null || fail "no curve"
-  # Every role is listed with its counters; one node (this process).
-  cluster_state "$MPORT" "Authorization: Bearer tok"
+  # Every role is listed with its counters; one node (this process). The
+  # view is polled every 500 ms: wait (bounded) for the workers' pushes.
+  for i in $(seq 20); do
+    cluster_state "$MPORT" "Authorization: Bearer tok"
+    n=$(key cluster.json "/actors/[name=shard 0]/received/push" 2>/dev/null)
+    [ "${n:-0}" -gt 0 ] && break
+    sleep 0.25
+  done
   for a in coordinator evaluator "shard 0" "worker 0" "worker 1"; do
     [ "$(key cluster.json "/actors/[name=$a]/state")" = ok ] \
       || fail "$a is not ok in /api/cluster"
