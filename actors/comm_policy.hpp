@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,10 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
+#include "optim/consensus.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/range_table.hpp"
+#include "optim/schedule.hpp"
 #include "optim/replica.hpp"
 
 namespace troupe::actors {
@@ -103,5 +106,26 @@ struct ps_policy_options {
 std::unique_ptr<comm_policy> make_ps_policy(std::vector<shard_ref> shards,
                                             ps_policy_options opts,
                                             std::size_t parameters);
+
+/// EASGD / EAMSGD (algorithms.md §3): every tau of its own steps the worker
+/// reads the center from the shards, computes e = alpha * (x - center) from
+/// its pre-step parameters, sends e to the shards (which add it to the
+/// center) and moves x <- x - e; between exchanges it takes local SGD steps
+/// (with Nesterov momentum delta under EAMSGD: the gradient is taken at
+/// x + delta * v). `opts.alpha` must already be resolved (> 0).
+/// With `schedule`, the rate of local step t is schedule.lr(t) (t counts
+/// the worker's own steps) instead of opts.lr.
+std::unique_ptr<comm_policy>
+make_easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
+                  std::size_t parameters,
+                  std::optional<optim::schedule_options> schedule = {});
+
+/// Local steps only, with the given optimizer and rate (LSGD's workers: the
+/// pulls toward the leaders arrive as messages and are applied by the
+/// worker between steps).
+std::unique_ptr<comm_policy>
+make_local_policy(optim::optimizer_options optimizer, double lr,
+                  std::size_t parameters,
+                  std::optional<optim::schedule_options> schedule = {});
 
 } // namespace troupe::actors

@@ -2,6 +2,7 @@
 
 #include "actors/detail/coordinator_ops.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/roles.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 
@@ -61,6 +62,14 @@ void deliver(self_ptr self, std::string text) {
       self->send_exit(s.handle, caf::exit_reason::user_shutdown);
   if (st.eval)
     self->send_exit(st.eval, caf::exit_reason::user_shutdown);
+  // Lingering (LSGD) workers and the leader actors.
+  for (auto& w : st.workers)
+    if (w)
+      self->send_exit(w, caf::exit_reason::user_shutdown);
+  for (auto& g : st.group_leaders)
+    self->send_exit(g, caf::exit_reason::user_shutdown);
+  if (st.board)
+    self->send_exit(st.board, caf::exit_reason::user_shutdown);
   // Nodes stop whatever they still host, then exit.
   for (auto& node : st.config.placement.nodes)
     self->send(node, stop_atom::value, st.stop_reason);
@@ -235,6 +244,7 @@ void maybe_evaluate(self_ptr self) {
 
 void begin(self_ptr self) {
   auto& st = self->state;
+  spawn_evaluator(self);
   st.provisioned = true;
   st.probe->activity("training");
   for (auto& w : st.workers)
@@ -287,11 +297,16 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
   // with its reason, before any actor is spawned.
   try {
     auto& c = st.config;
-    if (!c.init || c.init->empty() || c.shards == 0 || c.workers == 0
+    if (!c.init || c.init->empty() || c.workers == 0
         || c.shards > c.init->size() || !c.make_replica)
       throw std::invalid_argument("a job needs initial parameters, a replica "
                                   "factory, workers and at most one shard "
                                   "per parameter");
+    if ((c.shards == 0) != (c.algo == "lsgd"))
+      throw std::invalid_argument(c.algo == "lsgd"
+                                      ? "lsgd has no parameter shards"
+                                      : c.algo + " needs at least one shard");
+    check_algorithm(c);
     optim::make_optimizer<float>(c.server.optimizer, 1);
     if (c.server.lr_schedule)
       optim::schedule{*c.server.lr_schedule};
@@ -302,6 +317,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
     deliver(self, job_report(st, eval_msg{}).dump());
     return {[](progress_msg&) {}, [](done_atom, worker_stats&) {},
             [](stop_atom) {},
+            [](leader_atom, std::uint32_t, std::string&, std::uint64_t) {},
             [self](result_atom) -> caf::result<std::string> {
               self->quit();
               return *self->state.result;
@@ -340,7 +356,25 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
           for (auto& o : st.config.observers)
             o->on_step(ev);
         }
+        if (st.board) {
+          auto k = rounds_at(st.total_steps, st.config.workers,
+                             st.config.lsgd);
+          if (k.local || k.global)
+            self->send(st.board, round_atom::value, st.total_steps);
+        }
         maybe_evaluate(self);
+      },
+      [self](leader_atom, std::uint32_t group, std::string& leader,
+             std::uint64_t changes) {
+        auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::leader,
+                                small_message_bytes);
+        ++st.leader_changes;
+        leader_event ev{group, std::move(leader), changes,
+                        seconds_since(st.t0),
+                        group >= st.group_leaders.size()};
+        for (auto& o : st.config.observers)
+          o->on_leader_change(ev);
       },
       [self](done_atom, worker_stats& x) {
         auto& st = self->state;

@@ -16,10 +16,13 @@
 #include "actors/comm_policy.hpp"
 #include "actors/evaluator.hpp"
 #include "actors/events.hpp"
+#include "actors/group_leader.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/leader_board.hpp"
 #include "actors/monitor.hpp"
 #include "actors/parameter_shard.hpp"
 #include "actors/worker.hpp"
+#include "optim/consensus.hpp"
 #include "optim/shard_store.hpp"
 
 namespace troupe::actors {
@@ -49,7 +52,8 @@ struct placement_plan {
 /// Everything a job is made of. The coordinator spawns the shards, the
 /// workers and the evaluator from it.
 struct job_config {
-  std::string algo = "downpour"; ///< downpour | sync
+  /// downpour | sync | easgd | lsgd (lsgd has no shards: shards = 0)
+  std::string algo = "downpour";
   std::uint32_t workers = 1;
   std::uint32_t shards = 1;
   /// Initial flat parameter vector (shared by every shard).
@@ -71,6 +75,20 @@ struct job_config {
   std::optional<std::uint64_t> staleness_bound;
   ps_policy_options policy;
   optim::shard_store_options server;
+  /// EASGD / EAMSGD (algo easgd): the center lives on the shards; alpha <= 0
+  /// is resolved to 0.9 / workers.
+  optim::easgd_options easgd;
+  /// LSGD (algo lsgd): groups, pull strengths and periods; the workers'
+  /// local optimizer and rate.
+  optim::lsgd_options lsgd;
+  optim::optimizer_options local_optimizer{"nesterov", 0.9, 1e-4};
+  double local_lr = 0.01;
+  /// EASGD and LSGD: the workers' rate schedule over their own steps (empty:
+  /// easgd.lr / local_lr throughout).
+  std::optional<optim::schedule_options> local_schedule;
+  /// LSGD: each worker's group (empty: lsgd_groups(workers, lsgd.groups,
+  /// placement.worker_node), i.e. one group per node when placed).
+  std::vector<std::uint32_t> group_of;
   caf::duration request_timeout{std::chrono::seconds{60}};
   /// Run each worker on a thread of its own, so its steps never hold a
   /// scheduler thread. Needed when a worker computes several steps without
@@ -143,6 +161,11 @@ struct coordinator_state {
   std::optional<std::string> result;
   std::vector<caf::typed_response_promise<std::string>> waiting;
   probe_ref probe;
+  /// LSGD: the group leaders, the leader board and what they did.
+  std::vector<group_leader_actor> group_leaders;
+  leader_board_actor board;
+  std::shared_ptr<lsgd_record> leaders;
+  std::uint64_t leader_changes = 0;
 };
 
 /// Spawn with `sys.spawn(coordinator, config)`; ask it for `result_atom`.

@@ -55,13 +55,6 @@ int node_of(const std::vector<std::int32_t>& where, std::size_t i) {
 void provision_workers(coordinator_ptr self) {
   auto& st = self->state;
   auto& c = st.config;
-  evaluator_config ec;
-  ec.shards = st.shards;
-  ec.parameters = c.init->size();
-  ec.evaluate = c.evaluate;
-  ec.request_timeout = c.request_timeout;
-  ec.last_params = c.final_params;
-  st.eval = self->spawn(evaluator, std::move(ec));
   coordinator_actor me = self;
   std::vector<caf::actor> handles;
   for (auto& s : st.shards)
@@ -96,7 +89,63 @@ void provision_workers(coordinator_ptr self) {
     begin(self);
 }
 
+/// LSGD: one group leader per group and the leader board over them.
+void spawn_leaders(coordinator_ptr self) {
+  auto& st = self->state;
+  auto& c = st.config;
+  auto group_of = c.group_of.size() == c.workers
+                      ? c.group_of
+                      : lsgd_groups(c.workers, c.lsgd.groups,
+                                    c.placement.worker_node);
+  std::uint32_t groups = 0;
+  for (auto g : group_of)
+    groups = std::max(groups, g + 1);
+  c.lsgd.groups = groups; // the rounds' schedule depends on it
+  st.leaders = std::make_shared<lsgd_record>();
+  st.leaders->groups.resize(groups);
+  coordinator_actor me = self;
+  for (std::uint32_t g = 0; g < groups; ++g) {
+    group_leader_config gc;
+    gc.group = g;
+    for (std::uint32_t w = 0; w < c.workers; ++w)
+      if (group_of[w] == g) {
+        gc.ids.push_back(w);
+        gc.members.push_back(st.workers[w]);
+      }
+    gc.lambda = c.lsgd.lambda;
+    gc.timeout = c.request_timeout;
+    gc.record = st.leaders;
+    gc.coordinator = me;
+    st.group_leaders.push_back(self->spawn(group_leader, std::move(gc)));
+  }
+  leader_board_config bc;
+  bc.opts = c.lsgd;
+  bc.opts.groups = groups;
+  bc.workers = st.workers;
+  bc.groups = st.group_leaders;
+  bc.timeout = c.request_timeout;
+  bc.record = st.leaders;
+  bc.coordinator = me;
+  st.board = self->spawn(leader_board, std::move(bc));
+}
+
 } // namespace
+
+void spawn_evaluator(coordinator_ptr self) {
+  auto& st = self->state;
+  auto& c = st.config;
+  if (c.algo == "lsgd")
+    spawn_leaders(self);
+  evaluator_config ec;
+  ec.shards = st.shards;
+  if (st.board)
+    ec.source = caf::actor_cast<caf::actor>(st.board);
+  ec.parameters = c.init->size();
+  ec.evaluate = c.evaluate;
+  ec.request_timeout = c.request_timeout;
+  ec.last_params = c.final_params;
+  st.eval = self->spawn(evaluator, std::move(ec));
+}
 
 void provision(coordinator_ptr self) {
   auto& st = self->state;

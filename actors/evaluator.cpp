@@ -1,5 +1,7 @@
 #include "actors/evaluator.hpp"
 
+#include <caf/actor_cast.hpp>
+
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -49,19 +51,26 @@ evaluator_actor::behavior_type evaluator(self_ptr self,
           return out;
         }
         auto promise = self->make_response_promise<eval_msg>();
-        auto remaining = std::make_shared<std::size_t>(st.config.shards.size());
+        std::vector<std::pair<caf::actor, optim::slice>> sources;
+        if (st.config.source)
+          sources.emplace_back(st.config.source,
+                               optim::slice{0, st.config.parameters});
+        else
+          for (auto& shard : st.config.shards)
+            sources.emplace_back(caf::actor_cast<caf::actor>(shard.handle),
+                                 shard.range);
+        auto remaining = std::make_shared<std::size_t>(sources.size());
         auto version = std::make_shared<std::uint64_t>(0);
-        for (auto& shard : st.config.shards) {
+        for (auto& [handle, range] : sources) {
           fetch_msg f;
           f.worker = std::numeric_limits<worker_id>::max();
-          f.offset = shard.range.offset;
-          f.size = shard.range.size;
-          auto range = shard.range;
+          f.offset = range.offset;
+          f.size = range.size;
           st.probe->sent(msg_type::fetch, wire_size(f));
-          self->request(shard.handle, st.config.request_timeout, f)
+          self->request(handle, st.config.request_timeout, f)
               .then(
                   [self, promise, remaining, version,
-                   range](params_msg& p) mutable {
+                   range = range](params_msg& p) mutable {
                     auto& st = self->state;
                     auto scope = on_message(st.probe.get(), self,
                                             msg_type::params, wire_size(p));

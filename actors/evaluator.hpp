@@ -21,6 +21,10 @@ using evaluate_fn = std::function<optim::evaluation(const float*, std::size_t)>;
 /// Settings of the evaluator.
 struct evaluator_config {
   std::vector<shard_ref> shards;
+  /// If set, the parameters are read from it in one fetch of the whole
+  /// vector instead of from the shards (LSGD: the leader board, which
+  /// forwards to the global leader).
+  caf::actor source;
   std::size_t parameters = 0;
   /// May be empty: then only the parameters' hash is reported.
   evaluate_fn evaluate;

@@ -37,10 +37,12 @@ struct node_event {
 
 /// A group's leader changed (leader-based algorithms such as LSGD).
 struct leader_event {
+  /// The group; the number of groups for the global leader (LSGD).
   std::uint32_t group = 0;
   std::string leader;        ///< the new leader's actor name
   std::uint64_t changes = 0; ///< leader changes in this group so far
   double seconds = 0;
+  bool global = false; ///< the global leader (LSGD with several groups)
 };
 
 /// Receives a job's events (job_config::observers). Override what you need.

@@ -9,6 +9,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
@@ -47,7 +48,17 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<messages::adopt_atom, messages::worker_id, std::uint32_t,
                    std::uint32_t, std::uint64_t>,
     // Stop now (sent with high priority) and report.
-    caf::replies_to<messages::stop_atom>::with<messages::worker_stats>>;
+    caf::replies_to<messages::stop_atom>::with<messages::worker_stats>,
+    // LSGD: the worker's leader score (running mean of recent losses).
+    caf::replies_to<messages::score_atom>::with<messages::score_msg>,
+    // LSGD: as the elected leader, send the parameters to the targets;
+    // answered once they are sent.
+    caf::replies_to<messages::lead_msg>::with<messages::ack_atom>,
+    // LSGD: a leader's parameters; pull toward them on arrival.
+    caf::reacts_to<messages::pull_msg>,
+    // The replica's parameters in [offset, offset + size) (the evaluator of
+    // a job without shards reads the leader's this way).
+    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
 
 /// Evaluates the shards' parameters on the test set (evaluator.hpp).
 using evaluator_actor = caf::typed_actor<
@@ -66,7 +77,28 @@ using coordinator_actor = caf::typed_actor<
     // Stop the job now (time limit, user request).
     caf::reacts_to<messages::stop_atom>,
     // The final result as a JSON text, answered when the job has ended.
-    caf::replies_to<messages::result_atom>::with<std::string>>;
+    caf::replies_to<messages::result_atom>::with<std::string>,
+    // LSGD: group g's leader is now the named worker (the n-th change); the
+    // coordinator tells the job's observers.
+    caf::reacts_to<messages::leader_atom, std::uint32_t, std::string,
+                   std::uint64_t>>;
+
+/// LSGD's group leader: elects its group's leader and has it send its
+/// parameters to the group (group_leader.hpp).
+using group_leader_actor = caf::typed_actor<
+    // Run round r: collect scores, elect, and (if the flag is set) have the
+    // leader broadcast with lambda. Answers the elected leader's score (for
+    // the global election), or an error if no member answered.
+    caf::replies_to<messages::round_atom, std::uint64_t, bool>::with<
+        messages::score_msg>>;
+
+/// LSGD's global coordinator: triggers the rounds from the job's step count,
+/// elects the global leader and serves its parameters (leader_board.hpp).
+using leader_board_actor = caf::typed_actor<
+    // The job's total step count reached T (sent every workers * tau steps).
+    caf::reacts_to<messages::round_atom, std::uint64_t>,
+    // The global leader's parameters (forwarded to it): the evaluated model.
+    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
 
 /// A node's agent: hosts shards and workers of a remote coordinator's job
 /// (node_agent.hpp). Handles cross the wire as caf::actor, a built-in type.

@@ -45,6 +45,11 @@ enum class msg_type : std::uint8_t {
   setup,
   spawn,
   metrics,
+  score,
+  lead,
+  pull,
+  round,
+  leader,
   other,
   count_
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "actors/coordinator.hpp"
+#include "actors/roles.hpp"
 
 namespace troupe::actors {
 
@@ -101,13 +102,25 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
     bytes += w.bytes;
     steps += w.steps;
     samples += w.samples;
-    workers.push_back({{"worker", w.worker},
-                       {"steps", w.steps},
-                       {"samples", w.samples},
-                       {"messages", w.messages},
-                       {"bytes", w.bytes},
-                       {"compute_seconds", w.compute_ns * 1e-9},
-                       {"wait_seconds", w.wait_ns * 1e-9}});
+    nlohmann::json j{{"worker", w.worker},
+                     {"steps", w.steps},
+                     {"samples", w.samples},
+                     {"messages", w.messages},
+                     {"bytes", w.bytes},
+                     {"compute_seconds", w.compute_ns * 1e-9},
+                     {"wait_seconds", w.wait_ns * 1e-9}};
+    if (st.config.algo == "lsgd") {
+      j["pulls"] = w.pulls;
+      j["mean_pull_distance"]
+          = w.pulls > 0 ? w.pull_distance.value / w.pulls : 0.0;
+    }
+    workers.push_back(std::move(j));
+  }
+  nlohmann::json leaders;
+  if (st.leaders) {
+    leaders = st.leaders->to_json();
+    messages += leaders.value("messages", std::uint64_t{0});
+    bytes += leaders.value("bytes", std::uint64_t{0});
   }
   auto seconds = st.train_end;
   nlohmann::json out{
@@ -147,6 +160,24 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
       {"worker_stats", workers},
       {"shard_stats", shards},
   };
+  if (st.config.algo == "easgd") {
+    out["easgd"] = {{"tau", st.config.easgd.tau},
+                    {"alpha", easgd_alpha(st.config)},
+                    {"momentum", st.config.easgd.momentum},
+                    {"lr", st.config.easgd.lr}};
+  }
+  if (st.leaders) {
+    const auto& l = st.config.lsgd;
+    out["lsgd"] = {{"lambda", l.lambda},
+                   {"lambda_g", l.lambda_g},
+                   {"tau", l.tau},
+                   {"tau_g", l.tau_g},
+                   {"score_window", l.score_window},
+                   {"optimizer", st.config.local_optimizer.name},
+                   {"lr", st.config.local_lr}};
+    out["leader_changes"] = st.leaders->changes();
+    out["leaders"] = std::move(leaders);
+  }
   if (st.config.staleness_bound) {
     out["staleness_bound"] = *st.config.staleness_bound;
     out["max_clock_gap"] = max_gap;

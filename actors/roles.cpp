@@ -1,5 +1,7 @@
 #include "actors/roles.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <caf/actor_cast.hpp>
@@ -7,7 +9,54 @@
 namespace troupe::actors {
 
 std::vector<optim::slice> shard_ranges(const job_config& job) {
+  if (job.shards == 0)
+    return {}; // lsgd: no parameter server
   return optim::balanced_split(job.init->size(), job.shards);
+}
+
+void check_algorithm(const job_config& job) {
+  auto bad = [](const std::string& what) {
+    throw std::invalid_argument(what);
+  };
+  auto in = [](double x, double lo, double hi) { return x >= lo && x <= hi; };
+  const auto& a = job.algo;
+  if (a != "downpour" && a != "sync" && a != "easgd" && a != "lsgd")
+    bad("unknown algorithm '" + a + "' (downpour, sync, easgd or lsgd)");
+  if (a == "easgd") {
+    const auto& e = job.easgd;
+    if (e.tau == 0)
+      bad("easgd: tau must be at least 1");
+    if (!(e.lr > 0) || !std::isfinite(e.lr))
+      bad("easgd: the learning rate must be positive");
+    auto alpha = easgd_alpha(job);
+    if (!(alpha > 0 && alpha < 1))
+      bad("easgd: alpha must be in (0, 1)");
+    if (alpha * job.workers >= 1)
+      bad("easgd: beta = workers * alpha = " + std::to_string(alpha * job.workers)
+          + " must be below 1 (the center overshoots)");
+    if (!in(e.momentum, 0, 0.999999))
+      bad("easgd: the momentum must be in [0, 1)");
+  }
+  if (a == "lsgd") {
+    const auto& l = job.lsgd;
+    if (!in(l.lambda, 0, 1) || !in(l.lambda_g, 0, 1))
+      bad("lsgd: lambda and lambda_g must be in [0, 1]");
+    if (l.tau == 0 || l.tau_g < l.tau)
+      bad("lsgd: need 1 <= tau <= tau_g");
+    if (l.score_window == 0)
+      bad("lsgd: the score window must be at least 1");
+    if (!(job.local_lr > 0) || !std::isfinite(job.local_lr))
+      bad("lsgd: the learning rate must be positive");
+    optim::make_optimizer<float>(job.local_optimizer, 1);
+  }
+  if ((a == "easgd" || a == "lsgd") && job.local_schedule)
+    optim::schedule{*job.local_schedule};
+}
+
+double easgd_alpha(const job_config& job) noexcept {
+  if (job.easgd.alpha > 0)
+    return job.easgd.alpha;
+  return 0.9 / static_cast<double>(std::max<std::uint32_t>(job.workers, 1));
 }
 
 parameter_shard_config shard_config(const job_config& job, std::uint32_t i) {
@@ -20,6 +69,14 @@ parameter_shard_config shard_config(const job_config& job, std::uint32_t i) {
   sc.range = ranges[i];
   sc.init = job.init;
   sc.store = job.server;
+  if (job.algo == "easgd") {
+    // The center adds each worker's elastic difference e, sent negated as a
+    // gradient: x_c <- x_c - 1 * (-e).
+    sc.store = {};
+    sc.store.optimizer = {"sgd", 0, 0};
+    sc.store.lr = 1;
+    sc.store.histogram_buckets = job.server.histogram_buckets;
+  }
   sc.mode = job.algo == "sync" ? shard_mode::sync : shard_mode::async;
   sc.staleness_bound = job.staleness_bound;
   return sc;
@@ -34,11 +91,27 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
   worker_config wc;
   wc.id = w;
   wc.make_replica = [f = job.make_replica, w] { return f(w); };
-  auto policy = job.policy;
-  policy.sync = job.algo == "sync";
-  wc.make_policy = [shards = std::move(shards), policy](std::size_t params) {
-    return make_ps_policy(shards, policy, params);
-  };
+  if (job.algo == "easgd") {
+    auto opts = job.easgd;
+    opts.alpha = easgd_alpha(job);
+    wc.make_policy = [shards = std::move(shards), opts,
+                      sched = job.local_schedule](std::size_t params) {
+      return make_easgd_policy(shards, opts, params, sched);
+    };
+  } else if (job.algo == "lsgd") {
+    wc.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
+                      sched = job.local_schedule](std::size_t params) {
+      return make_local_policy(opt, lr, params, sched);
+    };
+    wc.score_window = job.lsgd.score_window;
+    wc.linger = true;
+  } else {
+    auto policy = job.policy;
+    policy.sync = job.algo == "sync";
+    wc.make_policy = [shards = std::move(shards), policy](std::size_t params) {
+      return make_ps_policy(shards, policy, params);
+    };
+  }
   wc.coordinator = std::move(coordinator);
   wc.max_steps = job.steps_per_worker;
   wc.request_timeout = job.request_timeout;

@@ -15,6 +15,13 @@ namespace troupe::actors {
 /// The shards' ranges of the flat parameter vector, in shard order.
 std::vector<optim::slice> shard_ranges(const job_config& job);
 
+/// Throws std::invalid_argument naming the first bad setting of the job's
+/// algorithm (unknown algorithm, EASGD or LSGD options out of range).
+void check_algorithm(const job_config& job);
+
+/// EASGD's moving rate: job.easgd.alpha, or 0.9 / workers if unset.
+double easgd_alpha(const job_config& job) noexcept;
+
 /// The configuration of shard i of a job.
 parameter_shard_config shard_config(const job_config& job, std::uint32_t i);
 

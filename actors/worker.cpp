@@ -1,6 +1,9 @@
 #include "actors/worker.hpp"
 
+#include <cmath>
 #include <stdexcept>
+
+#include <caf/actor_cast.hpp>
 #include <thread>
 
 #include "actors/detail/log.hpp"
@@ -16,6 +19,58 @@ std::uint64_t nanoseconds_since(std::chrono::steady_clock::time_point t0) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::steady_clock::now() - t0)
           .count());
+}
+
+/// LSGD, as the elected leader: sends the parameters to every target.
+void lead(worker_state& st, const lead_msg& m) {
+  auto& rep = *st.replica_;
+  pull_msg p;
+  p.round = m.round;
+  p.global = m.global;
+  p.leader = st.config.id;
+  p.lambda = m.lambda;
+  p.values = tensor{rep.params(), rep.size()};
+  auto bytes = wire_size(p);
+  for (auto& t : m.targets) {
+    if (!t || t == caf::actor_cast<caf::actor>(st.actor))
+      continue;
+    st.count_sent(msg_type::pull, bytes);
+    // Every target gets a copy of the same snapshot.
+    st.actor->send(caf::actor_cast<worker_actor>(t), p);
+  }
+  if (st.probe_)
+    st.probe_->gauge("leads", static_cast<double>(++st.leads));
+}
+
+/// LSGD: x <- x - lambda * (x - leader); a leader never pulls toward itself.
+void pull(worker_state& st, const pull_msg& m) {
+  if (st.finished || !st.replica_ || m.leader == st.config.id)
+    return;
+  auto& rep = *st.replica_;
+  if (m.values.size() != rep.size() || !(m.lambda >= 0 && m.lambda <= 1)) {
+    detail::log().warn("worker {}: ignoring a pull from worker {} with {} "
+                       "values and lambda {} (the replica has {})",
+                       st.config.id, m.leader, m.values.size(), m.lambda,
+                       rep.size());
+    if (st.probe_)
+      st.probe_->error();
+    return;
+  }
+  auto d = optim::distance(rep.params(), m.values.data(), rep.size());
+  if (!std::isfinite(d)) {
+    detail::log().warn("worker {}: ignoring a non-finite pull from worker {}",
+                       st.config.id, m.leader);
+    if (st.probe_)
+      st.probe_->error();
+    return;
+  }
+  optim::pull_toward(rep.params(), m.values.data(), m.lambda, rep.size());
+  ++st.counters.pulls;
+  st.counters.pull_distance.value += d;
+  if (st.probe_) {
+    st.probe_->gauge("pull_distance", d);
+    st.probe_->gauge("pulls", static_cast<double>(st.counters.pulls));
+  }
 }
 
 } // namespace
@@ -108,6 +163,7 @@ void worker_state::step() {
         return;
       ++counters.steps;
       counters.samples += r.samples;
+      scores.add(r.loss);
       if (config.step_counter)
         config.step_counter->store(counters.steps);
       if (probe_) {
@@ -128,7 +184,8 @@ void worker_state::step() {
           actor->send(config.coordinator, done_atom::value, stats());
         if (probe_)
           probe_->finish();
-        actor->quit();
+        if (!config.linger)
+          actor->quit();
         return;
       }
       actor->send(actor, step_atom::value);
@@ -142,6 +199,7 @@ worker(worker_actor::stateful_pointer<worker_state> self,
   auto& st = self->state;
   st.actor = self;
   st.config = std::move(config);
+  st.scores = optim::loss_window{st.config.score_window};
   st.probe_ = make_probe(self, "worker " + std::to_string(st.config.id),
                          "worker", true);
   try {
@@ -163,7 +221,8 @@ worker(worker_actor::stateful_pointer<worker_state> self,
           st.finished = true;
           if (st.config.coordinator)
             self->send(st.config.coordinator, done_atom::value, st.stats());
-          self->quit();
+          if (!st.config.linger)
+            self->quit();
           return;
         }
         st.step();
@@ -201,8 +260,46 @@ worker(worker_actor::stateful_pointer<worker_state> self,
                                 small_message_bytes);
         st.finished = true;
         auto out = st.stats();
-        self->quit();
+        if (!st.config.linger)
+          self->quit();
         return out;
+      },
+      [self](score_atom) {
+        auto& st = self->state;
+        auto scope = on_message(st.probe_.get(), self, msg_type::score,
+                                small_message_bytes);
+        return score_msg{st.config.id, st.counters.steps,
+                         real{st.scores.mean()}};
+      },
+      [self](lead_msg& m) -> caf::result<ack_atom> {
+        auto& st = self->state;
+        auto scope = on_message(st.probe_.get(), self, msg_type::lead,
+                                small_message_bytes);
+        if (!st.replica_)
+          return caf::sec::invalid_argument;
+        lead(st, m);
+        return ack_atom::value;
+      },
+      [self](pull_msg& m) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe_.get(), self, msg_type::pull, wire_size(m));
+        pull(st, m);
+      },
+      [self](const fetch_msg& f) -> caf::result<params_msg> {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe_.get(), self, msg_type::fetch, wire_size(f));
+        if (!st.replica_ || f.offset > st.replica_->size()
+            || f.size > st.replica_->size() - f.offset)
+          return caf::sec::invalid_argument;
+        params_msg p;
+        p.version = st.counters.steps;
+        p.offset = f.offset;
+        p.values = tensor{st.replica_->params() + f.offset, f.size};
+        if (st.probe_)
+          st.probe_->sent(msg_type::params, wire_size(p));
+        return p;
       },
   };
 }

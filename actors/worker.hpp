@@ -11,6 +11,7 @@
 
 #include "actors/comm_policy.hpp"
 #include "actors/interfaces.hpp"
+#include "optim/consensus.hpp"
 #include "optim/replica.hpp"
 
 namespace troupe::actors {
@@ -41,6 +42,12 @@ struct worker_config {
   std::chrono::microseconds step_delay{0};
   /// Takes over part of a lost worker's data; may be empty.
   adopt_fn adopt_data;
+  /// Losses in the leader score (LSGD's running mean; the code's avg_size).
+  std::size_t score_window = 10;
+  /// After its last step or a stop, stay alive (answering score and fetch
+  /// requests, ignoring pulls) until the coordinator ends the job: LSGD's
+  /// evaluated model is a worker's.
+  bool linger = false;
 };
 
 /// The state of a worker actor; it is the policy's worker_context.
@@ -77,6 +84,9 @@ public:
   bool in_step = false; ///< a step is under way (waiting for replies)
   bool finished = false;
   probe_ref probe_;
+  /// The leader score: the running mean of the last losses.
+  optim::loss_window scores;
+  std::uint64_t leads = 0; ///< LSGD: times this worker was a round's leader
 };
 
 /// Spawn with `sys.spawn(worker, config)`; it waits for start_atom.

@@ -33,7 +33,8 @@ std::string fingerprint(const std::vector<float>& init,
 } // namespace
 
 bool is_cluster_algo(const std::string& algo) {
-  return algo == "downpour" || algo == "sync";
+  return algo == "downpour" || algo == "sync" || algo == "easgd"
+         || algo == "lsgd";
 }
 
 void validate_cluster(const train_options& o) {
@@ -44,6 +45,50 @@ void validate_cluster(const train_options& o) {
     fail("--workers must be in [1, 4096]");
   if (o.shards < 1 || o.shards > 1024)
     fail("--shards must be in [1, 1024]");
+  bool consensus = o.algo == "easgd" || o.algo == "lsgd";
+  if (!consensus
+      && (o.tau != 4 || o.alpha != 0 || o.easgd_momentum != 0 || o.groups != 0
+          || o.lambda != 0.1 || o.lambda_g != 0.1 || o.tau_g != 16
+          || o.score_window != 0))
+    fail("--tau, --alpha, --easgd-momentum, --groups, --lambda, --lambda-g, "
+         "--tau-g and --score-window apply to easgd and lsgd");
+  if (consensus) {
+    if (o.n_fetch != 1 || o.n_push != 1 || o.staleness_bound >= 0
+        || o.staleness_aware || o.warm_start_steps > 0
+        || !o.server_optimizer.empty() || o.local_lr >= 0)
+      fail("--n-fetch, --n-push, --staleness-bound, --staleness-aware, "
+           "--warm-start-steps, --server-optimizer and --local-lr apply to "
+           "downpour and sync");
+    if (o.tau < 1 || o.tau > 1000000)
+      fail("--tau must be in [1, 1000000]");
+  }
+  if (o.algo == "easgd") {
+    if (!(o.alpha >= 0 && o.alpha < 1))
+      fail("--alpha must be in [0, 1) (0: 0.9 / workers)");
+    if (o.alpha * static_cast<double>(o.workers) >= 1)
+      fail("--alpha times --workers (the center's rate beta) must be below "
+           "1, or the center overshoots");
+    if (!(o.easgd_momentum >= 0 && o.easgd_momentum < 1))
+      fail("--easgd-momentum must be in [0, 1)");
+    if (o.groups != 0 || o.lambda != 0.1 || o.lambda_g != 0.1 || o.tau_g != 16
+        || o.score_window != 0)
+      fail("--groups, --lambda, --lambda-g, --tau-g and --score-window apply "
+           "to lsgd");
+  }
+  if (o.algo == "lsgd") {
+    if (o.shards != 1)
+      fail("lsgd has no parameter shards; leave --shards out");
+    if (o.alpha != 0 || o.easgd_momentum != 0)
+      fail("--alpha and --easgd-momentum apply to easgd");
+    if (o.groups > o.workers)
+      fail("--groups must be at most --workers");
+    if (!(o.lambda >= 0 && o.lambda <= 1) || !(o.lambda_g >= 0 && o.lambda_g <= 1))
+      fail("--lambda and --lambda-g must be in [0, 1]");
+    if (o.tau_g < o.tau)
+      fail("--tau-g must be at least --tau");
+    if (o.score_window > 100000)
+      fail("--score-window must be at most 100000");
+  }
   if (o.n_fetch < 1 || o.n_push < 1)
     fail("--n-fetch and --n-push must be at least 1");
   if (o.staleness_bound < -1)
@@ -173,6 +218,36 @@ cluster_job prepare_cluster_job(const train_options& o,
   sched.warmup_steps = in_updates(o.warmup_epochs);
   job.server.lr_schedule = sched;
   job.server.staleness_aware = o.staleness_aware;
+  if (o.algo == "easgd" || o.algo == "lsgd") {
+    // The workers' own rate schedule, over their own steps.
+    auto local = sched;
+    double per_worker = static_cast<double>(per_epoch);
+    auto in_steps = [&](double epochs) {
+      return static_cast<std::size_t>(std::llround(epochs * per_worker));
+    };
+    local.step_size = std::max<std::size_t>(in_steps(o.lr_step_epochs), 1);
+    local.total_steps = std::max<std::size_t>(steps_per_worker, 1);
+    local.warmup_steps = in_steps(o.warmup_epochs);
+    job.local_schedule = local;
+    job.easgd.tau = o.tau;
+    job.easgd.alpha = o.alpha;
+    job.easgd.momentum = o.easgd_momentum;
+    job.easgd.lr = o.lr;
+    job.lsgd.tau = o.tau;
+    job.lsgd.tau_g = o.tau_g;
+    job.lsgd.lambda = o.lambda;
+    job.lsgd.lambda_g = o.lambda_g;
+    job.lsgd.score_window = o.score_window > 0 ? o.score_window : o.tau;
+    job.lsgd.groups = static_cast<std::uint32_t>(std::max<std::uint64_t>(o.groups, 1));
+    if (o.groups > 0)
+      job.group_of = actors::lsgd_groups(workers, job.lsgd.groups, {});
+    job.local_optimizer.name = o.optimizer;
+    job.local_optimizer.momentum = o.momentum;
+    job.local_optimizer.weight_decay = o.weight_decay;
+    job.local_lr = o.lr;
+    if (o.algo == "lsgd")
+      job.shards = 0;
+  }
   job.request_timeout = caf::duration{std::chrono::microseconds{
       static_cast<std::int64_t>(o.request_timeout * 1e6)}};
   if (!sync) {
@@ -190,9 +265,13 @@ cluster_job prepare_cluster_job(const train_options& o,
   cluster_job out;
   out.fingerprint = fingerprint(*init, *data);
   out.steps_per_epoch = static_cast<double>(batches(n));
+  auto servers = o.algo == "lsgd"
+                     ? (o.groups > 0 ? std::to_string(o.groups) + " groups"
+                                     : std::string{"no shards"})
+                     : std::to_string(o.shards) + " shards";
   out.description = "troupe train: " + o.algo + " with "
-                    + std::to_string(workers) + " workers and "
-                    + std::to_string(o.shards) + " shards, " + o.model + " on "
+                    + std::to_string(workers) + " workers and " + servers
+                    + ", " + o.model + " on "
                     + train->name + " (" + std::to_string(n) + " examples, "
                     + std::to_string(init->size()) + " parameters), "
                     + std::to_string(steps_per_worker) + " steps of batch "

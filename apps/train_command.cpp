@@ -72,7 +72,9 @@ std::string per_model(double model_defaults::*field) {
 void add_train_options(option_parser& p, train_options& o) {
   p.add(o.algo, "algo",
         "sgd (default: one worker, no actors) | downpour (asynchronous "
-        "parameter server) | sync (synchronous all-reduce over the shards)")
+        "parameter server) | sync (synchronous all-reduce over the shards) | "
+        "easgd (elastic averaging with a center on the shards) | lsgd "
+        "(multi-leader: pulls toward the best workers, no shards)")
       .add(o.model, "model", "logreg | mlp | lenet (default mlp)")
       .add(o.data, "data",
            "fashion-mnist (default) | DIR of IDX files | libsvm FILE | "
@@ -129,6 +131,26 @@ void add_train_options(option_parser& p, train_options& o) {
       .add(o.local_lr, "local-lr",
            "downpour: replica rate between fetches (default: 0 with "
            "--n-fetch=1, else --lr)")
+      .add(o.tau, "tau",
+           "easgd: steps between exchanges with the center; lsgd: steps per "
+           "worker between local rounds (default 4)")
+      .add(o.alpha, "alpha",
+           "easgd: moving rate alpha (default 0.9 / workers)")
+      .add(o.easgd_momentum, "easgd-momentum",
+           "easgd: EAMSGD's Nesterov momentum delta (default 0; the paper "
+           "0.99 with a smaller --lr)")
+      .add(o.groups, "groups",
+           "lsgd: groups of workers with a leader each (default: one per "
+           "node in a distributed job, else 1)")
+      .add(o.lambda, "lambda",
+           "lsgd: pull toward the group's leader, in [0, 1] (default 0.1)")
+      .add(o.lambda_g, "lambda-g",
+           "lsgd: pull toward the global leader, in [0, 1] (default 0.1)")
+      .add(o.tau_g, "tau-g",
+           "lsgd: steps per worker between global rounds (default 16)")
+      .add(o.score_window, "score-window",
+           "lsgd: recent losses averaged into the leader score (default: "
+           "--tau)")
       .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
       .add(o.request_timeout, "request-timeout",
            "seconds before an unanswered request fails the job (default 60)")
@@ -155,7 +177,8 @@ namespace {
 void validate(train_options& o) {
   if (o.algo != "sgd" && !is_cluster_algo(o.algo))
     throw usage_error("troupe train: unknown --algo=" + o.algo
-                      + " (this build offers: sgd, downpour, sync)");
+                      + " (this build offers: sgd, downpour, sync, easgd, "
+                        "lsgd)");
   if (is_cluster_algo(o.algo))
     validate_cluster(o);
   else if (o.workers != 1 || o.shards != 1)
@@ -178,14 +201,14 @@ void validate(train_options& o) {
   if (!o.report.empty()) {
     if (!is_cluster_algo(o.algo))
       throw usage_error("troupe train: --report records the actor algorithms "
-                        "(downpour, sync), not --algo="
+                        "(downpour, sync, easgd, lsgd), not --algo="
                         + o.algo);
     check_report_dir(o.report);
   }
   if (!o.monitor.empty()) {
     if (!is_cluster_algo(o.algo))
       throw usage_error("troupe train: --monitor watches the actor algorithms "
-                        "(downpour, sync), not --algo="
+                        "(downpour, sync, easgd, lsgd), not --algo="
                         + o.algo);
     try {
       net::parse_endpoint(o.monitor, "--monitor");
@@ -196,7 +219,7 @@ void validate(train_options& o) {
   if (!o.listen.empty()) {
     if (!is_cluster_algo(o.algo))
       throw usage_error("troupe train: --listen runs the actor algorithms "
-                        "(downpour, sync), not --algo="
+                        "(downpour, sync, easgd, lsgd), not --algo="
                         + o.algo);
     if (o.expect == 0)
       throw usage_error("troupe train: --listen needs --expect=M, the number "
@@ -219,6 +242,8 @@ void validate(train_options& o) {
     if (o.lr == 0)
       o.lr = downpour_lr_factor * d.lr;
   }
+  if (o.algo == "easgd" && o.lr == 0 && o.easgd_momentum == 0)
+    o.lr = downpour_lr_factor * d.lr; // plain SGD steps, as downpour's
   if (o.lr == 0)
     o.lr = d.lr;
   if (o.epochs == 0)

@@ -66,6 +66,15 @@ using metrics_atom = caf::atom_constant<caf::atom("metrics")>;
 /// A periodic self-message (the cluster monitor's poll).
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
+/// Asks a worker for its leader score (LSGD).
+using score_atom = caf::atom_constant<caf::atom("score")>;
+
+/// Triggers a leader round (LSGD); carries the job's total step count.
+using round_atom = caf::atom_constant<caf::atom("round")>;
+
+/// A group's leader changed (to the coordinator, for the job's observers).
+using leader_atom = caf::atom_constant<caf::atom("leader")>;
+
 using members_atom = caf::atom_constant<caf::atom("members")>;
 
 } // namespace troupe::messages

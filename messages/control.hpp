@@ -66,13 +66,16 @@ struct worker_stats {
   std::uint64_t compute_ns = 0; ///< time in gradient computation
   std::uint64_t wait_ns = 0;    ///< time waiting for shards
   std::string error;            ///< empty, or why the worker stopped early
+  std::uint64_t pulls = 0;      ///< LSGD: pulls toward a leader applied
+  real pull_distance;           ///< LSGD: sum of ||x - x_leader|| at pulls
 };
 
 /// Serializes or prints a worker_stats.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
   return f(caf::meta::type_name("worker_stats"), x.worker, x.steps, x.samples,
-           x.messages, x.bytes, x.compute_ns, x.wait_ns, x.error);
+           x.messages, x.bytes, x.compute_ns, x.wait_ns, x.error, x.pulls,
+           x.pull_distance);
 }
 
 // -- shard_stats --------------------------------------------------------------

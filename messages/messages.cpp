@@ -2,6 +2,7 @@
 
 #include <caf/detail/stringification_inspector.hpp>
 
+#include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/metrics.hpp"
 
@@ -103,6 +104,22 @@ std::uint64_t wire_size(const fetch_msg&) {
 
 std::uint64_t wire_size(const params_msg& x) {
   return 4 + 8 * 2 + 8 + 4 * std::uint64_t{x.values.size()};
+}
+
+std::string to_string(const score_msg& x) {
+  return stringify(x);
+}
+
+std::string to_string(const lead_msg& x) {
+  return stringify(x);
+}
+
+std::string to_string(const pull_msg& x) {
+  return stringify(x);
+}
+
+std::uint64_t wire_size(const pull_msg& x) {
+  return 8 + 1 + 4 + 8 + 8 + 4 * std::uint64_t{x.values.size()};
 }
 
 } // namespace troupe::messages

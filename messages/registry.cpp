@@ -2,6 +2,7 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
@@ -40,6 +41,9 @@ void for_each_type(F f) {
   f(type_tag<shard_stats>{}, "troupe::shard_stats");
   f(type_tag<eval_msg>{}, "troupe::eval_msg");
   f(type_tag<node_metrics>{}, "troupe::node_metrics");
+  f(type_tag<score_msg>{}, "troupe::score_msg");
+  f(type_tag<lead_msg>{}, "troupe::lead_msg");
+  f(type_tag<pull_msg>{}, "troupe::pull_msg");
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "net/monitor.hpp"
 
+#include <cstdlib>
 #include <map>
 
 #include <prometheus/counter.h>
@@ -40,6 +41,17 @@ struct job_monitor::impl {
       = prometheus::BuildCounter()
             .Name("troupe_failures_total")
             .Help("Roles lost because their node died or hung")
+            .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& leader
+      = prometheus::BuildGauge()
+            .Name("troupe_leader")
+            .Help("LSGD: the worker leading each group (group=\"global\": "
+                  "the global leader)")
+            .Register(*registry);
+  prometheus::Family<prometheus::Counter>& leader_changes
+      = prometheus::BuildCounter()
+            .Name("troupe_leader_changes_total")
+            .Help("LSGD: leader changes per group")
             .Register(*registry);
   prometheus::Family<prometheus::Gauge>& running
       = prometheus::BuildGauge()
@@ -135,6 +147,18 @@ void job_monitor::on_failure(const actors::failure_record& f) {
 void job_monitor::on_node_joined(const actors::node_event& e) {
   impl_->nodes_joined.Increment();
   (void)e;
+}
+
+void job_monitor::on_leader_change(const actors::leader_event& e) {
+  // e.leader is the worker's actor name, "worker N".
+  auto digits = e.leader.find_first_of("0123456789");
+  double id = digits == std::string::npos
+                  ? -1
+                  : std::strtod(e.leader.c_str() + digits, nullptr);
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto group = e.global ? std::string{"global"} : std::to_string(e.group);
+  impl_->leader.Add({{"group", group}}).Set(id);
+  impl_->leader_changes.Add({{"group", group}}).Increment();
 }
 
 void job_monitor::on_finish(const std::string&) {

@@ -32,6 +32,7 @@ public:
   void on_evaluation(const actors::evaluation_event& e) override;
   void on_failure(const actors::failure_record& f) override;
   void on_node_joined(const actors::node_event& e) override;
+  void on_leader_change(const actors::leader_event& e) override;
   void on_finish(const std::string& report) override;
 
   /// The cluster's picture, for job_config::monitor.

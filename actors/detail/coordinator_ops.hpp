@@ -26,6 +26,9 @@ bool tracks_clocks(const job_config& c);
 /// calls begin().
 void provision(coordinator_ptr self);
 
+/// Spawns the evaluator (and LSGD's group leaders and leader board) once
+/// the workers exist.
+void spawn_evaluator(coordinator_ptr self);
 /// Monitors the roles and starts the workers; the job's clock starts here.
 void begin(coordinator_ptr self);
 /// Spawns the node and cluster monitors (config.monitor set), linked.

@@ -22,6 +22,7 @@
 #include <catch2/catch.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
@@ -229,7 +230,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 12);
+  CHECK(registered_type_names().size() == 15);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -260,6 +261,13 @@ TEST_CASE("special floats and every message type cross a process boundary",
   same(ss);
   same(eval_msg{real{0.25}, real{0.875}, 10000, 42, "00ff00ff00ff00ff"});
   same(sample_node_metrics());
+  same(score_msg{3, 120, real{nan}});
+  same(score_msg{1, 7, real{0.125}});
+  same(lead_msg{9, true, 0.1, {}});
+  pull_msg pull{9, false, 2, 0.25, tensor{special_values()}};
+  auto pulled = round_trip(self, remote, pull);
+  CHECK(to_string(pulled) == to_string(pull));
+  CHECK(pulled.values == pull.values);
 }
 
 TEST_CASE("4 MB tensor round trip throughput versus std::vector<float>",

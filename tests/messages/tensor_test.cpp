@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
@@ -175,7 +176,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       hello_msg{wire_version, "n", "", 0, 0, 0, 0}, real{0.5},
       progress_msg{1, 2, 3, real{4}}, worker_stats{}, worker_pushes{},
       shard_stats{}, eval_msg{}, node_metrics{"n", "k", {actor_metrics{}}},
-      ack_atom::value);
+      score_msg{1, 2, real{0.5}}, lead_msg{3, true, 0.1, {}},
+      pull_msg{3, false, 1, 0.1, tensor{special_values()}}, ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -186,7 +188,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   REQUIRE(
       copy.match_elements<tensor, push_msg, fetch_msg, params_msg, hello_msg,
                           real, progress_msg, worker_stats, worker_pushes,
-                          shard_stats, eval_msg, node_metrics, ack_atom>());
+                          shard_stats, eval_msg, node_metrics, score_msg,
+                          lead_msg, pull_msg, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));

@@ -1,0 +1,200 @@
+// The workers' policies of the consensus algorithms: EASGD / EAMSGD's
+// elastic exchange with the center on the shards, and LSGD's local steps.
+
+#include <chrono>
+#include <cstring>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/comm_policy.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+namespace {
+
+class easgd_policy : public comm_policy {
+public:
+  easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
+               std::size_t n, std::optional<optim::schedule_options> sched)
+      : shards_(std::move(shards)), opts_(opts), center_(n, 0.0f),
+        elastic_(n, 0.0f), versions_(shards_.size(), 0) {
+    if (sched)
+      schedule_.emplace(*sched);
+    if (opts_.momentum > 0)
+      velocity_.assign(n, 0.0f);
+  }
+
+  void before_compute(worker_context& ctx,
+                      std::function<void()> ready) override {
+    if (ctx.steps() % opts_.tau != 0) {
+      look_ahead(ctx);
+      ready();
+      return;
+    }
+    // READ(x_c): the center from every shard.
+    auto remaining = std::make_shared<std::size_t>(shards_.size());
+    auto t0 = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < shards_.size(); ++i) {
+      fetch_msg f;
+      f.worker = ctx.id();
+      f.offset = shards_[i].range.offset;
+      f.size = shards_[i].range.size;
+      f.clock = ctx.clock();
+      ctx.count_sent(msg_type::fetch, wire_size(f));
+      ctx.self()
+          ->request(shards_[i].handle, ctx.request_timeout(), f)
+          .then(
+              [this, &ctx, i, remaining, ready, t0](params_msg& p) {
+                auto scope = on_message(ctx.probe(), ctx.self(),
+                                        msg_type::params, wire_size(p));
+                auto& r = shards_[i].range;
+                if (p.offset != r.offset || p.values.size() != r.size) {
+                  ctx.fail("shard " + std::to_string(i)
+                           + " answered a read of the center with the wrong "
+                             "range");
+                  return;
+                }
+                std::memcpy(center_.data() + r.offset, p.values.data(),
+                            r.size * sizeof(float));
+                versions_[i] = p.version;
+                if (--*remaining > 0)
+                  return;
+                ctx.count_wait(static_cast<std::uint64_t>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count()));
+                // e = alpha * (x - x_c) from the pre-step parameters.
+                auto& rep = ctx.replica();
+                optim::elastic_difference(rep.params(), center_.data(),
+                                          opts_.alpha, elastic_.data(),
+                                          rep.size());
+                pending_ = true;
+                look_ahead(ctx);
+                ready();
+              },
+              [&ctx, i](caf::error& err) {
+                if (auto* probe = ctx.probe())
+                  probe->error();
+                ctx.fail("reading the center from shard " + std::to_string(i)
+                         + " failed: " + ctx.self()->system().render(err));
+              });
+    }
+  }
+
+  void after_compute(worker_context& ctx, std::uint32_t samples,
+                     std::function<void()> done) override {
+    auto& rep = ctx.replica();
+    auto n = rep.size();
+    float* x = rep.params();
+    const float* g = rep.grads();
+    auto lr = static_cast<float>(schedule_ ? schedule_->lr(ctx.steps())
+                                           : opts_.lr);
+    // Plain: x <- x - eta g. EAMSGD: x already holds x + delta v, so
+    // x <- x - eta g and v <- delta v - eta g.
+    for (std::size_t i = 0; i < n; ++i)
+      x[i] -= lr * g[i];
+    if (!velocity_.empty())
+      for (std::size_t i = 0; i < n; ++i)
+        velocity_[i] -= lr * g[i];
+    if (pending_) {
+      pending_ = false;
+      for (std::size_t i = 0; i < n; ++i)
+        x[i] -= elastic_[i];
+      send_elastic(ctx, samples);
+    }
+    done();
+  }
+
+private:
+  /// EAMSGD: v <- delta v; x <- x + v (the gradient is taken there).
+  void look_ahead(worker_context& ctx) {
+    if (velocity_.empty())
+      return;
+    auto delta = static_cast<float>(opts_.momentum);
+    float* x = ctx.replica().params();
+    for (std::size_t i = 0; i < velocity_.size(); ++i) {
+      velocity_[i] *= delta;
+      x[i] += velocity_[i];
+    }
+  }
+
+  /// ELASTIC(e) to every shard: the shard adds e to its part of the center
+  /// (sent as the gradient -e of a unit-rate SGD step, shard_config).
+  void send_elastic(worker_context& ctx, std::uint32_t samples) {
+    ++seq_;
+    for (auto& v : elastic_)
+      v = -v;
+    for (std::size_t i = 0; i < shards_.size(); ++i) {
+      auto& r = shards_[i].range;
+      push_msg p;
+      p.worker = ctx.id();
+      p.seq = seq_;
+      p.version = versions_[i];
+      p.offset = r.offset;
+      p.clock = ctx.clock() + 1;
+      p.samples = samples;
+      p.values = tensor{elastic_.data() + r.offset, r.size};
+      ctx.count_sent(msg_type::push, wire_size(p));
+      ctx.self()->send(shards_[i].handle, std::move(p));
+    }
+  }
+
+  std::vector<shard_ref> shards_;
+  optim::easgd_options opts_;
+  std::optional<optim::schedule> schedule_;
+  std::vector<float> center_, elastic_, velocity_;
+  std::vector<std::uint64_t> versions_;
+  bool pending_ = false;
+  std::uint64_t seq_ = 0;
+};
+
+class local_policy : public comm_policy {
+public:
+  local_policy(optim::optimizer_options opt, double lr, std::size_t n,
+               std::optional<optim::schedule_options> sched)
+      : opt_(optim::make_optimizer<float>(opt, n)), lr_(lr) {
+    if (sched)
+      schedule_.emplace(*sched);
+  }
+
+  void before_compute(worker_context&, std::function<void()> ready) override {
+    ready();
+  }
+
+  void after_compute(worker_context& ctx, std::uint32_t,
+                     std::function<void()> done) override {
+    auto& rep = ctx.replica();
+    opt_->step(rep.params(), rep.grads(), rep.size(),
+               schedule_ ? schedule_->lr(ctx.steps()) : lr_);
+    done();
+  }
+
+private:
+  std::unique_ptr<optim::optimizer<float>> opt_;
+  double lr_;
+  std::optional<optim::schedule> schedule_;
+};
+
+} // namespace
+
+std::unique_ptr<comm_policy>
+make_easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
+                  std::size_t parameters,
+                  std::optional<optim::schedule_options> schedule) {
+  if (opts.tau == 0)
+    opts.tau = 1;
+  return std::make_unique<easgd_policy>(std::move(shards), opts, parameters,
+                                        std::move(schedule));
+}
+
+std::unique_ptr<comm_policy>
+make_local_policy(optim::optimizer_options optimizer, double lr,
+                  std::size_t parameters,
+                  std::optional<optim::schedule_options> schedule) {
+  return std::make_unique<local_policy>(std::move(optimizer), lr, parameters,
+                                        std::move(schedule));
+}
+
+} // namespace troupe::actors

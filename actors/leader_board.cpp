@@ -1,0 +1,222 @@
+#include "actors/leader_board.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <caf/actor_cast.hpp>
+
+#include "actors/detail/log.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+round_kinds rounds_at(std::uint64_t t, std::uint32_t workers,
+                      const optim::lsgd_options& o) noexcept {
+  round_kinds k;
+  if (t == 0 || workers == 0)
+    return k;
+  auto local = std::uint64_t{workers} * std::max<std::uint64_t>(o.tau, 1);
+  auto global = std::uint64_t{workers} * std::max<std::uint64_t>(o.tau_g, 1);
+  bool several = o.groups > 1;
+  k.global = several && t % global == 0;
+  k.local = t % local == 0 && !(several && o.tau_g == o.tau);
+  return k;
+}
+
+std::vector<std::uint32_t> lsgd_groups(std::uint32_t workers,
+                                       std::uint32_t groups,
+                                       const std::vector<std::int32_t>& node_of) {
+  std::vector<std::uint32_t> out(workers, 0);
+  if (!node_of.empty()) {
+    std::map<std::int32_t, std::uint32_t> ids;
+    for (std::uint32_t w = 0; w < workers; ++w) {
+      auto n = w < node_of.size() ? node_of[w] : -1;
+      auto it = ids.find(n);
+      if (it == ids.end())
+        it = ids.emplace(n, static_cast<std::uint32_t>(ids.size())).first;
+      out[w] = it->second;
+    }
+    return out;
+  }
+  groups = std::max<std::uint32_t>(1, std::min(groups, workers));
+  for (std::uint32_t w = 0; w < workers; ++w)
+    out[w] = static_cast<std::uint32_t>(std::uint64_t{w} * groups / workers);
+  return out;
+}
+
+namespace {
+
+using self_ptr = leader_board_actor::stateful_pointer<leader_board_state>;
+
+void global_round(self_ptr self, std::uint64_t round,
+                  std::vector<optim::leader_score> winners) {
+  auto& st = self->state;
+  auto& c = st.config;
+  if (winners.empty()) {
+    {
+      std::lock_guard<std::mutex> guard{c.record->mtx};
+      ++c.record->global_skipped;
+    }
+    st.busy = false;
+    return;
+  }
+  auto leader = winners[optim::elect(winners)].rank;
+  bool changed = leader != st.global_leader;
+  st.global_leader = leader;
+  std::uint64_t changes = 0;
+  {
+    std::lock_guard<std::mutex> guard{c.record->mtx};
+    c.record->global_leader = leader;
+    if (changed) {
+      changes = ++c.record->global_changes;
+      c.record->log.push_back("round " + std::to_string(round)
+                              + ": global -> worker " + std::to_string(leader));
+      if (c.record->log.size() > 32)
+        c.record->log.erase(c.record->log.begin());
+    }
+  }
+  st.probe->gauge("global_leader", leader);
+  if (changed) {
+    st.probe->gauge("global_changes", static_cast<double>(changes));
+    if (c.coordinator)
+      self->send(c.coordinator, leader_atom::value,
+                 static_cast<std::uint32_t>(c.groups.size()),
+                 "worker " + std::to_string(leader), changes);
+  }
+  lead_msg m;
+  m.round = round;
+  m.global = true;
+  m.lambda = c.opts.lambda_g;
+  for (std::size_t w = 0; w < c.workers.size(); ++w)
+    if (w != leader && st.live[w])
+      m.targets.push_back(caf::actor_cast<caf::actor>(c.workers[w]));
+  st.probe->sent(msg_type::lead, small_message_bytes);
+  c.record->count(small_message_bytes + 16 * m.targets.size());
+  self->request(c.workers.at(leader), c.timeout, std::move(m))
+      .then(
+          [self](ack_atom) {
+            auto& st = self->state;
+            {
+              std::lock_guard<std::mutex> guard{st.config.record->mtx};
+              ++st.config.record->global_rounds;
+            }
+            st.probe->progress();
+            st.busy = false;
+          },
+          [self, leader](caf::error& err) {
+            auto& st = self->state;
+            {
+              std::lock_guard<std::mutex> guard{st.config.record->mtx};
+              ++st.config.record->global_skipped;
+            }
+            st.probe->error();
+            detail::log().warn("the global leader worker {} did not "
+                               "broadcast ({}); the round is skipped",
+                               leader, self->system().render(err));
+            st.busy = false;
+          });
+}
+
+/// Every group answered (or failed): a global round if due; with a single
+/// group its leader is the global leader.
+void groups_done(self_ptr self, std::uint64_t round, round_kinds k,
+                 std::vector<optim::leader_score> winners) {
+  auto& st = self->state;
+  if (k.global) {
+    global_round(self, round, std::move(winners));
+    return;
+  }
+  if (st.config.groups.size() == 1 && winners.size() == 1) {
+    st.global_leader = winners[0].rank;
+    std::lock_guard<std::mutex> guard{st.config.record->mtx};
+    st.config.record->global_leader = winners[0].rank;
+  }
+  st.busy = false;
+}
+
+void start_round(self_ptr self, std::uint64_t t, round_kinds k) {
+  auto& st = self->state;
+  auto& c = st.config;
+  st.busy = true;
+  auto round = t / c.workers.size();
+  struct pending {
+    std::size_t remaining = 0;
+    std::vector<optim::leader_score> winners;
+  };
+  auto p = std::make_shared<pending>();
+  p->remaining = c.groups.size();
+  for (auto& g : c.groups) {
+    st.probe->sent(msg_type::round, small_message_bytes);
+    c.record->count(small_message_bytes);
+    // A group's round waits at most for its scores and its leader's
+    // broadcast: two of its own timeouts.
+    caf::duration wait{c.timeout.unit, c.timeout.count * 3};
+    self->request(g, wait, round_atom::value, round, k.local)
+        .then(
+            [self, p, round, k](score_msg& s) {
+              p->winners.push_back({s.worker, s.score.value});
+              if (--p->remaining == 0)
+                groups_done(self, round, k, std::move(p->winners));
+            },
+            [self, p, round, k](caf::error&) {
+              if (--p->remaining == 0)
+                groups_done(self, round, k, std::move(p->winners));
+            });
+  }
+}
+
+} // namespace
+
+leader_board_actor::behavior_type leader_board(self_ptr self,
+                                               leader_board_config config) {
+  auto& st = self->state;
+  st.config = std::move(config);
+  st.live.assign(st.config.workers.size(), true);
+  st.probe = make_probe(self, "leader board", "leader_board", false);
+  st.probe->activity("idle");
+  st.probe->gauge("global_leader", 0);
+  for (auto& w : st.config.workers)
+    self->monitor(w);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    for (std::size_t w = 0; w < st.config.workers.size(); ++w)
+      if (st.config.workers[w].address() == msg.source)
+        st.live[w] = false;
+    // A lost global leader is replaced by the lowest live rank until the
+    // next global election.
+    if (!st.live[st.global_leader])
+      for (std::size_t w = 0; w < st.live.size(); ++w)
+        if (st.live[w]) {
+          st.global_leader = static_cast<std::uint32_t>(w);
+          break;
+        }
+  });
+  return {
+      [self](round_atom, std::uint64_t t) {
+        auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::round,
+                                small_message_bytes);
+        auto k = rounds_at(t, static_cast<std::uint32_t>(
+                                  st.config.workers.size()),
+                           st.config.opts);
+        if (!k.local && !k.global)
+          return;
+        if (st.busy) {
+          std::lock_guard<std::mutex> guard{st.config.record->mtx};
+          ++st.config.record->busy_skipped;
+          return;
+        }
+        start_round(self, t, k);
+      },
+      [self](fetch_msg& f) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe.get(), self, msg_type::fetch, wire_size(f));
+        return self->delegate(st.config.workers.at(st.global_leader),
+                              std::move(f));
+      },
+  };
+}
+
+} // namespace troupe::actors

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/group_leader.hpp"
+#include "actors/interfaces.hpp"
+#include "actors/probe.hpp"
+#include "optim/consensus.hpp"
+
+// LSGD's global coordinator (algorithms.md §4): the job's coordinator tells
+// it the total step count T; when T reaches a multiple of workers * tau it
+// runs a local round in every group, and when T reaches a multiple of
+// workers * tau_G (after the local round) it elects the global leader among
+// the groups' leaders and has it send its parameters to every worker. A new
+// trigger while a round is under way is skipped, never queued. It also
+// serves the global leader's parameters, the model the job evaluates.
+
+namespace troupe::actors {
+
+struct leader_board_config {
+  optim::lsgd_options opts;
+  std::vector<worker_actor> workers; ///< by rank
+  std::vector<group_leader_actor> groups;
+  caf::duration timeout{std::chrono::seconds{10}};
+  std::shared_ptr<lsgd_record> record;
+  coordinator_actor coordinator; ///< told of global leader changes
+};
+
+struct leader_board_state {
+  static inline const char* name = "leader_board";
+  leader_board_config config;
+  std::vector<bool> live;
+  std::uint32_t global_leader = 0;
+  bool busy = false;
+  probe_ref probe;
+};
+
+/// Spawn with `sys.spawn(leader_board, config)`.
+leader_board_actor::behavior_type leader_board(
+    leader_board_actor::stateful_pointer<leader_board_state> self,
+    leader_board_config config);
+
+/// Which rounds the step count T triggers: a local round when T is a
+/// multiple of workers * tau (unless tau_G == tau with several groups:
+/// then only the global one), a global round when it is a multiple of
+/// workers * tau_G and there are several groups (one group: its leader is
+/// the global leader).
+struct round_kinds {
+  bool local = false;
+  bool global = false;
+};
+round_kinds rounds_at(std::uint64_t total_steps, std::uint32_t workers,
+                      const optim::lsgd_options& opts) noexcept;
+
+/// The groups of `workers` workers: `groups` contiguous blocks of ranks
+/// (sizes differ by at most one), or by node when `node_of` is given (one
+/// group per distinct node, in order of first appearance).
+std::vector<std::uint32_t> lsgd_groups(std::uint32_t workers,
+                                       std::uint32_t groups,
+                                       const std::vector<std::int32_t>& node_of);
+
+} // namespace troupe::actors

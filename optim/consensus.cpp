@@ -1,0 +1,86 @@
+#include "optim/consensus.hpp"
+
+#include <cmath>
+
+namespace troupe::optim {
+
+void elastic_difference(const float* x, const float* center, double alpha,
+                        float* e, std::size_t n) noexcept {
+  auto a = static_cast<float>(alpha);
+  for (std::size_t i = 0; i < n; ++i)
+    e[i] = a * (x[i] - center[i]);
+}
+
+double pull_toward(float* x, const float* leader, double lambda,
+                   std::size_t n) noexcept {
+  auto l = static_cast<float>(lambda);
+  double sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    float d = x[i] - leader[i];
+    sq += double{d} * d;
+    x[i] -= l * d;
+  }
+  return std::sqrt(sq);
+}
+
+double distance(const float* x, const float* y, std::size_t n) noexcept {
+  double sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    double d = double{x[i]} - y[i];
+    sq += d * d;
+  }
+  return std::sqrt(sq);
+}
+
+std::size_t elect(const std::vector<leader_score>& candidates) noexcept {
+  std::size_t best = candidates.size();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (best == candidates.size()) {
+      best = i;
+      continue;
+    }
+    const auto& c = candidates[i];
+    const auto& b = candidates[best];
+    bool cf = std::isfinite(c.score), bf = std::isfinite(b.score);
+    bool better;
+    if (cf != bf)
+      better = cf;
+    else if (cf && c.score != b.score)
+      better = c.score < b.score;
+    else
+      better = c.rank < b.rank;
+    if (better)
+      best = i;
+  }
+  return best;
+}
+
+loss_window::loss_window(std::size_t window)
+    : window_(window == 0 ? 1 : window) {
+  // nop
+}
+
+void loss_window::add(double loss) {
+  if (!std::isfinite(loss))
+    return;
+  losses_.push_back(loss);
+  sum_ += loss;
+  if (losses_.size() > window_) {
+    sum_ -= losses_.front();
+    losses_.pop_front();
+  }
+  // Re-sum now and then so rounding does not accumulate.
+  if (++adds_ % 1024 == 0) {
+    sum_ = 0;
+    for (double l : losses_)
+      sum_ += l;
+  }
+}
+
+double loss_window::mean() const noexcept {
+  if (losses_.empty())
+    return std::numeric_limits<double>::quiet_NaN();
+  return sum_ / static_cast<double>(losses_.size());
+}
+
+} // namespace troupe::optim
