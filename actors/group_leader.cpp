@@ -64,8 +64,8 @@ lsgd_record::group& my_group(group_leader_state& st) {
   return st.config.record->groups.at(st.config.group);
 }
 
-void finish_round(self_ptr self, std::shared_ptr<round_state> r,
-                  caf::error err, score_msg winner) {
+void finish_round(self_ptr self, std::shared_ptr<round_state> r, caf::error err,
+                  score_msg winner) {
   self->state.busy = false;
   if (err)
     r->promise.deliver(std::move(err));
@@ -208,8 +208,7 @@ group_leader_actor::behavior_type group_leader(self_ptr self,
                   [self, one_done](caf::error&) {
                     auto& st = self->state;
                     {
-                      std::lock_guard<std::mutex> guard{
-                          st.config.record->mtx};
+                      std::lock_guard<std::mutex> guard{st.config.record->mtx};
                       ++my_group(st).absent;
                     }
                     one_done();

@@ -71,8 +71,8 @@ struct group_leader_state {
 };
 
 /// Spawn with `sys.spawn(group_leader, config)`.
-group_leader_actor::behavior_type group_leader(
-    group_leader_actor::stateful_pointer<group_leader_state> self,
-    group_leader_config config);
+group_leader_actor::behavior_type
+group_leader(group_leader_actor::stateful_pointer<group_leader_state> self,
+             group_leader_config config);
 
 } // namespace troupe::actors

@@ -24,9 +24,9 @@ round_kinds rounds_at(std::uint64_t t, std::uint32_t workers,
   return k;
 }
 
-std::vector<std::uint32_t> lsgd_groups(std::uint32_t workers,
-                                       std::uint32_t groups,
-                                       const std::vector<std::int32_t>& node_of) {
+std::vector<std::uint32_t>
+lsgd_groups(std::uint32_t workers, std::uint32_t groups,
+            const std::vector<std::int32_t>& node_of) {
   std::vector<std::uint32_t> out(workers, 0);
   if (!node_of.empty()) {
     std::map<std::int32_t, std::uint32_t> ids;
@@ -197,9 +197,9 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::round,
                                 small_message_bytes);
-        auto k = rounds_at(t, static_cast<std::uint32_t>(
-                                  st.config.workers.size()),
-                           st.config.opts);
+        auto k
+            = rounds_at(t, static_cast<std::uint32_t>(st.config.workers.size()),
+                        st.config.opts);
         if (!k.local && !k.global)
           return;
         if (st.busy) {

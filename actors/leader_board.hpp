@@ -40,9 +40,9 @@ struct leader_board_state {
 };
 
 /// Spawn with `sys.spawn(leader_board, config)`.
-leader_board_actor::behavior_type leader_board(
-    leader_board_actor::stateful_pointer<leader_board_state> self,
-    leader_board_config config);
+leader_board_actor::behavior_type
+leader_board(leader_board_actor::stateful_pointer<leader_board_state> self,
+             leader_board_config config);
 
 /// Which rounds the step count T triggers: a local round when T is a
 /// multiple of workers * tau (unless tau_G == tau with several groups:
@@ -59,8 +59,8 @@ round_kinds rounds_at(std::uint64_t total_steps, std::uint32_t workers,
 /// The groups of `workers` workers: `groups` contiguous blocks of ranks
 /// (sizes differ by at most one), or by node when `node_of` is given (one
 /// group per distinct node, in order of first appearance).
-std::vector<std::uint32_t> lsgd_groups(std::uint32_t workers,
-                                       std::uint32_t groups,
-                                       const std::vector<std::int32_t>& node_of);
+std::vector<std::uint32_t>
+lsgd_groups(std::uint32_t workers, std::uint32_t groups,
+            const std::vector<std::int32_t>& node_of);
 
 } // namespace troupe::actors

@@ -82,7 +82,8 @@ void validate_cluster(const train_options& o) {
       fail("--alpha and --easgd-momentum apply to easgd");
     if (o.groups > o.workers)
       fail("--groups must be at most --workers");
-    if (!(o.lambda >= 0 && o.lambda <= 1) || !(o.lambda_g >= 0 && o.lambda_g <= 1))
+    if (!(o.lambda >= 0 && o.lambda <= 1)
+        || !(o.lambda_g >= 0 && o.lambda_g <= 1))
       fail("--lambda and --lambda-g must be in [0, 1]");
     if (o.tau_g < o.tau)
       fail("--tau-g must be at least --tau");
@@ -238,7 +239,8 @@ cluster_job prepare_cluster_job(const train_options& o,
     job.lsgd.lambda = o.lambda;
     job.lsgd.lambda_g = o.lambda_g;
     job.lsgd.score_window = o.score_window > 0 ? o.score_window : o.tau;
-    job.lsgd.groups = static_cast<std::uint32_t>(std::max<std::uint64_t>(o.groups, 1));
+    job.lsgd.groups
+        = static_cast<std::uint32_t>(std::max<std::uint64_t>(o.groups, 1));
     if (o.groups > 0)
       job.group_of = actors::lsgd_groups(workers, job.lsgd.groups, {});
     job.local_optimizer.name = o.optimizer;
@@ -270,17 +272,19 @@ cluster_job prepare_cluster_job(const train_options& o,
                                      : std::string{"no shards"})
                      : std::to_string(o.shards) + " shards";
   out.description = "troupe train: " + o.algo + " with "
-                    + std::to_string(workers) + " workers and " + servers
-                    + ", " + o.model + " on "
-                    + train->name + " (" + std::to_string(n) + " examples, "
-                    + std::to_string(init->size()) + " parameters), "
-                    + std::to_string(steps_per_worker) + " steps of batch "
-                    + std::to_string(o.batch) + " per worker, seed "
-                    + std::to_string(o.seed);
+                    + std::to_string(workers) + " workers and " + servers + ", "
+                    + o.model + " on " + train->name + " (" + std::to_string(n)
+                    + " examples, " + std::to_string(init->size())
+                    + " parameters), " + std::to_string(steps_per_worker)
+                    + " steps of batch " + std::to_string(o.batch)
+                    + " per worker, seed " + std::to_string(o.seed);
   // A worker that fetches every step yields its scheduler thread every step
   // (while it waits), so the shared scheduler is fastest and a stop still
   // reaches it within a step; one that computes several steps in a row gets
   // a thread of its own instead.
+  // (LSGD's and EASGD's workers also compute steps in a row, but a scheduler
+  // thread is handed on every scheduler_max_throughput messages, so they
+  // stay on the shared scheduler.)
   job.detached_workers = o.n_fetch > 1;
   out.job = std::move(job);
   return out;

@@ -134,8 +134,7 @@ void add_train_options(option_parser& p, train_options& o) {
       .add(o.tau, "tau",
            "easgd: steps between exchanges with the center; lsgd: steps per "
            "worker between local rounds (default 4)")
-      .add(o.alpha, "alpha",
-           "easgd: moving rate alpha (default 0.9 / workers)")
+      .add(o.alpha, "alpha", "easgd: moving rate alpha (default 0.9 / workers)")
       .add(o.easgd_momentum, "easgd-momentum",
            "easgd: EAMSGD's Nesterov momentum delta (default 0; the paper "
            "0.99 with a smaller --lr)")
@@ -287,7 +286,7 @@ nlohmann::json run_train(train_options o) {
   result["model"] = o.model;
   result["data"] = name;
   result["workers"] = o.workers;
-  result["shards"] = o.shards;
+  result["shards"] = o.algo == "lsgd" ? 0 : o.shards;
   result["batch"] = o.batch;
   result["lr"] = o.lr;
   result["optimizer"] = o.optimizer;

@@ -81,10 +81,10 @@ struct easgd_options {
 /// avg_size = l_comm, momentum 0.9, weight decay 1e-4).
 struct lsgd_options {
   std::uint32_t groups = 1;
-  double lambda = 0.1;       ///< local pull strength (c1)
-  double lambda_g = 0.1;     ///< global pull strength (c2)
-  std::uint64_t tau = 4;     ///< local period (l_comm), steps per worker
-  std::uint64_t tau_g = 16;  ///< global period (g_comm), steps per worker
+  double lambda = 0.1;          ///< local pull strength (c1)
+  double lambda_g = 0.1;        ///< global pull strength (c2)
+  std::uint64_t tau = 4;        ///< local period (l_comm), steps per worker
+  std::uint64_t tau_g = 16;     ///< global period (g_comm), steps per worker
   std::size_t score_window = 4; ///< A: losses in the leader score (avg_size)
 };
 

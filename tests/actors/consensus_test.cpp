@@ -153,7 +153,8 @@ TEST_CASE("LSGD T4: 2 groups x 4 workers from spread-out starts all reach "
     }
     spread = std::max(spread, std::sqrt(sq));
   }
-  auto lasts = std::make_shared<std::vector<std::shared_ptr<std::vector<float>>>>();
+  auto lasts
+      = std::make_shared<std::vector<std::shared_ptr<std::vector<float>>>>();
   for (std::uint32_t w = 0; w < workers; ++w)
     lasts->push_back(std::make_shared<std::vector<float>>());
   auto parts = std::make_shared<std::vector<std::vector<std::size_t>>>(workers);
@@ -184,8 +185,8 @@ TEST_CASE("LSGD T4: 2 groups x 4 workers from spread-out starts all reach "
   // The evaluated model (the global leader) and every worker reach x*.
   auto start = test::lsq_gap(*prob, starts[0]);
   auto gap = test::lsq_gap(*prob, *final_params);
-  std::cout << "  leader: f - f* = " << gap << " from " << start
-            << ", spread " << spread << std::endl;
+  std::cout << "  leader: f - f* = " << gap << " from " << start << ", spread "
+            << spread << std::endl;
   CHECK(gap < 1e-3 * start);
   for (std::uint32_t w = 0; w < workers; ++w) {
     INFO("worker " << w);
@@ -223,13 +224,14 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
     }
     expected.emplace_back(r.params(), r.params() + r.size());
   }
-  auto lasts = std::make_shared<std::vector<std::shared_ptr<std::vector<float>>>>();
+  auto lasts
+      = std::make_shared<std::vector<std::shared_ptr<std::vector<float>>>>();
   for (int w = 0; w < 3; ++w)
     lasts->push_back(std::make_shared<std::vector<float>>());
   job.make_replica = [prob, parts, lasts, seed](messages::worker_id w) {
-    return std::make_unique<recorded_replica>(
-        prob, (*parts)[w], 16, seed + w, std::vector<float>(20, 0.0f),
-        (*lasts)[w]);
+    return std::make_unique<recorded_replica>(prob, (*parts)[w], 16, seed + w,
+                                              std::vector<float>(20, 0.0f),
+                                              (*lasts)[w]);
   };
   auto out = test::run_seeded(std::move(job), seed);
   INFO(out.dump());
@@ -243,4 +245,34 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
   // One group: its leader is the global leader (the evaluated model).
   CHECK(out["leaders"]["global_leader"]
         == out["leaders"]["groups"][0]["leader"]);
+}
+
+TEST_CASE("LSGD: a member that does not answer in time is left out; the "
+          "rounds go on and the job ends") {
+  const std::uint64_t seed = 47;
+  std::cout << "lsgd slow member: seed " << seed << std::endl;
+  auto prob = problem(seed);
+  auto job = test::lsq_job(prob, 3, 0, "sgd", 1, 16, 30, seed);
+  job.algo = "lsgd";
+  job.lsgd.groups = 1;
+  job.lsgd.tau = 1;
+  job.lsgd.tau_g = 4;
+  job.local_optimizer = {"sgd", 0, 0};
+  job.local_lr = 0.05;
+  // Worker 2 sleeps 150 ms in every step; requests time out after 40 ms.
+  job.step_delays = {std::chrono::microseconds{0}, std::chrono::microseconds{0},
+                     std::chrono::microseconds{150000}};
+  job.request_timeout = caf::duration{std::chrono::milliseconds{40}};
+  auto t0 = std::chrono::steady_clock::now();
+  auto out = actors::run_job(std::move(job));
+  auto seconds
+      = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+  INFO(out.dump());
+  CHECK(out["stop_reason"] == "steps done");
+  auto& g = out["leaders"]["groups"][0];
+  CHECK(g["absent_members"].get<std::uint64_t>() > 0);
+  CHECK(g["rounds"].get<std::uint64_t>() > 0);
+  // 30 steps of 150 ms for the slow worker: about 4.5 s, not a hang.
+  CHECK(seconds < 60);
 }

@@ -52,6 +52,19 @@ TEST_CASE("cluster flags that do not fit are refused by name") {
            {{"--algo=downpour", "--report=/proc/no/dir"}, "--report"},
            {{"--algo=sgd", "--monitor=127.0.0.1:0"}, "--monitor"},
            {{"--algo=downpour", "--monitor=nohost"}, "--monitor"},
+           // Consensus algorithms.
+           {{"--algo=downpour", "--tau=8"}, "--tau"},
+           {{"--algo=easgd", "--workers=4", "--alpha=0.3"}, "beta"},
+           {{"--algo=easgd", "--alpha=1.5"}, "--alpha"},
+           {{"--algo=easgd", "--easgd-momentum=1"}, "--easgd-momentum"},
+           {{"--algo=easgd", "--tau=0"}, "--tau"},
+           {{"--algo=easgd", "--groups=2"}, "--groups"},
+           {{"--algo=easgd", "--n-fetch=2"}, "--n-fetch"},
+           {{"--algo=lsgd", "--shards=2"}, "--shards"},
+           {{"--algo=lsgd", "--workers=2", "--groups=3"}, "--groups"},
+           {{"--algo=lsgd", "--lambda=1.5"}, "--lambda"},
+           {{"--algo=lsgd", "--tau=8", "--tau-g=4"}, "--tau-g"},
+           {{"--algo=lsgd", "--alpha=0.1"}, "--alpha"},
            // Distributed jobs.
            {{"--algo=sgd", "--listen=127.0.0.1:0", "--expect=1"}, "--listen"},
            {{"--algo=downpour", "--listen=127.0.0.1:0"}, "--expect"},
@@ -107,4 +120,44 @@ TEST_CASE("downpour reports staleness, traffic and an SSP bound") {
   CHECK(j["staleness_histogram"].size() >= 1);
   CHECK(j["rejected_pushes"].empty());
   CHECK(j["worker_stats"].size() == 3);
+}
+
+TEST_CASE("lsgd: groups elect leaders, workers pull, the JSON reports it") {
+  auto o = quick("lsgd", 4);
+  o.shards = 1; // the default; lsgd runs without shards
+  o.groups = 2;
+  o.max_steps = 64;
+  std::cout << "lsgd: seed " << o.seed << std::endl;
+  auto j = run_train(o);
+  INFO(j.dump());
+  CHECK_FALSE(j.contains("error"));
+  CHECK(j["steps"] == 4 * 64);
+  CHECK(j["shards"] == 0);
+  CHECK(j["leaders"]["groups"].size() == 2);
+  CHECK(j["leader_changes"].is_number_unsigned());
+  std::uint64_t rounds = 0, pulls = 0;
+  for (auto& g : j["leaders"]["groups"])
+    rounds += g["rounds"].get<std::uint64_t>();
+  for (auto& w : j["worker_stats"])
+    pulls += w["pulls"].get<std::uint64_t>();
+  CHECK(rounds > 0);
+  CHECK(pulls > 0);
+  // Only leaders' parameters travel: far fewer bytes than downpour's
+  // two model-sized messages per step.
+  auto d = run_train(quick("downpour", 4));
+  CHECK(j["bytes_sent"].get<double>() * 5
+        < d["bytes_sent"].get<double>() * (64.0 / 40.0));
+}
+
+TEST_CASE("easgd: the center is evaluated, exchanges every tau steps") {
+  auto o = quick("easgd", 2);
+  o.tau = 4;
+  std::cout << "easgd: seed " << o.seed << std::endl;
+  auto j = run_train(o);
+  INFO(j.dump());
+  CHECK_FALSE(j.contains("error"));
+  CHECK(j["easgd"]["alpha"].get<double>() == Approx(0.45));
+  // 2 workers x 40 steps / tau 4 = 20 exchanges, each a push to 2 shards.
+  CHECK(j["server_updates"] == 2 * 20);
+  CHECK(j["test_accuracy"].get<double>() > 0.5);
 }

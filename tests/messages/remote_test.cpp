@@ -77,6 +77,9 @@ caf::behavior echo() {
       [](echo_atom, const shard_stats& x) { return x; },
       [](echo_atom, const eval_msg& x) { return x; },
       [](echo_atom, const node_metrics& x) { return x; },
+      [](echo_atom, const score_msg& x) { return x; },
+      [](echo_atom, const lead_msg& x) { return x; },
+      [](echo_atom, const pull_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }

@@ -168,6 +168,41 @@ kill | freeze)
   awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "accuracy $acc < 0.75"
   wait_for "$N1" 30 || fail "surviving node exited with status $?"
   ;;
+lsgd)
+  # LSGD over two nodes of 2 workers: one group per node by default, each
+  # group's leader is one of its node's workers; then one node dies mid-run
+  # and the rounds go on with the survivors (the lost group's rounds skip).
+  start_coordinator coord --algo=lsgd --workers=4 "${JOB[@]}" \
+    --target-accuracy=0.75 --epochs=6 --listen=127.0.0.1:0 --expect=2
+  start_node n1 --workers=2; N1=$NODE
+  start_node n2 --workers=2; N2=$NODE
+  check_done coord
+  wait_for "$N1" 30 || fail "node 1 exited with status $?"
+  wait_for "$N2" 30 || fail "node 2 exited with status $?"
+  [ "$(key coord.json /shards)" = 0 ] || fail "lsgd placed shards"
+  for g in 0 1; do
+    leader=$(key coord.json /leaders/groups/$g/leader)
+    ws=$(key coord.json /nodes/$g/workers)
+    [[ "$ws" == *"$leader"* ]] || fail "group $g's leader $leader is not on its node ($ws)"
+    [ "$(key coord.json /leaders/groups/$g/rounds)" -gt 0 ] || fail "group $g had no round"
+  done
+  # The kill: the global leader's node may be the one that dies.
+  start_coordinator coord2 --algo=lsgd --workers=4 "${JOB[@]}" --model=mlp \
+    --epochs=12 --listen=127.0.0.1:0 --expect=2 --heartbeat=0.1 \
+    --node-timeout=1
+  start_node n3 --workers=2 --heartbeat=0.1 --node-timeout=1; N3=$NODE
+  start_node n4 --workers=2 --heartbeat=0.1 --node-timeout=1; N4=$NODE
+  wait_log coord2.log "epoch [2-9]\." 60 || fail "training did not start"
+  kill -9 "$N4"
+  wait_for "$COORD" 180 || fail "coordinator exited with status $?"
+  [ "$(key coord2.json /stop_reason)" = "steps done" ] || fail "job did not complete"
+  [ "$(key coord2.json /failures/1/role)" = worker ] || fail "two lost workers not reported"
+  g=$(key coord2.json /leaders/global_rounds)
+  [ "$g" -gt 0 ] || fail "no global round"
+  acc=$(key coord2.json /test_accuracy)
+  awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "accuracy $acc < 0.75"
+  wait_for "$N3" 30 || fail "surviving node exited with status $?"
+  ;;
 shardkill)
   # The node that holds the only shard dies: the job ends with an error that
   # names the shard, reports the last evaluated parameters, and nobody hangs.

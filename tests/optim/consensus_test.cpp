@@ -113,8 +113,8 @@ TEST_CASE("EASGD T2: the synchronous scheme on h x^2 / 2 diverges exactly "
       double size = std::abs(c[0]);
       for (auto& x : xs)
         size = std::max(size, std::abs(double{x[0]}));
-      INFO("eta h " << eh << " alpha " << alpha << " beta " << beta
-                    << " det " << det << " trace " << tr);
+      INFO("eta h " << eh << " alpha " << alpha << " beta " << beta << " det "
+                    << det << " trace " << tr);
       if (jury) {
         ++stable;
         CHECK(size < 1e-3);
@@ -193,8 +193,8 @@ TEST_CASE("LSGD T2: on LOGREG the pull toward a better leader is a descent "
 
 TEST_CASE("LSGD T3: the election is the same in any order, ties go to the "
           "lowest rank, NaN never leads") {
-  std::vector<leader_score> c{
-      {0, 0.7}, {1, 0.3}, {2, 0.3}, {3, std::nan("")}, {4, 0.9}, {5, 0.3}};
+  std::vector<leader_score> c{{0, 0.7},          {1, 0.3}, {2, 0.3},
+                              {3, std::nan("")}, {4, 0.9}, {5, 0.3}};
   auto leader_of = [](std::vector<leader_score> v) {
     auto i = elect(v);
     REQUIRE(i < v.size());
@@ -209,8 +209,8 @@ TEST_CASE("LSGD T3: the election is the same in any order, ties go to the "
     CHECK(leader_of(v) == 1);
   }
   CHECK(leader_of({{3, std::nan("")}, {8, 5.0}}) == 8);
-  CHECK(leader_of({{3, std::nan("")},
-                   {2, std::numeric_limits<double>::infinity()}})
+  CHECK(leader_of(
+            {{3, std::nan("")}, {2, std::numeric_limits<double>::infinity()}})
         == 2);
   CHECK(leader_of({{7, 1.0}}) == 7);
   CHECK(elect({}) == 0);
