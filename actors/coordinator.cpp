@@ -52,149 +52,6 @@ void start_worker(self_ptr self, std::size_t w, std::uint64_t clock) {
   self->send(st.workers[w], start_atom::value, clock);
 }
 
-void deliver(self_ptr self, std::string text) {
-  auto& st = self->state;
-  st.result = std::move(text);
-  for (auto& o : st.config.observers)
-    o->on_finish(*st.result);
-  for (auto& s : st.shards)
-    if (s.handle)
-      self->send_exit(s.handle, caf::exit_reason::user_shutdown);
-  if (st.eval)
-    self->send_exit(st.eval, caf::exit_reason::user_shutdown);
-  // Lingering (LSGD) workers and the leader actors.
-  for (auto& w : st.workers)
-    if (w)
-      self->send_exit(w, caf::exit_reason::user_shutdown);
-  for (auto& g : st.group_leaders)
-    self->send_exit(g, caf::exit_reason::user_shutdown);
-  if (st.board)
-    self->send_exit(st.board, caf::exit_reason::user_shutdown);
-  // Nodes stop whatever they still host, then exit.
-  for (auto& node : st.config.placement.nodes)
-    self->send(node, stop_atom::value, st.stop_reason);
-  // Without a waiting request, stay until the result is asked for.
-  if (st.waiting.empty())
-    return;
-  for (auto& p : st.waiting)
-    p.deliver(*st.result);
-  st.waiting.clear();
-  self->quit();
-}
-
-namespace {
-
-void final_report(self_ptr self) {
-  auto& st = self->state;
-  bool shard_lost = std::find(st.shard_lost.begin(), st.shard_lost.end(), true)
-                    != st.shard_lost.end();
-  if (shard_lost && !st.have_eval) {
-    deliver(self, job_report(st, st.last_eval).dump());
-    return;
-  }
-  // After a divergence re-evaluate the last evaluated (good) parameters; at
-  // the target, report the parameters that reached it (asynchronous workers
-  // may have taken a few more steps before the stop reached them).
-  bool refetch
-      = (st.error.empty() && !st.reached && !shard_lost) || !st.have_eval;
-  self->request(st.eval, st.config.request_timeout, eval_atom::value, refetch)
-      .then(
-          [self](eval_msg& e) {
-            deliver(self, job_report(self->state, e).dump());
-          },
-          [self](caf::error& err) {
-            auto& st = self->state;
-            if (st.error.empty())
-              st.error
-                  = "final evaluation failed: " + self->system().render(err);
-            deliver(self, job_report(st, st.last_eval).dump());
-          });
-}
-
-void collect_shard_stats(self_ptr self) {
-  auto& st = self->state;
-  auto remaining = std::make_shared<std::size_t>(
-      std::count(st.shard_lost.begin(), st.shard_lost.end(), false));
-  if (*remaining == 0) {
-    final_report(self);
-    return;
-  }
-  for (std::size_t i = 0; i < st.shards.size(); ++i) {
-    if (st.shard_lost[i])
-      continue;
-    self->request(st.shards[i].handle, st.config.request_timeout,
-                  stats_atom::value)
-        .then(
-            [self, remaining](shard_stats& x) {
-              self->state.shard_reports.push_back(std::move(x));
-              if (--*remaining == 0)
-                final_report(self);
-            },
-            [self, remaining](caf::error& err) {
-              detail::log().error("a shard did not report: {}",
-                                  self->system().render(err));
-              if (--*remaining == 0)
-                final_report(self);
-            });
-  }
-}
-
-} // namespace
-
-/// Ends the job: stops the workers (high priority, so a busy worker sees the
-/// stop before its next step), collects statistics, evaluates, reports.
-void finish(self_ptr self, std::string reason) {
-  auto& st = self->state;
-  if (st.finishing)
-    return;
-  if (st.probe)
-    st.probe->activity("finishing");
-  if (!st.provisioned) {
-    // Roles are still being placed: finish once they all exist.
-    if (!st.pending_finish)
-      st.pending_finish = std::move(reason);
-    return;
-  }
-  st.finishing = true;
-  st.stop_reason = std::move(reason);
-  st.train_end = seconds_since(st.t0);
-  auto remaining = std::make_shared<std::size_t>(0);
-  for (std::size_t w = 0; w < st.workers.size(); ++w)
-    if (st.live[w])
-      ++*remaining;
-  if (*remaining == 0) {
-    collect_shard_stats(self);
-    return;
-  }
-  for (std::size_t w = 0; w < st.workers.size(); ++w) {
-    if (!st.live[w])
-      continue;
-    st.live[w] = false;
-    auto on_stats = [self, remaining](worker_stats& x) {
-      self->state.worker_reports.push_back(std::move(x));
-      if (--*remaining == 0)
-        collect_shard_stats(self);
-    };
-    auto on_error = [self, remaining](caf::error&) {
-      // Finished between our stop and its arrival: its done message
-      // carries the report.
-      if (--*remaining == 0)
-        collect_shard_stats(self);
-    };
-    // CAF 0.17.6 loses the response to a high-priority request that crossed
-    // the network (the request arrives, the response never does), so only
-    // workers in this process get the stop at high priority.
-    auto& handle = st.workers[w];
-    if (handle.node() == self->node())
-      self->request<caf::message_priority::high>(
-              handle, st.config.request_timeout, stop_atom::value)
-          .then(on_stats, on_error);
-    else
-      self->request(handle, st.config.request_timeout, stop_atom::value)
-          .then(on_stats, on_error);
-  }
-}
-
 namespace {
 
 void maybe_evaluate(self_ptr self) {
@@ -357,8 +214,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
             o->on_step(ev);
         }
         if (st.board) {
-          auto k = rounds_at(st.total_steps, st.config.workers,
-                             st.config.lsgd);
+          auto k = rounds_at(st.total_steps, st.config.workers, st.config.lsgd);
           if (k.local || k.global)
             self->send(st.board, round_atom::value, st.total_steps);
         }
@@ -370,8 +226,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         auto scope = on_message(st.probe.get(), self, msg_type::leader,
                                 small_message_bytes);
         ++st.leader_changes;
-        leader_event ev{group, std::move(leader), changes,
-                        seconds_since(st.t0),
+        leader_event ev{group, std::move(leader), changes, seconds_since(st.t0),
                         group >= st.group_leaders.size()};
         for (auto& o : st.config.observers)
           o->on_leader_change(ev);
