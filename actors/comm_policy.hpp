@@ -14,8 +14,8 @@
 #include "optim/consensus.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/range_table.hpp"
-#include "optim/schedule.hpp"
 #include "optim/replica.hpp"
+#include "optim/schedule.hpp"
 
 namespace troupe::actors {
 

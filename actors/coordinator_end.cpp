@@ -25,9 +25,10 @@ void deliver(self_ptr self, std::string text) {
       self->send_exit(s.handle, caf::exit_reason::user_shutdown);
   if (st.eval)
     self->send_exit(st.eval, caf::exit_reason::user_shutdown);
-  // Lingering (LSGD) workers and the leader actors.
+  // Lingering (LSGD) workers here and the leader actors; the nodes stop
+  // their own.
   for (auto& w : st.workers)
-    if (w)
+    if (w && w.node() == self->node())
       self->send_exit(w, caf::exit_reason::user_shutdown);
   for (auto& g : st.group_leaders)
     self->send_exit(g, caf::exit_reason::user_shutdown);

@@ -93,10 +93,10 @@ void provision_workers(coordinator_ptr self) {
 void spawn_leaders(coordinator_ptr self) {
   auto& st = self->state;
   auto& c = st.config;
-  auto group_of = c.group_of.size() == c.workers
-                      ? c.group_of
-                      : lsgd_groups(c.workers, c.lsgd.groups,
-                                    c.placement.worker_node);
+  auto group_of
+      = c.group_of.size() == c.workers
+            ? c.group_of
+            : lsgd_groups(c.workers, c.lsgd.groups, c.placement.worker_node);
   std::uint32_t groups = 0;
   for (auto g : group_of)
     groups = std::max(groups, g + 1);

@@ -1,10 +1,10 @@
 #include "actors/evaluator.hpp"
 
-#include <caf/actor_cast.hpp>
-
 #include <cstdio>
 #include <cstring>
 #include <limits>
+
+#include <caf/actor_cast.hpp>
 
 #include "optim/param_hash.hpp"
 

@@ -89,8 +89,8 @@ using group_leader_actor = caf::typed_actor<
     // Run round r: collect scores, elect, and (if the flag is set) have the
     // leader broadcast with lambda. Answers the elected leader's score (for
     // the global election), or an error if no member answered.
-    caf::replies_to<messages::round_atom, std::uint64_t, bool>::with<
-        messages::score_msg>>;
+    caf::replies_to<messages::round_atom, std::uint64_t,
+                    bool>::with<messages::score_msg>>;
 
 /// LSGD's global coordinator: triggers the rounds from the job's step count,
 /// elects the global leader and serves its parameters (leader_board.hpp).

@@ -20,7 +20,6 @@ struct job_system_config : caf::actor_system_config {
     messages::register_types(*this);
     set("scheduler.max-threads", threads);
     set("scheduler.policy", caf::atom_from_string(policy));
-    set("scheduler.max-throughput", scheduler_max_throughput);
   }
 };
 

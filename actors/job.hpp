@@ -11,13 +11,6 @@
 
 namespace troupe::actors {
 
-/// Messages an actor handles before it gives its scheduler thread to the
-/// next one (CAF's default: no limit). A worker that never waits for a reply
-/// (LSGD, EASGD between exchanges) sends itself one message per step; with
-/// no limit it would keep its thread until its last step and starve the
-/// coordinator and the leaders sharing the scheduler.
-inline constexpr std::size_t scheduler_max_throughput = 1;
-
 /// Settings of the actor system a job runs in.
 struct runtime_options {
   /// Scheduler threads (0: one per core, at least 2).

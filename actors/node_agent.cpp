@@ -39,6 +39,19 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
   state.probe = make_probe(self, "node agent " + state.config.node_name,
                            "node_agent", false);
   state.probe->activity("hosting");
+  // Ended by an exit (a linked role failed, the coordinator was lost):
+  // release the hosted roles here too, or a detached worker's thread would
+  // wait at shutdown for the reference its handle keeps in this state.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (msg.reason == caf::exit_reason::normal)
+      return; // a role that finished does not take the agent along
+    auto& st = self->state;
+    for (auto& h : st.hosted)
+      if (h.address() != msg.source)
+        self->send_exit(h, msg.reason);
+    st.hosted.clear();
+    self->quit(std::move(msg.reason));
+  });
   return {
       [self](setup_atom, const std::string& spec) -> caf::result<std::string> {
         auto& st = self->state;

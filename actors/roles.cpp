@@ -15,9 +15,7 @@ std::vector<optim::slice> shard_ranges(const job_config& job) {
 }
 
 void check_algorithm(const job_config& job) {
-  auto bad = [](const std::string& what) {
-    throw std::invalid_argument(what);
-  };
+  auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
   auto in = [](double x, double lo, double hi) { return x >= lo && x <= hi; };
   const auto& a = job.algo;
   if (a != "downpour" && a != "sync" && a != "easgd" && a != "lsgd")
@@ -32,7 +30,8 @@ void check_algorithm(const job_config& job) {
     if (!(alpha > 0 && alpha < 1))
       bad("easgd: alpha must be in (0, 1)");
     if (alpha * job.workers >= 1)
-      bad("easgd: beta = workers * alpha = " + std::to_string(alpha * job.workers)
+      bad("easgd: beta = workers * alpha = "
+          + std::to_string(alpha * job.workers)
           + " must be below 1 (the center overshoots)");
     if (!in(e.momentum, 0, 0.999999))
       bad("easgd: the momentum must be in [0, 1)");
@@ -98,6 +97,7 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
                       sched = job.local_schedule](std::size_t params) {
       return make_easgd_policy(shards, opts, params, sched);
     };
+    wc.yield_steps = true;
   } else if (job.algo == "lsgd") {
     wc.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
                       sched = job.local_schedule](std::size_t params) {
@@ -105,6 +105,7 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
     };
     wc.score_window = job.lsgd.score_window;
     wc.linger = true;
+    wc.yield_steps = true;
   } else {
     auto policy = job.policy;
     policy.sync = job.algo == "sync";

@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <thread>
 
 #include <caf/actor_cast.hpp>
-#include <thread>
 
 #include "actors/detail/log.hpp"
 
@@ -188,7 +188,11 @@ void worker_state::step() {
           actor->quit();
         return;
       }
-      actor->send(actor, step_atom::value);
+      if (config.yield_steps)
+        actor->delayed_send(actor, std::chrono::microseconds{0},
+                            step_atom::value);
+      else
+        actor->send(actor, step_atom::value);
     });
   });
 }

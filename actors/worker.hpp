@@ -48,6 +48,13 @@ struct worker_config {
   /// requests, ignoring pulls) until the coordinator ends the job: LSGD's
   /// evaluated model is a worker's.
   bool linger = false;
+  /// Send the next step through the clock (a zero delay) instead of straight
+  /// to the mailbox, so the worker's scheduler thread goes to other actors
+  /// between two steps. For workers that never wait for a reply (LSGD,
+  /// EASGD between exchanges): CAF lets an actor keep its thread while its
+  /// mailbox is not empty, so without it they starve the coordinator and
+  /// the leaders sharing the scheduler.
+  bool yield_steps = false;
 };
 
 /// The state of a worker actor; it is the policy's worker_context.

@@ -282,9 +282,8 @@ cluster_job prepare_cluster_job(const train_options& o,
   // (while it waits), so the shared scheduler is fastest and a stop still
   // reaches it within a step; one that computes several steps in a row gets
   // a thread of its own instead.
-  // (LSGD's and EASGD's workers also compute steps in a row, but a scheduler
-  // thread is handed on every scheduler_max_throughput messages, so they
-  // stay on the shared scheduler.)
+  // (LSGD's and EASGD's workers hand their thread on between steps:
+  // worker_config::yield_steps.)
   job.detached_workers = o.n_fetch > 1;
   out.job = std::move(job);
   return out;

@@ -65,7 +65,6 @@ void configure(caf::actor_system_config& cfg, const link_options& opts,
     threads = std::max<std::size_t>(std::thread::hardware_concurrency(), 2);
   cfg.set("scheduler.max-threads", threads);
   cfg.set("scheduler.policy", caf::atom("sharing"));
-  cfg.set("scheduler.max-throughput", actors::scheduler_max_throughput);
   cfg.load<caf::io::middleman>();
   // No separate deserialization threads: on 2 cores the multiplexer thread
   // doing it itself moved a 16 MB push at 0.96x iperf3's loopback bandwidth
