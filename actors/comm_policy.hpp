@@ -107,6 +107,14 @@ std::unique_ptr<comm_policy> make_ps_policy(std::vector<shard_ref> shards,
                                             ps_policy_options opts,
                                             std::size_t parameters);
 
+/// Fetches every shard's range into `dest` (the model's flat vector) and
+/// each shard's version into `versions`; calls `done` once all answered
+/// (the wait is counted), or fails the worker naming the shard. `dest` and
+/// `versions` must outlive the requests (a policy's own members).
+void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
+               float* dest, std::vector<std::uint64_t>& versions,
+               std::function<void()> done);
+
 /// EASGD / EAMSGD (algorithms.md §3): every tau of its own steps the worker
 /// reads the center from the shards, computes e = alpha * (x - center) from
 /// its pre-step parameters, sends e to the shards (which add it to the

@@ -33,39 +33,10 @@ public:
       ready();
       return;
     }
-    // READ(x_c): the center from every shard.
-    auto remaining = std::make_shared<std::size_t>(shards_.size());
-    auto t0 = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < shards_.size(); ++i) {
-      fetch_msg f;
-      f.worker = ctx.id();
-      f.offset = shards_[i].range.offset;
-      f.size = shards_[i].range.size;
-      f.clock = ctx.clock();
-      ctx.count_sent(msg_type::fetch, wire_size(f));
-      ctx.self()
-          ->request(shards_[i].handle, ctx.request_timeout(), f)
-          .then(
-              [this, &ctx, i, remaining, ready, t0](params_msg& p) {
-                auto scope = on_message(ctx.probe(), ctx.self(),
-                                        msg_type::params, wire_size(p));
-                auto& r = shards_[i].range;
-                if (p.offset != r.offset || p.values.size() != r.size) {
-                  ctx.fail("shard " + std::to_string(i)
-                           + " answered a read of the center with the wrong "
-                             "range");
-                  return;
-                }
-                std::memcpy(center_.data() + r.offset, p.values.data(),
-                            r.size * sizeof(float));
-                versions_[i] = p.version;
-                if (--*remaining > 0)
-                  return;
-                ctx.count_wait(static_cast<std::uint64_t>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now() - t0)
-                        .count()));
-                // e = alpha * (x - x_c) from the pre-step parameters.
+    // READ(x_c): the center from every shard; then e = alpha * (x - x_c)
+    // from the pre-step parameters.
+    fetch_all(ctx, shards_, center_.data(), versions_,
+              [this, &ctx, ready = std::move(ready)] {
                 auto& rep = ctx.replica();
                 optim::elastic_difference(rep.params(), center_.data(),
                                           opts_.alpha, elastic_.data(),
@@ -73,14 +44,7 @@ public:
                 pending_ = true;
                 look_ahead(ctx);
                 ready();
-              },
-              [&ctx, i](caf::error& err) {
-                if (auto* probe = ctx.probe())
-                  probe->error();
-                ctx.fail("reading the center from shard " + std::to_string(i)
-                         + " failed: " + ctx.self()->system().render(err));
               });
-    }
   }
 
   void after_compute(worker_context& ctx, std::uint32_t samples,

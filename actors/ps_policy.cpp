@@ -11,6 +11,52 @@ namespace troupe::actors {
 
 using namespace messages;
 
+void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
+               float* dest, std::vector<std::uint64_t>& versions,
+               std::function<void()> done) {
+  auto remaining = std::make_shared<std::size_t>(shards.size());
+  auto t0 = std::chrono::steady_clock::now();
+  auto* versions_out = &versions;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    auto range = shards[i].range;
+    fetch_msg f;
+    f.worker = ctx.id();
+    f.offset = range.offset;
+    f.size = range.size;
+    f.clock = ctx.clock();
+    ctx.count_sent(msg_type::fetch, wire_size(f));
+    ctx.self()
+        ->request(shards[i].handle, ctx.request_timeout(), f)
+        .then(
+            [&ctx, i, range, dest, versions_out, remaining, done,
+             t0](params_msg& p) {
+              auto scope = on_message(ctx.probe(), ctx.self(), msg_type::params,
+                                      wire_size(p));
+              if (p.offset != range.offset || p.values.size() != range.size) {
+                ctx.fail("shard " + std::to_string(i)
+                         + " answered a fetch with the wrong range");
+                return;
+              }
+              std::memcpy(dest + range.offset, p.values.data(),
+                          range.size * sizeof(float));
+              (*versions_out)[i] = p.version;
+              if (--*remaining > 0)
+                return;
+              ctx.count_wait(static_cast<std::uint64_t>(
+                  std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - t0)
+                      .count()));
+              done();
+            },
+            [&ctx, i](caf::error& err) {
+              if (auto* probe = ctx.probe())
+                probe->error();
+              ctx.fail("fetch from shard " + std::to_string(i)
+                       + " failed: " + ctx.self()->system().render(err));
+            });
+  }
+}
+
 namespace {
 
 class ps_policy : public comm_policy {
@@ -31,45 +77,8 @@ public:
       ready();
       return;
     }
-    auto remaining = std::make_shared<std::size_t>(shards_.size());
-    auto t0 = std::chrono::steady_clock::now();
-    auto* self = ctx.self();
-    for (std::size_t i = 0; i < shards_.size(); ++i) {
-      fetch_msg f;
-      f.worker = ctx.id();
-      f.offset = shards_[i].range.offset;
-      f.size = shards_[i].range.size;
-      f.clock = ctx.clock();
-      ctx.count_sent(msg_type::fetch, wire_size(f));
-      self->request(shards_[i].handle, ctx.request_timeout(), f)
-          .then(
-              [this, &ctx, i, remaining, ready, t0](params_msg& p) {
-                auto scope = on_message(ctx.probe(), ctx.self(),
-                                        msg_type::params, wire_size(p));
-                auto& r = shards_[i].range;
-                if (p.offset != r.offset || p.values.size() != r.size) {
-                  ctx.fail("shard " + std::to_string(i)
-                           + " answered a fetch with the wrong range");
-                  return;
-                }
-                std::memcpy(ctx.replica().params() + r.offset, p.values.data(),
-                            r.size * sizeof(float));
-                versions_[i] = p.version;
-                if (--*remaining == 0) {
-                  ctx.count_wait(static_cast<std::uint64_t>(
-                      std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now() - t0)
-                          .count()));
-                  ready();
-                }
-              },
-              [&ctx, i](caf::error& err) {
-                if (auto* probe = ctx.probe())
-                  probe->error();
-                ctx.fail("fetch from shard " + std::to_string(i)
-                         + " failed: " + ctx.self()->system().render(err));
-              });
-    }
+    fetch_all(ctx, shards_, ctx.replica().params(), versions_,
+              std::move(ready));
   }
 
   void after_compute(worker_context& ctx, std::uint32_t samples,

@@ -50,13 +50,13 @@ struct train_options {
   std::uint64_t threads = 0;    ///< scheduler threads (0: one per core)
   double request_timeout = 60;  ///< seconds
   // -- consensus algorithms (easgd, lsgd) ------------------------------------
-  std::uint64_t tau = 4;      ///< steps between exchanges / local rounds
-  double alpha = 0;           ///< easgd moving rate (0: 0.9 / workers)
-  double easgd_momentum = 0;  ///< EAMSGD's delta (0: plain EASGD)
-  std::uint64_t groups = 0;   ///< lsgd groups (0: one per node, or one)
-  double lambda = 0.1;        ///< lsgd local pull strength
-  double lambda_g = 0.1;      ///< lsgd global pull strength
-  std::uint64_t tau_g = 16;   ///< lsgd steps between global rounds
+  std::uint64_t tau = 4;          ///< steps between exchanges / local rounds
+  double alpha = 0;               ///< easgd moving rate (0: 0.9 / workers)
+  double easgd_momentum = 0;      ///< EAMSGD's delta (0: plain EASGD)
+  std::uint64_t groups = 0;       ///< lsgd groups (0: one per node, or one)
+  double lambda = 0.1;            ///< lsgd local pull strength
+  double lambda_g = 0.1;          ///< lsgd global pull strength
+  std::uint64_t tau_g = 16;       ///< lsgd steps between global rounds
   std::uint64_t score_window = 0; ///< lsgd losses in the score (0: tau)
   // -- distributed jobs (not part of the job's spec) ----------------------
   std::string listen;        ///< HOST:PORT: place the roles on joined nodes
