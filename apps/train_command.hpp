@@ -29,9 +29,9 @@ struct train_options {
   double target_accuracy = 0;
   std::uint64_t max_steps = 0;
   std::uint64_t train_examples = 0; ///< use only the first N training examples
-  std::string optimizer = "momentum";
+  std::string optimizer;            ///< empty: momentum (lsgd: nesterov)
   double momentum = 0.9;
-  double weight_decay = 0;
+  double weight_decay = -1; ///< negative: 0 (lsgd: 1e-4)
   std::string schedule = "step";
   double lr_decay = 0;       ///< step schedule factor (0: model default)
   double lr_step_epochs = 0; ///< step schedule period in epochs (0: default)
