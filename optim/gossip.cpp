@@ -1,0 +1,162 @@
+#include "optim/gossip.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "optim/rng.hpp"
+
+namespace troupe::optim {
+
+namespace {
+
+/// The exponential graph's offsets 2^0 .. 2^floor(log2(n - 1)).
+std::vector<std::uint32_t> offsets(std::uint32_t n) {
+  std::vector<std::uint32_t> out;
+  for (std::uint64_t o = 1; n >= 2 && o <= n - 1; o *= 2)
+    out.push_back(static_cast<std::uint32_t>(o));
+  return out;
+}
+
+/// The offsets used at iteration k.
+std::vector<std::uint32_t> offsets_at(std::uint64_t k, std::uint32_t n,
+                                      std::uint32_t peers) {
+  auto all = offsets(n);
+  std::vector<std::uint32_t> out;
+  if (all.empty() || peers == 0)
+    return out;
+  auto l = all.size();
+  auto count = std::min<std::size_t>(peers, l);
+  for (std::size_t j = 0; j < count; ++j)
+    out.push_back(all[(k * count + j) % l]);
+  return out;
+}
+
+} // namespace
+
+std::vector<std::uint32_t> exponential_out_peers(std::uint32_t rank,
+                                                 std::uint64_t k,
+                                                 std::uint32_t n,
+                                                 std::uint32_t peers) {
+  std::vector<std::uint32_t> out;
+  for (auto o : offsets_at(k, n, peers))
+    out.push_back(static_cast<std::uint32_t>((std::uint64_t{rank} + o) % n));
+  return out;
+}
+
+std::vector<std::uint32_t> exponential_in_peers(std::uint32_t rank,
+                                                std::uint64_t k,
+                                                std::uint32_t n,
+                                                std::uint32_t peers) {
+  std::vector<std::uint32_t> in;
+  for (auto o : offsets_at(k, n, peers))
+    in.push_back(
+        static_cast<std::uint32_t>((std::uint64_t{rank} + n - o % n) % n));
+  return in;
+}
+
+push_sum_share push_sum_split(push_sum_state& s, std::size_t out_degree) {
+  auto p = 1.0 / static_cast<double>(out_degree + 1);
+  auto pf = static_cast<float>(p);
+  for (auto& v : s.x)
+    v *= pf;
+  s.w *= p;
+  return {s.x, s.w};
+}
+
+void push_sum_mix(push_sum_state& s, const push_sum_share& share) {
+  if (share.x.size() != s.x.size())
+    throw std::invalid_argument(
+        "push-sum share of " + std::to_string(share.x.size())
+        + " values for a model of " + std::to_string(s.x.size()));
+  if (!std::isfinite(share.w) || !(share.w > 0)
+      || !std::all_of(share.x.begin(), share.x.end(),
+                      [](float v) { return std::isfinite(v); }))
+    throw std::invalid_argument("push-sum share with a non-finite value or "
+                                "a weight that is not positive");
+  for (std::size_t i = 0; i < s.x.size(); ++i)
+    s.x[i] += share.x[i];
+  s.w += share.w;
+}
+
+void push_sum_debias(const push_sum_state& s, float* z) {
+  auto inv = 1.0 / s.w;
+  for (std::size_t i = 0; i < s.x.size(); ++i)
+    z[i] = static_cast<float>(s.x[i] * inv);
+}
+
+std::vector<std::uint32_t> digit_groups(std::uint32_t n, std::uint32_t m,
+                                        std::uint64_t k) {
+  if (m < 2)
+    throw std::invalid_argument("digit_groups: groups of at least 2");
+  std::uint32_t q = 0;
+  std::uint64_t p = 1;
+  while (p < n) {
+    p *= m;
+    ++q;
+  }
+  if (p != n || q == 0)
+    throw std::invalid_argument("digit_groups: " + std::to_string(n)
+                                + " ranks is not a power of "
+                                + std::to_string(m));
+  // Digit d = k mod q varies within a group; the group id is the rank with
+  // that digit removed.
+  std::uint64_t d = k % q, place = 1;
+  for (std::uint64_t i = 0; i < d; ++i)
+    place *= m;
+  std::vector<std::uint32_t> out(n);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    auto low = r % place, high = r / (place * m);
+    out[r] = static_cast<std::uint32_t>(high * place + low);
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> random_groups(std::uint32_t n, std::uint32_t m,
+                                         std::uint64_t k, std::uint64_t seed) {
+  if (m < 1)
+    throw std::invalid_argument("random_groups: groups of at least 1");
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  rng gen{seed * 0x9E3779B97F4A7C15ull + k};
+  for (std::uint32_t i = n; i > 1; --i)
+    std::swap(order[i - 1], order[gen.below(i)]);
+  std::vector<std::uint32_t> out(n);
+  for (std::uint32_t pos = 0; pos < n; ++pos)
+    out[order[pos]] = pos / m;
+  return out;
+}
+
+std::vector<std::vector<std::uint32_t>>
+group_members(const std::vector<std::uint32_t>& group_of) {
+  std::uint32_t groups = 0;
+  for (auto g : group_of)
+    groups = std::max(groups, g + 1);
+  std::vector<std::vector<std::uint32_t>> out(groups);
+  for (std::uint32_t r = 0; r < group_of.size(); ++r)
+    out[group_of[r]].push_back(r);
+  return out;
+}
+
+void average_groups(std::vector<std::vector<float>>& xs,
+                    const std::vector<std::uint32_t>& group_of) {
+  if (xs.empty())
+    return;
+  auto n = xs.front().size();
+  std::vector<double> sum(n);
+  for (const auto& members : group_members(group_of)) {
+    if (members.empty())
+      continue;
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (auto r : members)
+      for (std::size_t i = 0; i < n; ++i)
+        sum[i] += xs[r][i];
+    for (auto r : members)
+      for (std::size_t i = 0; i < n; ++i)
+        xs[r][i] = static_cast<float>(sum[i] / members.size());
+  }
+}
+
+} // namespace troupe::optim

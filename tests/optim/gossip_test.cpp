@@ -1,0 +1,230 @@
+// Push-sum and DS-Sync steps without actors (algorithms.md §5, §7): SGP T1
+// (z reaches the exact average on a non-regular graph, x alone is biased),
+// T2 (weight and mass conservation counting what is in flight), T3 (exact
+// average after q steps on the exponential graph); DS-Sync T1 (the mean is
+// kept), T2 (digit schedule exact in q rounds, random schedule shrinks the
+// disagreement) and T3 (every rank computes the same partition).
+
+#include <cmath>
+#include <deque>
+#include <iostream>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "optim/gossip.hpp"
+#include "optim/rng.hpp"
+
+using namespace troupe::optim;
+
+namespace {
+
+std::vector<push_sum_state> random_states(std::uint32_t n, std::size_t d,
+                                          std::uint64_t seed) {
+  rng gen{seed};
+  std::vector<push_sum_state> s(n);
+  for (auto& x : s) {
+    x.x.resize(d);
+    for (auto& v : x.x)
+      v = static_cast<float>(gen.normal() * 2);
+  }
+  return s;
+}
+
+std::vector<double> mean_of(const std::vector<push_sum_state>& s) {
+  std::vector<double> m(s[0].x.size(), 0.0);
+  for (auto& x : s)
+    for (std::size_t i = 0; i < m.size(); ++i)
+      m[i] += x.x[i] / static_cast<double>(s.size());
+  return m;
+}
+
+} // namespace
+
+TEST_CASE("SGP T1: on a non-regular graph z = x / w reaches the exact "
+          "average while x alone is biased") {
+  const std::uint32_t n = 7;
+  auto s = random_states(n, 5, 3);
+  std::cout << "SGP T1 seed 3, n " << n << '\n';
+  auto target = mean_of(s);
+  // Node i sends to i + 1; even nodes also to i + 2 (column-stochastic).
+  for (int k = 0; k < 300; ++k) {
+    std::vector<std::vector<push_sum_share>> inbox(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      std::vector<std::uint32_t> out{(i + 1) % n};
+      if (i % 2 == 0)
+        out.push_back((i + 2) % n);
+      auto share = push_sum_split(s[i], out.size());
+      for (auto j : out)
+        inbox[j].push_back(share);
+    }
+    for (std::uint32_t i = 0; i < n; ++i)
+      for (auto& sh : inbox[i])
+        push_sum_mix(s[i], sh);
+  }
+  double worst_x = 0;
+  std::vector<float> z(5);
+  for (auto& x : s) {
+    push_sum_debias(x, z.data());
+    for (std::size_t i = 0; i < z.size(); ++i) {
+      CHECK(z[i] == Approx(target[i]).margin(1e-4));
+      worst_x = std::max(worst_x, std::abs(x.x[i] - target[i]));
+    }
+  }
+  CHECK(worst_x > 0.05); // the numerators alone are not the average
+}
+
+TEST_CASE("SGP T2: weight and mass are conserved, counting what is in "
+          "flight, under random delivery delays") {
+  const std::uint32_t n = 8;
+  const std::size_t d = 4;
+  auto s = random_states(n, d, 5);
+  std::cout << "SGP T2 seed 5\n";
+  std::vector<double> mass0(d, 0.0);
+  for (auto& x : s)
+    for (std::size_t i = 0; i < d; ++i)
+      mass0[i] += x.x[i];
+  struct flight {
+    std::uint32_t to;
+    int due;
+    push_sum_share share;
+  };
+  std::deque<flight> in_flight;
+  rng gen{5};
+  for (int k = 0; k < 200; ++k) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      auto out = exponential_out_peers(i, k, n, 2);
+      auto share = push_sum_split(s[i], out.size());
+      for (auto j : out)
+        in_flight.push_back({j, k + static_cast<int>(gen.below(3)), share});
+    }
+    for (auto it = in_flight.begin(); it != in_flight.end();)
+      if (it->due <= k) {
+        push_sum_mix(s[it->to], it->share);
+        it = in_flight.erase(it);
+      } else {
+        ++it;
+      }
+    double w = 0;
+    std::vector<double> mass(d, 0.0);
+    for (auto& x : s) {
+      w += x.w;
+      for (std::size_t i = 0; i < d; ++i)
+        mass[i] += x.x[i];
+    }
+    for (auto& f : in_flight) {
+      w += f.share.w;
+      for (std::size_t i = 0; i < d; ++i)
+        mass[i] += f.share.x[i];
+    }
+    REQUIRE(w == Approx(n).epsilon(1e-12));
+    for (std::size_t i = 0; i < d; ++i)
+      REQUIRE(mass[i] == Approx(mass0[i]).margin(1e-3));
+  }
+}
+
+TEST_CASE("SGP T3: the 1-peer exponential graph on 2^q nodes averages "
+          "exactly in q steps with w = 1 throughout") {
+  for (std::uint32_t q : {1u, 3u, 5u}) {
+    std::uint32_t n = 1u << q;
+    auto s = random_states(n, 3, q);
+    auto target = mean_of(s);
+    for (std::uint64_t k = 0; k < q; ++k) {
+      std::vector<push_sum_share> inbox(n);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        auto out = exponential_out_peers(i, k, n, 1);
+        REQUIRE(out.size() == 1);
+        inbox[out[0]] = push_sum_split(s[i], 1);
+      }
+      for (std::uint32_t i = 0; i < n; ++i) {
+        auto in = exponential_in_peers(i, k, n, 1);
+        REQUIRE(in.size() == 1);
+        REQUIRE(exponential_out_peers(in[0], k, n, 1)[0] == i);
+        push_sum_mix(s[i], inbox[i]);
+        CHECK(s[i].w == 1.0);
+      }
+    }
+    for (auto& x : s)
+      for (std::size_t i = 0; i < 3; ++i)
+        CHECK(x.x[i] == Approx(target[i]).margin(1e-5));
+  }
+}
+
+TEST_CASE("the exponential graph: offsets cycle, 2 peers are distinct, bad "
+          "shares are refused") {
+  CHECK(exponential_out_peers(0, 0, 8, 1) == std::vector<std::uint32_t>{1});
+  CHECK(exponential_out_peers(0, 1, 8, 1) == std::vector<std::uint32_t>{2});
+  CHECK(exponential_out_peers(0, 2, 8, 1) == std::vector<std::uint32_t>{4});
+  CHECK(exponential_out_peers(0, 3, 8, 1) == std::vector<std::uint32_t>{1});
+  CHECK(exponential_out_peers(5, 0, 8, 2) == std::vector<std::uint32_t>{6, 7});
+  CHECK(exponential_out_peers(0, 0, 1, 1).empty());
+  CHECK(exponential_out_peers(1, 7, 2, 2) == std::vector<std::uint32_t>{0});
+  push_sum_state s{{1, 2}, 1};
+  CHECK_THROWS_WITH(push_sum_mix(s, {{1}, 0.5}),
+                    Catch::Contains("1 values for a model of 2"));
+  CHECK_THROWS_WITH(push_sum_mix(s, {{1, std::nanf("")}, 0.5}),
+                    Catch::Contains("non-finite"));
+}
+
+TEST_CASE("DS-Sync T1, T2: groups keep the mean; the digit schedule gives "
+          "the exact average in q rounds") {
+  const std::uint32_t n = 64, m = 4, q = 3;
+  rng gen{9};
+  std::cout << "DS-Sync T2 seed 9, n 64, m 4\n";
+  std::vector<std::vector<float>> xs(n, std::vector<float>(6));
+  std::vector<double> mean(6, 0.0);
+  for (auto& x : xs)
+    for (std::size_t i = 0; i < 6; ++i) {
+      x[i] = static_cast<float>(gen.normal());
+      mean[i] += x[i] / n;
+    }
+  for (std::uint64_t k = 0; k < q; ++k) {
+    auto g = digit_groups(n, m, k);
+    for (auto& members : group_members(g))
+      CHECK(members.size() == m);
+    average_groups(xs, g);
+    std::vector<double> now(6, 0.0);
+    for (auto& x : xs)
+      for (std::size_t i = 0; i < 6; ++i)
+        now[i] += x[i] / n;
+    for (std::size_t i = 0; i < 6; ++i)
+      CHECK(now[i] == Approx(mean[i]).margin(1e-5));
+  }
+  for (auto& x : xs)
+    for (std::size_t i = 0; i < 6; ++i)
+      CHECK(x[i] == Approx(mean[i]).margin(1e-5));
+  CHECK_THROWS_WITH(digit_groups(48, 4, 0), Catch::Contains("power of 4"));
+}
+
+TEST_CASE("DS-Sync T2, T3: the random schedule shrinks the disagreement; "
+          "every rank computes the same partitions") {
+  const std::uint32_t n = 16, m = 4;
+  rng gen{13};
+  std::cout << "DS-Sync random seed 13\n";
+  std::vector<std::vector<float>> xs(n, std::vector<float>(3));
+  for (auto& x : xs)
+    for (auto& v : x)
+      v = static_cast<float>(gen.normal());
+  auto disagreement = [&] {
+    double mean[3] = {0, 0, 0}, sum = 0;
+    for (auto& x : xs)
+      for (int i = 0; i < 3; ++i)
+        mean[i] += x[i] / n;
+    for (auto& x : xs)
+      for (int i = 0; i < 3; ++i)
+        sum += (x[i] - mean[i]) * (x[i] - mean[i]);
+    return sum;
+  };
+  double d0 = disagreement();
+  for (std::uint64_t k = 0; k < 12; ++k)
+    average_groups(xs, random_groups(n, m, k, 13));
+  CHECK(disagreement() < 1e-4 * d0);
+  for (std::uint64_t k = 0; k < 10000; ++k) {
+    auto a = random_groups(n, m, k, 13);
+    REQUIRE(a == random_groups(n, m, k, 13));
+    for (auto& g : group_members(a))
+      REQUIRE(g.size() == m);
+    REQUIRE(digit_groups(n, m, k) == digit_groups(n, m, k));
+  }
+  CHECK(random_groups(n, m, 1, 13) != random_groups(n, m, 2, 13));
+}
