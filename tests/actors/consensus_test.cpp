@@ -259,10 +259,10 @@ TEST_CASE("LSGD: a member that does not answer in time is left out; the "
   job.lsgd.tau_g = 4;
   job.local_optimizer = {"sgd", 0, 0};
   job.local_lr = 0.05;
-  // Worker 2 sleeps 150 ms in every step; requests time out after 40 ms.
+  // Worker 2 sleeps 250 ms in every step; requests time out after 80 ms.
   job.step_delays = {std::chrono::microseconds{0}, std::chrono::microseconds{0},
-                     std::chrono::microseconds{150000}};
-  job.request_timeout = caf::duration{std::chrono::milliseconds{40}};
+                     std::chrono::microseconds{250000}};
+  job.request_timeout = caf::duration{std::chrono::milliseconds{80}};
   auto t0 = std::chrono::steady_clock::now();
   auto out = actors::run_job(std::move(job));
   auto seconds
@@ -273,6 +273,6 @@ TEST_CASE("LSGD: a member that does not answer in time is left out; the "
   auto& g = out["leaders"]["groups"][0];
   CHECK(g["absent_members"].get<std::uint64_t>() > 0);
   CHECK(g["rounds"].get<std::uint64_t>() > 0);
-  // 30 steps of 150 ms for the slow worker: about 4.5 s, not a hang.
+  // 30 steps of 250 ms for the slow worker: about 7.5 s, not a hang.
   CHECK(seconds < 60);
 }
