@@ -115,6 +115,13 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                float* dest, std::vector<std::uint64_t>& versions,
                std::function<void()> done);
 
+/// Sends each shard its range of `values` as a push_msg with sequence number
+/// `seq`, the shard's last fetched version and the samples behind it.
+void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
+              const float* values, std::uint64_t seq,
+              const std::vector<std::uint64_t>& versions,
+              std::uint32_t samples);
+
 /// EASGD / EAMSGD (algorithms.md §3): every tau of its own steps the worker
 /// reads the center from the shards, computes e = alpha * (x - center) from
 /// its pre-step parameters, sends e to the shards (which add it to the

@@ -90,19 +90,7 @@ private:
     ++seq_;
     for (auto& v : elastic_)
       v = -v;
-    for (std::size_t i = 0; i < shards_.size(); ++i) {
-      auto& r = shards_[i].range;
-      push_msg p;
-      p.worker = ctx.id();
-      p.seq = seq_;
-      p.version = versions_[i];
-      p.offset = r.offset;
-      p.clock = ctx.clock() + 1;
-      p.samples = samples;
-      p.values = tensor{elastic_.data() + r.offset, r.size};
-      ctx.count_sent(msg_type::push, wire_size(p));
-      ctx.self()->send(shards_[i].handle, std::move(p));
-    }
+    push_all(ctx, shards_, elastic_.data(), seq_, versions_, samples);
   }
 
   std::vector<shard_ref> shards_;

@@ -57,6 +57,25 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
   }
 }
 
+void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
+              const float* values, std::uint64_t seq,
+              const std::vector<std::uint64_t>& versions,
+              std::uint32_t samples) {
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    auto& r = shards[i].range;
+    push_msg p;
+    p.worker = ctx.id();
+    p.seq = seq;
+    p.version = versions[i];
+    p.offset = r.offset;
+    p.clock = ctx.clock() + 1;
+    p.samples = samples;
+    p.values = tensor{values + r.offset, r.size};
+    ctx.count_sent(msg_type::push, wire_size(p));
+    ctx.self()->send(shards[i].handle, std::move(p));
+  }
+}
+
 namespace {
 
 class ps_policy : public comm_policy {
@@ -108,20 +127,7 @@ public:
 
 private:
   void push(worker_context& ctx, const float* grad, std::uint32_t samples) {
-    ++seq_;
-    for (std::size_t i = 0; i < shards_.size(); ++i) {
-      auto& r = shards_[i].range;
-      push_msg p;
-      p.worker = ctx.id();
-      p.seq = seq_;
-      p.version = versions_[i];
-      p.offset = r.offset;
-      p.clock = ctx.clock() + 1;
-      p.samples = samples;
-      p.values = tensor{grad + r.offset, r.size};
-      ctx.count_sent(msg_type::push, wire_size(p));
-      ctx.self()->send(shards_[i].handle, std::move(p));
-    }
+    push_all(ctx, shards_, grad, ++seq_, versions_, samples);
   }
 
   std::vector<shard_ref> shards_;
