@@ -214,8 +214,11 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
             o->on_step(ev);
         }
         if (st.board) {
-          auto k = rounds_at(st.total_steps, st.config.workers, st.config.lsgd);
-          if (k.local || k.global)
+          // The board decides which rounds are due (rounds_at).
+          auto w = std::uint64_t{st.config.workers};
+          const auto& l = st.config.lsgd;
+          if (st.total_steps % (w * l.tau) == 0
+              || st.total_steps % (w * l.tau_g) == 0)
             self->send(st.board, round_atom::value, st.total_steps);
         }
         maybe_evaluate(self);
@@ -225,7 +228,6 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::leader,
                                 small_message_bytes);
-        ++st.leader_changes;
         leader_event ev{group, std::move(leader), changes, seconds_since(st.t0),
                         group >= st.group_leaders.size()};
         for (auto& o : st.config.observers)

@@ -165,7 +165,6 @@ struct coordinator_state {
   std::vector<group_leader_actor> group_leaders;
   leader_board_actor board;
   std::shared_ptr<lsgd_record> leaders;
-  std::uint64_t leader_changes = 0;
 };
 
 /// Spawn with `sys.spawn(coordinator, config)`; ask it for `result_atom`.

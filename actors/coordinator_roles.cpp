@@ -100,7 +100,6 @@ void spawn_leaders(coordinator_ptr self) {
   std::uint32_t groups = 0;
   for (auto g : group_of)
     groups = std::max(groups, g + 1);
-  c.lsgd.groups = groups; // the rounds' schedule depends on it
   st.leaders = std::make_shared<lsgd_record>();
   st.leaders->groups.resize(groups);
   coordinator_actor me = self;

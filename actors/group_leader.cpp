@@ -41,6 +41,12 @@ std::uint64_t lsgd_record::changes() {
   return n;
 }
 
+void lsgd_record::note_change(std::string what) {
+  log.push_back(std::move(what));
+  if (log.size() > 32)
+    log.erase(log.begin());
+}
+
 void lsgd_record::count(std::uint64_t n) {
   std::lock_guard<std::mutex> guard{mtx};
   ++messages;
@@ -103,11 +109,9 @@ void elect_and_lead(self_ptr self, std::shared_ptr<round_state> r) {
     g.score = score;
     if (changed) {
       changes = ++g.changes;
-      c.record->log.push_back("round " + std::to_string(r->round) + ": group "
-                              + std::to_string(c.group) + " -> worker "
-                              + std::to_string(rank));
-      if (c.record->log.size() > 32)
-        c.record->log.erase(c.record->log.begin());
+      c.record->note_change("round " + std::to_string(r->round) + ": group "
+                            + std::to_string(c.group) + " -> worker "
+                            + std::to_string(rank));
     }
   }
   st.probe->gauge("leader", static_cast<double>(rank));

@@ -48,6 +48,8 @@ struct lsgd_record {
   /// Total leader changes (every group's and the global leader's).
   std::uint64_t changes();
   void count(std::uint64_t bytes);
+  /// Keeps `what` among the last 32 changes; call with mtx held.
+  void note_change(std::string what);
 };
 
 /// Settings of one group leader.

@@ -70,10 +70,8 @@ void global_round(self_ptr self, std::uint64_t round,
     c.record->global_leader = leader;
     if (changed) {
       changes = ++c.record->global_changes;
-      c.record->log.push_back("round " + std::to_string(round)
-                              + ": global -> worker " + std::to_string(leader));
-      if (c.record->log.size() > 32)
-        c.record->log.erase(c.record->log.begin());
+      c.record->note_change("round " + std::to_string(round)
+                            + ": global -> worker " + std::to_string(leader));
     }
   }
   st.probe->gauge("global_leader", leader);

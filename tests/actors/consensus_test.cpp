@@ -16,16 +16,6 @@ using namespace troupe;
 
 namespace {
 
-std::shared_ptr<const optim::lsq_problem> problem(std::uint64_t seed) {
-  optim::lsq_options o;
-  o.m = 512;
-  o.d = 20;
-  o.condition = 10;
-  o.noise = 0.1;
-  o.seed = seed;
-  return std::make_shared<const optim::lsq_problem>(optim::make_lsq(o));
-}
-
 optim::schedule_options decay(double lr, std::size_t every) {
   optim::schedule_options s;
   s.name = "step";
@@ -55,6 +45,31 @@ private:
   std::shared_ptr<std::vector<float>> last_;
 };
 
+/// The examples of the 512-example problem dealt round robin to `workers`.
+std::vector<std::vector<std::size_t>> deal(std::uint32_t workers) {
+  std::vector<std::vector<std::size_t>> parts(workers);
+  for (std::size_t i = 0; i < 512; ++i)
+    parts[i % workers].push_back(i);
+  return parts;
+}
+
+/// Gives `job` recorded replicas (batch 16, seed + w) starting at
+/// `starts[w]`; returns where each worker's final parameters will be.
+std::vector<std::shared_ptr<std::vector<float>>>
+record_workers(actors::job_config& job,
+               std::shared_ptr<const optim::lsq_problem> prob,
+               std::vector<std::vector<float>> starts, std::uint64_t seed) {
+  std::vector<std::shared_ptr<std::vector<float>>> lasts;
+  for (std::uint32_t w = 0; w < job.workers; ++w)
+    lasts.push_back(std::make_shared<std::vector<float>>());
+  job.make_replica = [prob, parts = deal(job.workers), starts, lasts,
+                      seed](messages::worker_id w) {
+    return std::make_unique<recorded_replica>(prob, parts[w], 16, seed + w,
+                                              starts[w], lasts[w]);
+  };
+  return lasts;
+}
+
 } // namespace
 
 TEST_CASE("EASGD T3: the center reaches x* on LSQ for p in 1, 4, 8 and tau "
@@ -64,7 +79,7 @@ TEST_CASE("EASGD T3: the center reaches x* on LSQ for p in 1, 4, 8 and tau "
       const std::uint64_t seed = 500 + 10 * p + tau;
       std::cout << "easgd T3: p " << p << ", tau " << tau << ", seed " << seed
                 << std::endl;
-      auto prob = problem(seed);
+      auto prob = test::lsq_512x20(seed);
       auto steps = 2400 / p;
       auto job = test::lsq_job(prob, p, 2, "sgd", 1, 16, steps, seed);
       job.algo = "easgd";
@@ -95,7 +110,7 @@ TEST_CASE("EASGD T3: the center reaches x* on LSQ for p in 1, 4, 8 and tau "
 TEST_CASE("EAMSGD (Nesterov momentum 0.9) reaches x* on LSQ") {
   const std::uint64_t seed = 77;
   std::cout << "eamsgd: seed " << seed << std::endl;
-  auto prob = problem(seed);
+  auto prob = test::lsq_512x20(seed);
   auto job = test::lsq_job(prob, 4, 1, "sgd", 1, 16, 600, seed);
   job.algo = "easgd";
   job.easgd.tau = 4;
@@ -111,7 +126,7 @@ TEST_CASE("EAMSGD (Nesterov momentum 0.9) reaches x* on LSQ") {
 }
 
 TEST_CASE("EASGD refuses alpha and beta out of range with the reason") {
-  auto prob = problem(1);
+  auto prob = test::lsq_512x20(1);
   auto job = test::lsq_job(prob, 4, 1, "sgd", 1, 16, 10, 1);
   job.algo = "easgd";
   job.easgd.alpha = 0.3; // beta = 1.2
@@ -125,7 +140,7 @@ TEST_CASE("LSGD T4: 2 groups x 4 workers from spread-out starts all reach "
           "x*") {
   const std::uint64_t seed = 41;
   std::cout << "lsgd T4: seed " << seed << std::endl;
-  auto prob = problem(seed);
+  auto prob = test::lsq_512x20(seed);
   const std::uint32_t workers = 8;
   const std::uint64_t steps = 400;
   auto job = test::lsq_job(prob, workers, 0, "sgd", 1, 16, steps, seed);
@@ -153,17 +168,7 @@ TEST_CASE("LSGD T4: 2 groups x 4 workers from spread-out starts all reach "
     }
     spread = std::max(spread, std::sqrt(sq));
   }
-  auto lasts
-      = std::make_shared<std::vector<std::shared_ptr<std::vector<float>>>>();
-  for (std::uint32_t w = 0; w < workers; ++w)
-    lasts->push_back(std::make_shared<std::vector<float>>());
-  auto parts = std::make_shared<std::vector<std::vector<std::size_t>>>(workers);
-  for (std::size_t i = 0; i < 512; ++i)
-    (*parts)[i % workers].push_back(i);
-  job.make_replica = [prob, parts, starts, lasts, seed](messages::worker_id w) {
-    return std::make_unique<recorded_replica>(prob, (*parts)[w], 16, seed + w,
-                                              starts[w], (*lasts)[w]);
-  };
+  auto lasts = record_workers(job, prob, starts, seed);
   auto final_params = job.final_params;
   auto out = test::run_seeded(std::move(job), seed);
   INFO(out.dump());
@@ -190,8 +195,8 @@ TEST_CASE("LSGD T4: 2 groups x 4 workers from spread-out starts all reach "
   CHECK(gap < 1e-3 * start);
   for (std::uint32_t w = 0; w < workers; ++w) {
     INFO("worker " << w);
-    REQUIRE((*lasts)[w]->size() == 20);
-    CHECK(test::lsq_gap(*prob, *(*lasts)[w]) < 1e-2 * start);
+    REQUIRE(lasts[w]->size() == 20);
+    CHECK(test::lsq_gap(*prob, *lasts[w]) < 1e-2 * start);
   }
 }
 
@@ -199,7 +204,7 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
           "leader") {
   const std::uint64_t seed = 43;
   std::cout << "lsgd lambda 0: seed " << seed << std::endl;
-  auto prob = problem(seed);
+  auto prob = test::lsq_512x20(seed);
   auto job = test::lsq_job(prob, 3, 0, "sgd", 1, 16, 40, seed);
   job.algo = "lsgd";
   job.lsgd.groups = 1;
@@ -210,12 +215,10 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
   job.local_optimizer = {"sgd", 0, 0};
   job.local_lr = 0.05;
   // Each worker alone: the same steps as a serial run of its replica.
-  auto parts = std::make_shared<std::vector<std::vector<std::size_t>>>(3);
-  for (std::size_t i = 0; i < 512; ++i)
-    (*parts)[i % 3].push_back(i);
+  auto parts = deal(3);
   std::vector<std::vector<float>> expected;
   for (std::uint32_t w = 0; w < 3; ++w) {
-    optim::synthetic_replica<optim::lsq_problem> r{prob, (*parts)[w], 16,
+    optim::synthetic_replica<optim::lsq_problem> r{prob, parts[w], 16,
                                                    seed + w};
     auto opt = optim::make_optimizer<float>({"sgd", 0, 0}, r.size());
     for (int s = 0; s < 40; ++s) {
@@ -224,15 +227,9 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
     }
     expected.emplace_back(r.params(), r.params() + r.size());
   }
-  auto lasts
-      = std::make_shared<std::vector<std::shared_ptr<std::vector<float>>>>();
-  for (int w = 0; w < 3; ++w)
-    lasts->push_back(std::make_shared<std::vector<float>>());
-  job.make_replica = [prob, parts, lasts, seed](messages::worker_id w) {
-    return std::make_unique<recorded_replica>(prob, (*parts)[w], 16, seed + w,
-                                              std::vector<float>(20, 0.0f),
-                                              (*lasts)[w]);
-  };
+  auto lasts = record_workers(
+      job, prob, std::vector<std::vector<float>>(3, std::vector<float>(20)),
+      seed);
   auto out = test::run_seeded(std::move(job), seed);
   INFO(out.dump());
   REQUIRE_FALSE(out.contains("error"));
@@ -240,7 +237,7 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
   CHECK(out["leaders"]["groups"][0]["rounds"].get<std::uint64_t>() > 0);
   for (std::uint32_t w = 0; w < 3; ++w) {
     INFO("worker " << w);
-    CHECK(*(*lasts)[w] == expected[w]);
+    CHECK(*lasts[w] == expected[w]);
   }
   // One group: its leader is the global leader (the evaluated model).
   CHECK(out["leaders"]["global_leader"]
@@ -251,7 +248,7 @@ TEST_CASE("LSGD: a member that does not answer in time is left out; the "
           "rounds go on and the job ends") {
   const std::uint64_t seed = 47;
   std::cout << "lsgd slow member: seed " << seed << std::endl;
-  auto prob = problem(seed);
+  auto prob = test::lsq_512x20(seed);
   auto job = test::lsq_job(prob, 3, 0, "sgd", 1, 16, 30, seed);
   job.algo = "lsgd";
   job.lsgd.groups = 1;

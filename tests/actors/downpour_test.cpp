@@ -17,16 +17,6 @@ using namespace troupe;
 
 namespace {
 
-std::shared_ptr<const optim::lsq_problem> problem(std::uint64_t seed) {
-  optim::lsq_options o;
-  o.m = 512;
-  o.d = 20;
-  o.condition = 10;
-  o.noise = 0.1;
-  o.seed = seed;
-  return std::make_shared<const optim::lsq_problem>(optim::make_lsq(o));
-}
-
 std::uint64_t sum(const nlohmann::json& hist) {
   std::uint64_t s = 0;
   for (auto& x : hist)
@@ -39,7 +29,7 @@ std::uint64_t sum(const nlohmann::json& hist) {
 TEST_CASE("T1: one Downpour worker equals serial AdaGrad for K in 1, 2, 7") {
   const std::uint64_t seed = 11;
   INFO("seed " << seed);
-  auto p = problem(seed);
+  auto p = test::lsq_512x20(seed);
   const double gamma = 0.05;
   const std::size_t batch = 16, steps = 200;
   // Serial AdaGrad SGD over the same minibatch stream.
@@ -77,7 +67,7 @@ TEST_CASE("T3: Downpour on LSQ converges with 1, 4 and 16 workers") {
     const std::uint64_t seed = 100 + workers;
     std::cout << "downpour T3: workers " << workers << ", seed " << seed
               << std::endl;
-    auto p = problem(seed);
+    auto p = test::lsq_512x20(seed);
     // Total updates fixed across worker counts; adagrad as in the paper.
     auto job = test::lsq_job(p, workers, 3, "adagrad", 0.5, 16, 3000 / workers,
                              seed);
@@ -102,7 +92,7 @@ TEST_CASE("SSP: a computing worker is never more than s clocks ahead") {
   for (std::uint64_t s : {0u, 1u, 4u}) {
     const std::uint64_t seed = 300 + s;
     std::cout << "ssp: bound " << s << ", seed " << seed << std::endl;
-    auto p = problem(seed);
+    auto p = test::lsq_512x20(seed);
     auto job = test::lsq_job(p, 4, 2, "sgd", 0.05, 16, 300, seed);
     job.staleness_bound = s;
     auto final_params = job.final_params;
@@ -118,7 +108,7 @@ TEST_CASE("SSP: a computing worker is never more than s clocks ahead") {
 TEST_CASE("SSP: with one worker 10x slower the others wait at the bound") {
   const std::uint64_t s = 2, seed = 7;
   INFO("seed " << seed);
-  auto p = problem(seed);
+  auto p = test::lsq_512x20(seed);
   auto job = test::lsq_job(p, 3, 1, "sgd", 0.02, 16, 40, seed);
   job.staleness_bound = s;
   job.step_delays

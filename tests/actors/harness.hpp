@@ -53,6 +53,19 @@ inline actors::job_config lsq_job(std::shared_ptr<const optim::lsq_problem> p,
   return job;
 }
 
+/// The LSQ problem of the actor tests: 512 examples, 20 parameters,
+/// condition 10, noise 0.1.
+inline std::shared_ptr<const optim::lsq_problem>
+lsq_512x20(std::uint64_t seed) {
+  optim::lsq_options o;
+  o.m = 512;
+  o.d = 20;
+  o.condition = 10;
+  o.noise = 0.1;
+  o.seed = seed;
+  return std::make_shared<const optim::lsq_problem>(optim::make_lsq(o));
+}
+
 /// f(x) - f* for float parameters.
 inline double lsq_gap(const optim::lsq_problem& p,
                       const std::vector<float>& x) {
