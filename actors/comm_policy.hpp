@@ -8,9 +8,11 @@
 #include <vector>
 
 #include <caf/duration.hpp>
+#include <chrono>
 
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
+#include "messages/gossip.hpp"
 #include "optim/consensus.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/range_table.hpp"
@@ -18,6 +20,14 @@
 #include "optim/schedule.hpp"
 
 namespace troupe::actors {
+
+/// A caf::duration as a std::chrono duration (delayed_send takes only
+/// those).
+inline std::chrono::steady_clock::duration to_chrono(const caf::duration& d) {
+  std::chrono::steady_clock::time_point t{};
+  t += d;
+  return t.time_since_epoch();
+}
 
 /// A shard as a worker sees it: its handle and its range.
 struct shard_ref {
@@ -62,6 +72,18 @@ public:
 
   /// Ends the worker with an error (reported to the coordinator).
   virtual void fail(std::string reason) = 0;
+
+  /// Peer-to-peer policies: the policy's on_timeout(seq) runs after the
+  /// request timeout unless the worker has ended.
+  virtual void schedule_timeout(std::uint64_t seq) = 0;
+
+  /// The worker finished its steps (or was stopped).
+  virtual bool finished() const noexcept = 0;
+
+  /// Counts an applied share / group average / correction, or a wait that
+  /// ended at its timeout.
+  virtual void count_mix() noexcept = 0;
+  virtual void count_timeout() noexcept = 0;
 };
 
 /// The swappable communication part of a worker. Both hooks are
@@ -82,6 +104,29 @@ public:
   virtual void after_compute(worker_context& ctx, std::uint32_t samples,
                              std::function<void()> done)
       = 0;
+
+  // -- peer-to-peer algorithms (SGP, DS-Sync); the defaults ignore ----------
+
+  /// The job's workers in rank order (this one included), before the start.
+  virtual void on_peers(worker_context&, const std::vector<caf::actor>&) {}
+
+  /// An SGP share from a peer.
+  virtual void on_gossip(worker_context&, messages::gossip_msg&) {}
+
+  /// A DS-Sync group member's parameters.
+  virtual void on_group(worker_context&, messages::group_msg&) {}
+
+  /// Peer `rank` finished or died: no longer a target, no longer awaited.
+  virtual void on_peer_gone(worker_context&, messages::worker_id) {}
+
+  /// A deadline set with ctx.schedule_timeout(seq) passed.
+  virtual void on_timeout(worker_context&, std::uint64_t) {}
+
+  /// The worker finished its steps or was stopped (it may linger).
+  virtual void on_finish(worker_context&) {}
+
+  /// The push-sum weight to report (SGP), NaN for others.
+  virtual double weight() const noexcept;
 };
 
 /// Settings of the parameter-server policy (Downpour, SSP, sync).
@@ -142,5 +187,45 @@ std::unique_ptr<comm_policy>
 make_local_policy(optim::optimizer_options optimizer, double lr,
                   std::size_t parameters,
                   std::optional<optim::schedule_options> schedule = {});
+
+/// Settings of the peer-to-peer policies (SGP, DS-Sync).
+struct peer_policy_options {
+  std::uint32_t workers = 1;
+  /// The workers' optimizer and rate (schedule: over their own steps).
+  optim::optimizer_options optimizer;
+  double lr = 0.01;
+  std::optional<optim::schedule_options> schedule;
+  /// SGP: out-peers per step on the exponential graph (1 or 2).
+  std::uint32_t peers = 1;
+  /// SGP: a step waits only for in-peer shares more than `overlap` steps
+  /// old (0: every step's shares before the next step).
+  std::uint64_t overlap = 0;
+  /// DS-Sync: group size m; the digit schedule if workers is a power of m,
+  /// else random partitions from `seed`.
+  std::uint32_t group_size = 2;
+  std::uint64_t seed = 1;
+};
+
+/// SGP / overlap SGP (algorithms.md §5): the worker keeps the push-sum
+/// numerator x and weight w, computes its gradient at z = x / w (the
+/// replica's parameters are z), steps x with its optimizer, keeps 1 / (d +
+/// 1) of x and w and sends the same share to each of its d out-peers of the
+/// step; shares are added whenever they arrive.
+std::unique_ptr<comm_policy> make_sgp_policy(peer_policy_options opts,
+                                             std::size_t parameters);
+
+/// DS-Sync (algorithms.md §7): after each local step the worker sends its
+/// parameters to the other members of its group of the round, waits for
+/// theirs and replaces its parameters by the group mean (summed in rank
+/// order, so every member gets the same bits).
+std::unique_ptr<comm_policy> make_dssync_policy(peer_policy_options opts,
+                                                std::size_t parameters);
+
+/// DS-Sync uses the digit schedule (workers a power of the group size).
+bool digit_schedule(const peer_policy_options& opts) noexcept;
+
+/// DS-Sync's partition of round k (each rank's group id).
+std::vector<std::uint32_t> dssync_groups(const peer_policy_options& opts,
+                                         std::uint64_t k);
 
 } // namespace troupe::actors

@@ -115,7 +115,16 @@ void begin(self_ptr self) {
     finish(self, std::move(reason));
     return;
   }
-  bool warm = st.config.warm_start_steps > 0 && st.config.algo != "sync";
+  if (is_peer_to_peer(st.config)) {
+    // Before the start (same sender, so it arrives first): the peers.
+    std::vector<caf::actor> peers;
+    for (auto& w : st.workers)
+      peers.push_back(caf::actor_cast<caf::actor>(w));
+    for (auto& w : st.workers)
+      self->send(w, peers_atom::value, peers);
+  }
+  bool warm = st.config.warm_start_steps > 0 && st.config.algo != "sync"
+              && st.config.algo != "sgp" && st.config.algo != "dssync";
   for (std::size_t w = 0; w < st.workers.size(); ++w)
     if (!warm || w == 0)
       start_worker(self, w, 0);
@@ -159,10 +168,10 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
       throw std::invalid_argument("a job needs initial parameters, a replica "
                                   "factory, workers and at most one shard "
                                   "per parameter");
-    if ((c.shards == 0) != (c.algo == "lsgd"))
-      throw std::invalid_argument(c.algo == "lsgd"
-                                      ? "lsgd has no parameter shards"
-                                      : c.algo + " needs at least one shard");
+    if ((c.shards == 0) == needs_shards(c))
+      throw std::invalid_argument(
+          needs_shards(c) ? c.algo + " needs at least one shard"
+                          : c.algo + " has no parameter shards");
     check_algorithm(c);
     optim::make_optimizer<float>(c.server.optimizer, 1);
     if (c.server.lr_schedule)

@@ -21,6 +21,7 @@
 #include "actors/leader_board.hpp"
 #include "actors/monitor.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/shadow_syncer.hpp"
 #include "actors/worker.hpp"
 #include "optim/consensus.hpp"
 #include "optim/shard_store.hpp"
@@ -52,7 +53,8 @@ struct placement_plan {
 /// Everything a job is made of. The coordinator spawns the shards, the
 /// workers and the evaluator from it.
 struct job_config {
-  /// downpour | sync | easgd | lsgd (lsgd has no shards: shards = 0)
+  /// downpour | sync | easgd | lsgd | sgp | dssync | shadow (lsgd, sgp,
+  /// dssync and shadow by ma / bmuf have no shards: shards = 0)
   std::string algo = "downpour";
   std::uint32_t workers = 1;
   std::uint32_t shards = 1;
@@ -87,8 +89,16 @@ struct job_config {
   /// easgd.lr / local_lr throughout).
   std::optional<optim::schedule_options> local_schedule;
   /// LSGD: each worker's group (empty: lsgd_groups(workers, lsgd.groups,
-  /// placement.worker_node), i.e. one group per node when placed).
+  /// placement.worker_node), i.e. one group per node when placed). The same
+  /// for ShadowSync's syncers: one per group.
   std::vector<std::uint32_t> group_of;
+  /// SGP / DS-Sync (algo sgp, dssync): graph, overlap, group size; the
+  /// workers' count, optimizer, rate and schedule are taken from this job
+  /// (workers, local_optimizer, local_lr, local_schedule).
+  peer_policy_options peer;
+  /// ShadowSync (algo shadow): the syncers' body and settings; the workers
+  /// take local steps (local_optimizer, local_lr, local_schedule).
+  shadow_options shadow;
   caf::duration request_timeout{std::chrono::seconds{60}};
   /// Run each worker on a thread of its own, so its steps never hold a
   /// scheduler thread. Needed when a worker computes several steps without
@@ -165,6 +175,9 @@ struct coordinator_state {
   std::vector<group_leader_actor> group_leaders;
   leader_board_actor board;
   std::shared_ptr<lsgd_record> leaders;
+  /// ShadowSync: the syncers (by index) and their final statistics.
+  std::vector<shadow_syncer_actor> syncers;
+  nlohmann::json syncer_reports = nlohmann::json::array();
 };
 
 /// Spawn with `sys.spawn(coordinator, config)`; ask it for `result_atom`.

@@ -34,6 +34,9 @@ void deliver(self_ptr self, std::string text) {
     self->send_exit(g, caf::exit_reason::user_shutdown);
   if (st.board)
     self->send_exit(st.board, caf::exit_reason::user_shutdown);
+  for (auto& s : st.syncers)
+    if (s && s.node() == self->node())
+      self->send_exit(s, caf::exit_reason::user_shutdown);
   // Nodes stop whatever they still host, then exit.
   for (auto& node : st.config.placement.nodes)
     self->send(node, stop_atom::value, st.stop_reason);
@@ -75,12 +78,38 @@ void final_report(self_ptr self) {
           });
 }
 
+/// ShadowSync: each syncer's statistics (a lost one is left out).
+void collect_syncer_stats(self_ptr self) {
+  auto& st = self->state;
+  auto remaining = std::make_shared<std::size_t>(st.syncers.size());
+  if (*remaining == 0) {
+    final_report(self);
+    return;
+  }
+  for (auto& s : st.syncers)
+    self->request(s, st.config.request_timeout, stats_atom::value)
+        .then(
+            [self, remaining](std::string& text) {
+              auto j = nlohmann::json::parse(text, nullptr, false);
+              if (!j.is_discarded())
+                self->state.syncer_reports.push_back(std::move(j));
+              if (--*remaining == 0)
+                final_report(self);
+            },
+            [self, remaining](caf::error& err) {
+              detail::log().warn("a shadow syncer did not report: {}",
+                                 self->system().render(err));
+              if (--*remaining == 0)
+                final_report(self);
+            });
+}
+
 void collect_shard_stats(self_ptr self) {
   auto& st = self->state;
   auto remaining = std::make_shared<std::size_t>(
       std::count(st.shard_lost.begin(), st.shard_lost.end(), false));
   if (*remaining == 0) {
-    final_report(self);
+    collect_syncer_stats(self);
     return;
   }
   for (std::size_t i = 0; i < st.shards.size(); ++i) {
@@ -92,13 +121,13 @@ void collect_shard_stats(self_ptr self) {
             [self, remaining](shard_stats& x) {
               self->state.shard_reports.push_back(std::move(x));
               if (--*remaining == 0)
-                final_report(self);
+                collect_syncer_stats(self);
             },
             [self, remaining](caf::error& err) {
               detail::log().error("a shard did not report: {}",
                                   self->system().render(err));
               if (--*remaining == 0)
-                final_report(self);
+                collect_syncer_stats(self);
             });
   }
 }

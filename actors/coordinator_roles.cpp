@@ -30,8 +30,6 @@ std::string shard_node_name(const coordinator_state& st, std::size_t i) {
 
 namespace detail {
 
-namespace {
-
 /// Placement failed (a node refused or did not answer): the job ends before
 /// it started, with the reason.
 void placement_failed(coordinator_ptr self, const std::string& what) {
@@ -47,6 +45,8 @@ void placement_failed(coordinator_ptr self, const std::string& what) {
       self->send_exit(w, caf::exit_reason::user_shutdown);
   deliver(self, job_report(st, eval_msg{}).dump());
 }
+
+namespace {
 
 int node_of(const std::vector<std::int32_t>& where, std::size_t i) {
   return i < where.size() ? where[i] : -1;
@@ -76,7 +76,7 @@ void provision_workers(coordinator_ptr self) {
             [self, w, pending](caf::actor& h) {
               self->state.workers[w] = caf::actor_cast<worker_actor>(h);
               if (--*pending == 0)
-                begin(self);
+                provision_syncers(self);
             },
             [self, w](caf::error& err) {
               placement_failed(self, "node " + worker_node_name(self->state, w)
@@ -86,7 +86,7 @@ void provision_workers(coordinator_ptr self) {
             });
   }
   if (*pending == 0)
-    begin(self);
+    provision_syncers(self);
 }
 
 /// LSGD: one group leader per group and the leader board over them.
@@ -139,6 +139,10 @@ void spawn_evaluator(coordinator_ptr self) {
   ec.shards = st.shards;
   if (st.board)
     ec.source = caf::actor_cast<caf::actor>(st.board);
+  else if (c.shards == 0)
+    // SGP, DS-Sync, ShadowSync by ma / bmuf: the mean of the workers' models.
+    for (auto& w : st.workers)
+      ec.average.push_back(caf::actor_cast<caf::actor>(w));
   ec.parameters = c.init->size();
   ec.evaluate = c.evaluate;
   ec.request_timeout = c.request_timeout;

@@ -31,6 +31,57 @@ eval_msg evaluate_now(evaluator_state& st) {
   return out;
 }
 
+/// The mean of the `average` actors' vectors (summed in double in answer
+/// order), then evaluated; actors that fail to answer are left out.
+void evaluate_average(self_ptr self,
+                      caf::typed_response_promise<eval_msg> promise) {
+  auto& st = self->state;
+  auto n = st.config.parameters;
+  st.sum.assign(n, 0.0);
+  st.averaged = 0;
+  st.version = 0; // the sum of the workers' step counts
+  auto remaining = std::make_shared<std::size_t>(st.config.average.size());
+  auto finish = [self, promise, n]() mutable {
+    auto& st = self->state;
+    if (st.averaged == 0) {
+      promise.deliver(caf::make_error(caf::sec::runtime_error,
+                                      "no worker answered the evaluator"));
+      return;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      st.params[i] = static_cast<float>(st.sum[i]
+                                        / static_cast<double>(st.averaged));
+    st.probe->activity("evaluating");
+    promise.deliver(evaluate_now(st));
+    st.probe->activity("idle");
+  };
+  fetch_msg f;
+  f.worker = std::numeric_limits<worker_id>::max();
+  f.size = n;
+  for (auto& h : st.config.average) {
+    st.probe->sent(msg_type::fetch, wire_size(f));
+    self->request(h, st.config.request_timeout, f)
+        .then(
+            [self, remaining, finish, n](params_msg& p) mutable {
+              auto& st = self->state;
+              auto scope = on_message(st.probe.get(), self, msg_type::params,
+                                      wire_size(p));
+              if (p.values.size() == n) {
+                for (std::size_t i = 0; i < n; ++i)
+                  st.sum[i] += p.values.data()[i];
+                ++st.averaged;
+                st.version += p.version;
+              }
+              if (--*remaining == 0)
+                finish();
+            },
+            [self, remaining, finish](caf::error&) mutable {
+              if (--*remaining == 0)
+                finish();
+            });
+  }
+}
+
 } // namespace
 
 evaluator_actor::behavior_type evaluator(self_ptr self,
@@ -51,6 +102,10 @@ evaluator_actor::behavior_type evaluator(self_ptr self,
           return out;
         }
         auto promise = self->make_response_promise<eval_msg>();
+        if (!st.config.average.empty()) {
+          evaluate_average(self, promise);
+          return promise;
+        }
         std::vector<std::pair<caf::actor, optim::slice>> sources;
         if (st.config.source)
           sources.emplace_back(st.config.source,

@@ -25,6 +25,10 @@ struct evaluator_config {
   /// vector instead of from the shards (LSGD: the leader board, which
   /// forwards to the global leader).
   caf::actor source;
+  /// If not empty, the evaluated model is the mean of these actors' whole
+  /// vectors (SGP's z_i, DS-Sync's and ShadowSync's workers); an actor that
+  /// does not answer (lost) is left out of the mean.
+  std::vector<caf::actor> average;
   std::size_t parameters = 0;
   /// May be empty: then only the parameters' hash is reported.
   evaluate_fn evaluate;
@@ -40,6 +44,8 @@ struct evaluator_state {
   evaluator_config config;
   std::vector<float> params;
   std::uint64_t version = 0;
+  std::vector<double> sum; ///< averaging: the answers so far
+  std::size_t averaged = 0;
   probe_ref probe;
 };
 

@@ -11,6 +11,7 @@
 #include "messages/atoms.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
+#include "messages/gossip.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 
@@ -58,7 +59,19 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<messages::pull_msg>,
     // The replica's parameters in [offset, offset + size) (the evaluator of
     // a job without shards reads the leader's this way).
-    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
+    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>,
+    // SGP / DS-Sync: the job's workers in rank order, before the start.
+    caf::reacts_to<messages::peers_atom, std::vector<caf::actor>>,
+    // SGP: a peer's push-sum share.
+    caf::reacts_to<messages::gossip_msg>,
+    // DS-Sync: a group member's parameters.
+    caf::reacts_to<messages::group_msg>,
+    // SGP / DS-Sync: a peer finished its steps.
+    caf::reacts_to<messages::leave_atom, messages::worker_id>,
+    // Self-message: a wait's deadline.
+    caf::reacts_to<messages::tick_atom, std::uint64_t>,
+    // ShadowSync: a syncer's correction, added to the parameters.
+    caf::reacts_to<messages::delta_msg>>;
 
 /// Evaluates the shards' parameters on the test set (evaluator.hpp).
 using evaluator_actor = caf::typed_actor<
@@ -114,6 +127,11 @@ using node_actor = caf::typed_actor<
     caf::replies_to<messages::spawn_atom, messages::worker_atom,
                     messages::worker_id, std::vector<caf::actor>,
                     caf::actor>::with<caf::actor>,
+    // Spawn ShadowSync syncer g over the given workers (its group, in rank
+    // order) and shards; answer its handle.
+    caf::replies_to<messages::spawn_atom, messages::shadow_atom, std::uint32_t,
+                    std::vector<caf::actor>,
+                    std::vector<caf::actor>>::with<caf::actor>,
     // The job is over (the reason is logged): stop every hosted actor and
     // quit.
     caf::reacts_to<messages::stop_atom, std::string>,

@@ -105,6 +105,28 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
           return failure(e.what());
         }
       },
+      [self](spawn_atom, shadow_atom, std::uint32_t g,
+             const std::vector<caf::actor>& workers,
+             const std::vector<caf::actor>& shards)
+          -> caf::result<caf::actor> {
+        auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::spawn,
+                                small_message_bytes);
+        if (!st.job)
+          return failure("spawn before setup");
+        try {
+          std::vector<worker_actor> members;
+          for (auto& w : workers)
+            members.push_back(caf::actor_cast<worker_actor>(w));
+          auto h = caf::actor_cast<caf::actor>(self->spawn(
+              shadow_syncer, syncer_config_of(*st.job, g, std::move(members),
+                                              shard_refs(*st.job, shards))));
+          host(self, h);
+          return h;
+        } catch (const std::exception& e) {
+          return failure(e.what());
+        }
+      },
       [self](stop_atom, const std::string& reason) {
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::stop,

@@ -16,7 +16,8 @@ constexpr std::array<const char*, static_cast<std::size_t>(msg_type::count_)>
     type_names{"push",  "fetch",  "params", "progress", "done",    "stop",
                "start", "step",   "adopt",  "track",    "untrack", "stats",
                "eval",  "result", "setup",  "spawn",    "metrics", "score",
-               "lead",  "pull",   "round",  "leader",   "other"};
+               "lead",  "pull",   "round",  "leader",   "gossip",  "group",
+               "delta", "shadow", "peers",  "leave",    "other"};
 
 /// TROUPE_PROBES=0 in the environment switches probes off.
 bool enabled_at_start() {

@@ -50,6 +50,12 @@ enum class msg_type : std::uint8_t {
   pull,
   round,
   leader,
+  gossip,
+  group,
+  delta,
+  shadow,
+  peers,
+  leave,
   other,
   count_
 };

@@ -2,6 +2,7 @@
 // workers' and shards' reports.
 
 #include <algorithm>
+#include <cmath>
 
 #include "actors/coordinator.hpp"
 #include "actors/roles.hpp"
@@ -109,6 +110,12 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
                      {"bytes", w.bytes},
                      {"compute_seconds", w.compute_ns * 1e-9},
                      {"wait_seconds", w.wait_ns * 1e-9}};
+    if (is_peer_to_peer(st.config) || st.config.algo == "shadow") {
+      j["mixes"] = w.mixes;
+      j["timeouts"] = w.timeouts;
+    }
+    if (st.config.algo == "sgp")
+      j["weight"] = w.weight.value;
     if (st.config.algo == "lsgd") {
       j["pulls"] = w.pulls;
       j["mean_pull_distance"]
@@ -121,6 +128,14 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
     leaders = st.leaders->to_json();
     messages += leaders.value("messages", std::uint64_t{0});
     bytes += leaders.value("bytes", std::uint64_t{0});
+  }
+  std::uint64_t sync_rounds = 0;
+  double gap_sum = 0;
+  for (auto& r : st.syncer_reports) {
+    messages += r.value("messages", std::uint64_t{0});
+    bytes += r.value("bytes", std::uint64_t{0});
+    sync_rounds += r.value("rounds", std::uint64_t{0});
+    gap_sum += r.value("sync_gap", 0.0);
   }
   auto seconds = st.train_end;
   nlohmann::json out{
@@ -177,6 +192,48 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
                    {"lr", st.config.local_lr}};
     out["leader_changes"] = st.leaders->changes();
     out["leaders"] = std::move(leaders);
+  }
+  if (st.config.algo == "sgp" || st.config.algo == "dssync") {
+    const auto& p = st.config.peer;
+    out[st.config.algo] = {{"optimizer", st.config.local_optimizer.name},
+                           {"lr", st.config.local_lr},
+                           {"evaluated", "mean of the workers' models"}};
+    if (st.config.algo == "sgp") {
+      out["sgp"]["peers"] = p.peers;
+      out["sgp"]["overlap"] = p.overlap;
+      double w = 0;
+      for (auto& r : reports)
+        w += std::isfinite(r.weight.value) ? r.weight.value : 0.0;
+      out["sgp"]["weight_sum"] = w;
+    } else {
+      out["dssync"]["group_size"] = p.group_size;
+      auto q = p;
+      q.workers = st.config.workers;
+      out["dssync"]["schedule"]
+          = digit_schedule(q) ? "digit"
+                              : (q.group_size >= q.workers ? "one group"
+                                                           : "random");
+    }
+  }
+  if (st.config.algo == "shadow") {
+    const auto& o = st.config.shadow;
+    nlohmann::json j{{"mode", o.mode},
+                     {"syncers", st.syncer_reports},
+                     {"rounds", sync_rounds},
+                     {"sync_gap", st.syncer_reports.empty()
+                                      ? 0.0
+                                      : gap_sum / static_cast<double>(
+                                            st.syncer_reports.size())},
+                     {"period_ms", o.period.count()},
+                     {"optimizer", st.config.local_optimizer.name},
+                     {"lr", st.config.local_lr}};
+    if (o.mode == "easgd")
+      j["alpha"] = shadow_alpha(o, st.config.workers);
+    if (o.mode == "bmuf") {
+      j["block_momentum"] = shadow_block_momentum(o, st.config.workers);
+      j["block_lr"] = o.block_lr;
+    }
+    out["shadow"] = std::move(j);
   }
   if (st.config.staleness_bound) {
     out["staleness_bound"] = *st.config.staleness_bound;

@@ -6,11 +6,43 @@
 
 #include <caf/actor_cast.hpp>
 
+#include "actors/leader_board.hpp"
+
 namespace troupe::actors {
+
+bool needs_shards(const job_config& job) noexcept {
+  const auto& a = job.algo;
+  return a == "downpour" || a == "sync" || a == "easgd"
+         || (a == "shadow" && job.shadow.mode == "easgd");
+}
+
+bool is_peer_to_peer(const job_config& job) noexcept {
+  return job.algo == "sgp" || job.algo == "dssync";
+}
+
+std::vector<std::uint32_t> worker_groups(const job_config& job) {
+  if (job.group_of.size() == job.workers)
+    return job.group_of;
+  return lsgd_groups(job.workers, job.lsgd.groups, job.placement.worker_node);
+}
+
+shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
+                                      std::vector<worker_actor> members,
+                                      std::vector<shard_ref> shards) {
+  shadow_syncer_config sc;
+  sc.index = g;
+  sc.members = std::move(members);
+  sc.shards = std::move(shards);
+  sc.opts = job.shadow;
+  sc.workers = job.workers;
+  sc.init = job.init;
+  sc.timeout = job.request_timeout;
+  return sc;
+}
 
 std::vector<optim::slice> shard_ranges(const job_config& job) {
   if (job.shards == 0)
-    return {}; // lsgd: no parameter server
+    return {}; // lsgd, sgp, dssync: no parameter server
   return optim::balanced_split(job.init->size(), job.shards);
 }
 
@@ -18,8 +50,34 @@ void check_algorithm(const job_config& job) {
   auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
   auto in = [](double x, double lo, double hi) { return x >= lo && x <= hi; };
   const auto& a = job.algo;
-  if (a != "downpour" && a != "sync" && a != "easgd" && a != "lsgd")
-    bad("unknown algorithm '" + a + "' (downpour, sync, easgd or lsgd)");
+  if (a != "downpour" && a != "sync" && a != "easgd" && a != "lsgd"
+      && a != "sgp" && a != "dssync" && a != "shadow")
+    bad("unknown algorithm '" + a
+        + "' (downpour, sync, easgd, lsgd, sgp, dssync or shadow)");
+  bool local = a == "lsgd" || a == "sgp" || a == "dssync" || a == "shadow";
+  if (local) {
+    if (!(job.local_lr > 0) || !std::isfinite(job.local_lr))
+      bad(a + ": the learning rate must be positive");
+    optim::make_optimizer<float>(job.local_optimizer, 1);
+  }
+  if (a == "sgp" && (job.peer.peers < 1 || job.peer.peers > 2))
+    bad("sgp: peers must be 1 or 2");
+  if (a == "dssync" && job.peer.group_size < 2)
+    bad("dssync: the group size must be at least 2");
+  if (a == "shadow") {
+    const auto& o = job.shadow;
+    if (o.mode != "easgd" && o.mode != "ma" && o.mode != "bmuf")
+      bad("shadow: unknown synchronization '" + o.mode
+          + "' (easgd, ma or bmuf)");
+    auto alpha = shadow_alpha(o, job.workers);
+    if (o.mode == "easgd" && !(alpha > 0 && alpha < 1))
+      bad("shadow: alpha must be in (0, 1)");
+    auto eta = shadow_block_momentum(o, job.workers);
+    if (o.mode == "bmuf"
+        && (!in(eta, 0, 0.999999) || !(o.block_lr > 0) || o.block_lr > 10))
+      bad("shadow: bmuf needs a block momentum in [0, 1) and a block rate "
+          "in (0, 10]");
+  }
   if (a == "easgd") {
     const auto& e = job.easgd;
     if (e.tau == 0)
@@ -44,11 +102,8 @@ void check_algorithm(const job_config& job) {
       bad("lsgd: need 1 <= tau <= tau_g");
     if (l.score_window == 0)
       bad("lsgd: the score window must be at least 1");
-    if (!(job.local_lr > 0) || !std::isfinite(job.local_lr))
-      bad("lsgd: the learning rate must be positive");
-    optim::make_optimizer<float>(job.local_optimizer, 1);
   }
-  if ((a == "easgd" || a == "lsgd") && job.local_schedule)
+  if ((a == "easgd" || local) && job.local_schedule)
     optim::schedule{*job.local_schedule};
 }
 
@@ -68,7 +123,7 @@ parameter_shard_config shard_config(const job_config& job, std::uint32_t i) {
   sc.range = ranges[i];
   sc.init = job.init;
   sc.store = job.server;
-  if (job.algo == "easgd") {
+  if (job.algo == "easgd" || job.algo == "shadow") {
     // The center adds each worker's elastic difference e, sent negated as a
     // gradient: x_c <- x_c - 1 * (-e).
     sc.store = {};
@@ -105,6 +160,27 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
     };
     wc.score_window = job.lsgd.score_window;
     wc.linger = true;
+    wc.yield_steps = true;
+  } else if (job.algo == "shadow") {
+    // Local steps that never wait; the syncer corrects in the background.
+    wc.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
+                      sched = job.local_schedule](std::size_t params) {
+      return make_local_policy(opt, lr, params, sched);
+    };
+    wc.linger = true;
+    wc.yield_steps = true;
+  } else if (is_peer_to_peer(job)) {
+    auto opts = job.peer;
+    opts.workers = job.workers;
+    opts.optimizer = job.local_optimizer;
+    opts.lr = job.local_lr;
+    opts.schedule = job.local_schedule;
+    bool sgp = job.algo == "sgp";
+    wc.make_policy = [opts, sgp](std::size_t params) {
+      return sgp ? make_sgp_policy(opts, params)
+                 : make_dssync_policy(opts, params);
+    };
+    wc.linger = true; // the evaluated model averages every worker's
     wc.yield_steps = true;
   } else {
     auto policy = job.policy;

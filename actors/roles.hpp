@@ -31,6 +31,25 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
                                std::vector<shard_ref> shards,
                                coordinator_actor coordinator);
 
+/// Whether the job's algorithm has parameter shards (not lsgd, sgp, dssync,
+/// nor shadow by ma / bmuf).
+bool needs_shards(const job_config& job) noexcept;
+
+/// Peer-to-peer algorithms (sgp, dssync): the workers get each other's
+/// handles before the start.
+bool is_peer_to_peer(const job_config& job) noexcept;
+
+/// Each worker's group: job.group_of, or lsgd_groups() over the placement
+/// (LSGD's leaders, ShadowSync's syncers).
+std::vector<std::uint32_t> worker_groups(const job_config& job);
+
+/// The configuration of ShadowSync syncer g over the workers of its group
+/// (`members`, in rank order) and the shards (S-EASGD). The members' ranks
+/// (ids, for reports) are left to the caller.
+shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
+                                      std::vector<worker_actor> members,
+                                      std::vector<shard_ref> shards);
+
 /// Shard references from handles in shard order (as they cross the wire).
 std::vector<shard_ref> shard_refs(const job_config& job,
                                   const std::vector<caf::actor>& handles);

@@ -21,58 +21,6 @@ std::uint64_t nanoseconds_since(std::chrono::steady_clock::time_point t0) {
           .count());
 }
 
-/// LSGD, as the elected leader: sends the parameters to every target.
-void lead(worker_state& st, const lead_msg& m) {
-  auto& rep = *st.replica_;
-  pull_msg p;
-  p.round = m.round;
-  p.global = m.global;
-  p.leader = st.config.id;
-  p.lambda = m.lambda;
-  p.values = tensor{rep.params(), rep.size()};
-  auto bytes = wire_size(p);
-  for (auto& t : m.targets) {
-    if (!t || t == caf::actor_cast<caf::actor>(st.actor))
-      continue;
-    st.count_sent(msg_type::pull, bytes);
-    // Every target gets a copy of the same snapshot.
-    st.actor->send(caf::actor_cast<worker_actor>(t), p);
-  }
-  if (st.probe_)
-    st.probe_->gauge("leads", static_cast<double>(++st.leads));
-}
-
-/// LSGD: x <- x - lambda * (x - leader); a leader never pulls toward itself.
-void pull(worker_state& st, const pull_msg& m) {
-  if (st.finished || !st.replica_ || m.leader == st.config.id)
-    return;
-  auto& rep = *st.replica_;
-  if (m.values.size() != rep.size() || !(m.lambda >= 0 && m.lambda <= 1)) {
-    detail::log().warn("worker {}: ignoring a pull from worker {} with {} "
-                       "values and lambda {} (the replica has {})",
-                       st.config.id, m.leader, m.values.size(), m.lambda,
-                       rep.size());
-    if (st.probe_)
-      st.probe_->error();
-    return;
-  }
-  auto d = optim::distance(rep.params(), m.values.data(), rep.size());
-  if (!std::isfinite(d)) {
-    detail::log().warn("worker {}: ignoring a non-finite pull from worker {}",
-                       st.config.id, m.leader);
-    if (st.probe_)
-      st.probe_->error();
-    return;
-  }
-  optim::pull_toward(rep.params(), m.values.data(), m.lambda, rep.size());
-  ++st.counters.pulls;
-  st.counters.pull_distance.value += d;
-  if (st.probe_) {
-    st.probe_->gauge("pull_distance", d);
-    st.probe_->gauge("pulls", static_cast<double>(st.counters.pulls));
-  }
-}
-
 } // namespace
 
 worker_id worker_state::id() const noexcept {
@@ -117,13 +65,38 @@ void worker_state::count_wait(std::uint64_t nanoseconds) noexcept {
 worker_stats worker_state::stats() const {
   auto out = counters;
   out.worker = config.id;
+  out.weight = real{policy ? policy->weight() : std::nan("")};
   return out;
 }
 
-void worker_state::fail(std::string reason) {
-  if (finished)
+void worker_state::schedule_timeout(std::uint64_t seq) {
+  actor->delayed_send(actor, to_chrono(config.request_timeout), tick_atom::value, seq);
+}
+
+bool worker_state::finished() const noexcept {
+  return finished_;
+}
+
+void worker_state::count_mix() noexcept {
+  ++counters.mixes;
+}
+
+void worker_state::count_timeout() noexcept {
+  ++counters.timeouts;
+}
+
+void worker_state::end_steps() {
+  if (finished_)
     return;
-  finished = true;
+  finished_ = true;
+  if (policy)
+    policy->on_finish(*this);
+}
+
+void worker_state::fail(std::string reason) {
+  if (finished_)
+    return;
+  finished_ = true;
   counters.error = "worker " + std::to_string(config.id) + ": " + reason;
   if (probe_) {
     probe_->error();
@@ -136,13 +109,13 @@ void worker_state::fail(std::string reason) {
 }
 
 void worker_state::step() {
-  if (finished || in_step || !started)
+  if (finished_ || in_step || !started)
     return;
   in_step = true;
   if (probe_)
     probe_->activity("waiting");
   policy->before_compute(*this, [this] {
-    if (finished)
+    if (finished_)
       return;
     if (probe_)
       probe_->activity("computing");
@@ -159,7 +132,7 @@ void worker_state::step() {
     counters.compute_ns += nanoseconds_since(t0);
     auto samples = static_cast<std::uint32_t>(r.samples);
     policy->after_compute(*this, samples, [this, r] {
-      if (finished)
+      if (finished_)
         return;
       ++counters.steps;
       counters.samples += r.samples;
@@ -179,7 +152,7 @@ void worker_state::step() {
       }
       in_step = false;
       if (counters.steps >= config.max_steps) {
-        finished = true;
+        end_steps();
         if (config.coordinator)
           actor->send(config.coordinator, done_atom::value, stats());
         if (probe_)
@@ -206,6 +179,16 @@ worker(worker_actor::stateful_pointer<worker_state> self,
   st.scores = optim::loss_window{st.config.score_window};
   st.probe_ = make_probe(self, "worker " + std::to_string(st.config.id),
                          "worker", true);
+  // A monitored peer (SGP, DS-Sync) died: stop sending to it or waiting.
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    for (std::size_t r = 0; r < st.peers.size(); ++r)
+      if (st.peers[r] && st.peers[r].address() == msg.source) {
+        st.peers[r] = nullptr;
+        if (st.policy)
+          st.policy->on_peer_gone(st, static_cast<worker_id>(r));
+      }
+  });
   try {
     st.replica_ = st.config.make_replica();
     st.policy = st.config.make_policy(st.replica_->size());
@@ -217,12 +200,12 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         auto& st = self->state;
         auto scope = on_message(st.probe_.get(), self, msg_type::start,
                                 small_message_bytes);
-        if (st.started || st.finished)
+        if (st.started || st.finished_)
           return;
         st.started = true;
         st.start_clock = clock;
         if (st.config.max_steps == 0) {
-          st.finished = true;
+          st.end_steps();
           if (st.config.coordinator)
             self->send(st.config.coordinator, done_atom::value, st.stats());
           if (!st.config.linger)
@@ -241,7 +224,7 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         auto& st = self->state;
         auto scope = on_message(st.probe_.get(), self, msg_type::adopt,
                                 small_message_bytes);
-        if (st.finished)
+        if (st.finished_)
           return;
         std::size_t examples = 0;
         if (st.config.adopt_data && st.replica_) {
@@ -262,7 +245,7 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         auto& st = self->state;
         auto scope = on_message(st.probe_.get(), self, msg_type::stop,
                                 small_message_bytes);
-        st.finished = true;
+        st.end_steps();
         auto out = st.stats();
         if (!st.config.linger)
           self->quit();
@@ -281,14 +264,14 @@ worker(worker_actor::stateful_pointer<worker_state> self,
                                 small_message_bytes);
         if (!st.replica_)
           return caf::sec::invalid_argument;
-        lead(st, m);
+        detail::lead(st, m);
         return ack_atom::value;
       },
       [self](pull_msg& m) {
         auto& st = self->state;
         auto scope
             = on_message(st.probe_.get(), self, msg_type::pull, wire_size(m));
-        pull(st, m);
+        detail::pull(st, m);
       },
       [self](const fetch_msg& f) -> caf::result<params_msg> {
         auto& st = self->state;
@@ -304,6 +287,50 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         if (st.probe_)
           st.probe_->sent(msg_type::params, wire_size(p));
         return p;
+      },
+      [self](peers_atom, std::vector<caf::actor>& peers) {
+        auto& st = self->state;
+        auto scope = on_message(st.probe_.get(), self, msg_type::peers,
+                                small_message_bytes * peers.size());
+        if (!st.policy || !st.peers.empty())
+          return;
+        st.peers = std::move(peers);
+        for (auto& p : st.peers)
+          if (p && p != caf::actor_cast<caf::actor>(self))
+            self->monitor(p);
+        st.policy->on_peers(st, st.peers);
+      },
+      [self](gossip_msg& m) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe_.get(), self, msg_type::gossip, wire_size(m));
+        if (st.policy)
+          st.policy->on_gossip(st, m);
+      },
+      [self](group_msg& m) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe_.get(), self, msg_type::group, wire_size(m));
+        if (st.policy && !st.finished_)
+          st.policy->on_group(st, m);
+      },
+      [self](leave_atom, worker_id peer) {
+        auto& st = self->state;
+        auto scope = on_message(st.probe_.get(), self, msg_type::leave,
+                                small_message_bytes);
+        if (st.policy)
+          st.policy->on_peer_gone(st, peer);
+      },
+      [self](tick_atom, std::uint64_t seq) {
+        auto& st = self->state;
+        if (st.policy && !st.finished_)
+          st.policy->on_timeout(st, seq);
+      },
+      [self](delta_msg& m) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe_.get(), self, msg_type::delta, wire_size(m));
+        detail::apply_delta(st, m);
       },
   };
 }

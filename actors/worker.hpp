@@ -72,6 +72,10 @@ public:
   actor_probe* probe() noexcept override;
   void count_wait(std::uint64_t nanoseconds) noexcept override;
   void fail(std::string reason) override;
+  void schedule_timeout(std::uint64_t seq) override;
+  bool finished() const noexcept override;
+  void count_mix() noexcept override;
+  void count_timeout() noexcept override;
 
   // -- used by the behavior --------------------------------------------------
 
@@ -81,6 +85,10 @@ public:
   /// The report sent on done and stop.
   messages::worker_stats stats() const;
 
+  /// The last step is done or a stop arrived: tells the policy (peers
+  /// leave) and reports.
+  void end_steps();
+
   worker_config config;
   worker_actor::pointer actor = nullptr;
   std::unique_ptr<optim::replica> replica_;
@@ -89,12 +97,27 @@ public:
   std::uint64_t start_clock = 0;
   bool started = false;
   bool in_step = false; ///< a step is under way (waiting for replies)
-  bool finished = false;
+  bool finished_ = false;
   probe_ref probe_;
+  /// SGP / DS-Sync: the job's workers in rank order (monitored).
+  std::vector<caf::actor> peers;
   /// The leader score: the running mean of the last losses.
   optim::loss_window scores;
   std::uint64_t leads = 0; ///< LSGD: times this worker was a round's leader
 };
+
+namespace detail {
+
+/// LSGD, as the elected leader: sends the parameters to every target.
+void lead(worker_state& st, const messages::lead_msg& m);
+
+/// LSGD: x <- x - lambda * (x - leader); a leader never pulls toward itself.
+void pull(worker_state& st, const messages::pull_msg& m);
+
+/// ShadowSync: adds a syncer's correction to the parameters.
+void apply_delta(worker_state& st, const messages::delta_msg& m);
+
+} // namespace detail
 
 /// Spawn with `sys.spawn(worker, config)`; it waits for start_atom.
 worker_actor::behavior_type

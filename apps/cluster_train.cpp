@@ -34,7 +34,8 @@ std::string fingerprint(const std::vector<float>& init,
 
 bool is_cluster_algo(const std::string& algo) {
   return algo == "downpour" || algo == "sync" || algo == "easgd"
-         || algo == "lsgd";
+         || algo == "lsgd" || algo == "sgp" || algo == "dssync"
+         || algo == "shadow";
 }
 
 void validate_cluster(const train_options& o) {
@@ -46,12 +47,59 @@ void validate_cluster(const train_options& o) {
   if (o.shards < 1 || o.shards > 1024)
     fail("--shards must be in [1, 1024]");
   bool consensus = o.algo == "easgd" || o.algo == "lsgd";
+  bool decentral = o.algo == "sgp" || o.algo == "dssync" || o.algo == "shadow";
+  bool shadow_easgd = o.algo == "shadow" && o.shadow == "easgd";
   if (!consensus
-      && (o.tau != 4 || o.alpha != 0 || o.easgd_momentum != 0 || o.groups != 0
+      && (o.tau != 4 || (o.alpha != 0 && !shadow_easgd)
+          || o.easgd_momentum != 0 || (o.groups != 0 && o.algo != "shadow")
           || o.lambda != 0.1 || o.lambda_g != 0.1 || o.tau_g != 16
           || o.score_window != 0))
     fail("--tau, --alpha, --easgd-momentum, --groups, --lambda, --lambda-g, "
-         "--tau-g and --score-window apply to easgd and lsgd");
+         "--tau-g and --score-window apply to easgd and lsgd (--alpha also "
+         "to shadow --shadow=easgd, --groups to shadow)");
+  if ((o.peers != 1 && o.algo != "sgp") || (o.overlap != 0 && o.algo != "sgp"))
+    fail("--peers and --overlap apply to sgp");
+  if (o.group_size != 2 && o.algo != "dssync")
+    fail("--group-size applies to dssync");
+  if (o.algo != "shadow"
+      && (o.shadow != "ma" || o.shadow_period != 0 || o.block_momentum != -1
+          || o.block_lr != 1))
+    fail("--shadow, --shadow-period, --block-momentum and --block-lr apply "
+         "to shadow");
+  if (decentral) {
+    if (o.n_fetch != 1 || o.n_push != 1 || o.staleness_bound >= 0
+        || o.staleness_aware || o.warm_start_steps > 0
+        || !o.server_optimizer.empty() || o.local_lr >= 0)
+      fail("--n-fetch, --n-push, --staleness-bound, --staleness-aware, "
+           "--warm-start-steps, --server-optimizer and --local-lr apply to "
+           "downpour and sync");
+    if (o.shards != 1 && !shadow_easgd)
+      fail(o.algo + (o.algo == "shadow" ? " --shadow=" + o.shadow : "")
+           + " has no parameter shards; leave --shards out");
+    if (o.groups > o.workers)
+      fail("--groups must be at most --workers");
+  }
+  if (o.algo == "sgp" && o.peers != 1 && o.peers != 2)
+    fail("--peers must be 1 or 2");
+  if (o.algo == "sgp" && o.overlap > 1000000)
+    fail("--overlap must be at most 1000000");
+  if (o.algo == "dssync" && (o.group_size < 2 || o.group_size > 4096))
+    fail("--group-size must be in [2, 4096]");
+  if (o.algo == "shadow") {
+    if (o.shadow != "easgd" && o.shadow != "ma" && o.shadow != "bmuf")
+      fail("--shadow must be easgd, ma or bmuf");
+    if (!(o.alpha >= 0 && o.alpha < 1))
+      fail("--alpha must be in [0, 1) (0: 0.9 / workers)");
+    if (!(o.shadow_period >= 0 && o.shadow_period <= 3600))
+      fail("--shadow-period must be in [0, 3600] seconds");
+    if (o.shadow != "bmuf" && (o.block_momentum != -1 || o.block_lr != 1))
+      fail("--block-momentum and --block-lr apply to --shadow=bmuf");
+    if (o.block_momentum != -1
+        && !(o.block_momentum >= 0 && o.block_momentum < 1))
+      fail("--block-momentum must be in [0, 1)");
+    if (!(o.block_lr > 0 && o.block_lr <= 10))
+      fail("--block-lr must be in (0, 10]");
+  }
   if (consensus) {
     if (o.n_fetch != 1 || o.n_push != 1 || o.staleness_bound >= 0
         || o.staleness_aware || o.warm_start_steps > 0
@@ -219,7 +267,8 @@ cluster_job prepare_cluster_job(const train_options& o,
   sched.warmup_steps = in_updates(o.warmup_epochs);
   job.server.lr_schedule = sched;
   job.server.staleness_aware = o.staleness_aware;
-  if (o.algo == "easgd" || o.algo == "lsgd") {
+  bool decentral = o.algo == "sgp" || o.algo == "dssync" || o.algo == "shadow";
+  if (o.algo == "easgd" || o.algo == "lsgd" || decentral) {
     // The workers' own rate schedule, over their own steps.
     auto local = sched;
     double per_worker = static_cast<double>(per_epoch);
@@ -250,6 +299,27 @@ cluster_job prepare_cluster_job(const train_options& o,
     if (o.algo == "lsgd")
       job.shards = 0;
   }
+  if (decentral) {
+    job.peer.peers = static_cast<std::uint32_t>(o.peers);
+    job.peer.overlap = o.overlap;
+    job.peer.group_size = static_cast<std::uint32_t>(o.group_size);
+    job.peer.seed = o.seed;
+    job.shadow.mode = o.shadow;
+    job.shadow.alpha = o.alpha;
+    job.shadow.block_momentum = o.block_momentum;
+    job.shadow.block_lr = o.block_lr;
+    job.shadow.period = std::chrono::milliseconds{
+        static_cast<std::int64_t>(std::llround(o.shadow_period * 1000))};
+    // ShadowSync: one syncer per worker here (each worker is a trainer),
+    // one per node when distributed, or --groups of contiguous workers.
+    job.lsgd.groups = static_cast<std::uint32_t>(
+        o.groups > 0 ? o.groups : (o.listen.empty() ? workers : 1));
+    job.group_of.clear();
+    if (o.groups > 0 || o.listen.empty())
+      job.group_of = actors::lsgd_groups(workers, job.lsgd.groups, {});
+    if (o.algo != "shadow" || o.shadow != "easgd")
+      job.shards = 0;
+  }
   job.request_timeout = caf::duration{std::chrono::microseconds{
       static_cast<std::int64_t>(o.request_timeout * 1e6)}};
   if (!sync) {
@@ -267,7 +337,7 @@ cluster_job prepare_cluster_job(const train_options& o,
   cluster_job out;
   out.fingerprint = fingerprint(*init, *data);
   out.steps_per_epoch = static_cast<double>(batches(n));
-  auto servers = o.algo == "lsgd"
+  auto servers = job.shards == 0
                      ? (o.groups > 0 ? std::to_string(o.groups) + " groups"
                                      : std::string{"no shards"})
                      : std::to_string(o.shards) + " shards";

@@ -14,7 +14,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     warmup_epochs, eval_every, n_fetch, n_push, staleness_bound,
     staleness_aware, warm_start_steps, server_optimizer, local_lr, threads,
     request_timeout, tau, alpha, easgd_momentum, groups, lambda, lambda_g,
-    tau_g, score_window)
+    tau_g, score_window, peers, overlap, group_size, shadow, shadow_period,
+    block_momentum, block_lr)
 
 std::string to_spec(const train_options& o) {
   return nlohmann::json(o).dump();

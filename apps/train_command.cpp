@@ -74,7 +74,10 @@ void add_train_options(option_parser& p, train_options& o) {
         "sgd (default: one worker, no actors) | downpour (asynchronous "
         "parameter server) | sync (synchronous all-reduce over the shards) | "
         "easgd (elastic averaging with a center on the shards) | lsgd "
-        "(multi-leader: pulls toward the best workers, no shards)")
+        "(multi-leader: pulls toward the best workers, no shards) | sgp "
+        "(push-sum gossip between the workers) | dssync (averaging in "
+        "shuffled groups) | shadow (background synchronization while the "
+        "workers never wait)")
       .add(o.model, "model", "logreg | mlp | lenet (default mlp)")
       .add(o.data, "data",
            "fashion-mnist (default) | DIR of IDX files | libsvm FILE | "
@@ -152,6 +155,24 @@ void add_train_options(option_parser& p, train_options& o) {
       .add(o.score_window, "score-window",
            "lsgd: recent losses averaged into the leader score (default: "
            "--tau)")
+      .add(o.peers, "peers",
+           "sgp: out-peers per step on the exponential graph, 1 or 2 "
+           "(default 1)")
+      .add(o.overlap, "overlap",
+           "sgp: overlap SGP; a step waits only for in-peer shares more "
+           "than N steps old (default 0: every step's)")
+      .add(o.group_size, "group-size",
+           "dssync: workers per averaging group (default 2)")
+      .add(o.shadow, "shadow",
+           "shadow: the background synchronization, easgd | ma | bmuf "
+           "(default ma)")
+      .add(o.shadow_period, "shadow-period",
+           "shadow: seconds between two synchronization rounds (default 0: "
+           "back to back)")
+      .add(o.block_momentum, "block-momentum",
+           "shadow --shadow=bmuf: block momentum (default 1 - 1 / workers)")
+      .add(o.block_lr, "block-lr",
+           "shadow --shadow=bmuf: block learning rate (default 1)")
       .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
       .add(o.request_timeout, "request-timeout",
            "seconds before an unanswered request fails the job (default 60)")
@@ -179,7 +200,7 @@ void validate(train_options& o) {
   if (o.algo != "sgd" && !is_cluster_algo(o.algo))
     throw usage_error("troupe train: unknown --algo=" + o.algo
                       + " (this build offers: sgd, downpour, sync, easgd, "
-                        "lsgd)");
+                        "lsgd, sgp, dssync, shadow)");
   if (is_cluster_algo(o.algo))
     validate_cluster(o);
   else if (o.workers != 1 || o.shards != 1)
@@ -248,12 +269,16 @@ void validate(train_options& o) {
   // LSGD's workers default to the authors' local optimizer: Nesterov
   // momentum 0.9 with weight decay 1e-4 (on lenet with 2 groups of 2 it
   // reached 0.90, plain momentum without decay stopped at 0.898).
+  // SGP's job scripts use the same (Nesterov 0.9, weight decay 1e-4); the
+  // other decentralized algorithms follow.
+  bool decentralized = o.algo == "lsgd" || o.algo == "sgp"
+                       || o.algo == "dssync" || o.algo == "shadow";
   if (o.optimizer.empty())
-    o.optimizer = o.algo == "lsgd" ? "nesterov" : "momentum";
+    o.optimizer = decentralized ? "nesterov" : "momentum";
   if (o.weight_decay < 0 && o.weight_decay != -1)
     throw usage_error("troupe train: --weight-decay must be zero or positive");
   if (o.weight_decay == -1)
-    o.weight_decay = o.algo == "lsgd" ? 1e-4 : 0;
+    o.weight_decay = decentralized ? 1e-4 : 0;
   if (o.lr == 0)
     o.lr = d.lr;
   if (o.epochs == 0)
@@ -297,7 +322,11 @@ nlohmann::json run_train(train_options o) {
   result["model"] = o.model;
   result["data"] = name;
   result["workers"] = o.workers;
-  result["shards"] = o.algo == "lsgd" ? 0 : o.shards;
+  result["shards"] = o.algo == "lsgd" || o.algo == "sgp"
+                             || o.algo == "dssync"
+                             || (o.algo == "shadow" && o.shadow != "easgd")
+                         ? 0
+                         : o.shards;
   result["batch"] = o.batch;
   result["lr"] = o.lr;
   result["optimizer"] = o.optimizer;

@@ -77,4 +77,14 @@ using leader_atom = caf::atom_constant<caf::atom("leader")>;
 
 using members_atom = caf::atom_constant<caf::atom("members")>;
 
+/// The handles of a job's peers in rank order (SGP and DS-Sync workers,
+/// ShadowSync's syncers), sent before the start.
+using peers_atom = caf::atom_constant<caf::atom("peers")>;
+
+/// A peer finished its steps and leaves the gossip (carries its rank).
+using leave_atom = caf::atom_constant<caf::atom("leave")>;
+
+/// Asks a node to spawn a shadow syncer (after spawn_atom).
+using shadow_atom = caf::atom_constant<caf::atom("shadow")>;
+
 } // namespace troupe::messages

@@ -68,6 +68,12 @@ struct worker_stats {
   std::string error;            ///< empty, or why the worker stopped early
   std::uint64_t pulls = 0;      ///< LSGD: pulls toward a leader applied
   real pull_distance;           ///< LSGD: sum of ||x - x_leader|| at pulls
+  /// SGP: shares mixed in; DS-Sync: group averages; ShadowSync: corrections
+  /// applied.
+  std::uint64_t mixes = 0;
+  /// SGP / DS-Sync: waits for a peer that ended at the request timeout.
+  std::uint64_t timeouts = 0;
+  real weight; ///< SGP: the push-sum weight w when reported
 };
 
 /// Serializes or prints a worker_stats.
@@ -75,7 +81,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
   return f(caf::meta::type_name("worker_stats"), x.worker, x.steps, x.samples,
            x.messages, x.bytes, x.compute_ns, x.wait_ns, x.error, x.pulls,
-           x.pull_distance);
+           x.pull_distance, x.mixes, x.timeouts, x.weight);
 }
 
 // -- shard_stats --------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <caf/detail/stringification_inspector.hpp>
 
 #include "messages/consensus.hpp"
+#include "messages/gossip.hpp"
 #include "messages/control.hpp"
 #include "messages/metrics.hpp"
 
@@ -120,6 +121,38 @@ std::string to_string(const pull_msg& x) {
 
 std::uint64_t wire_size(const pull_msg& x) {
   return 8 + 1 + 4 + 8 + 8 + 4 * std::uint64_t{x.values.size()};
+}
+
+std::string to_string(const gossip_msg& x) {
+  return stringify(x);
+}
+
+std::string to_string(const group_msg& x) {
+  return stringify(x);
+}
+
+std::string to_string(const delta_msg& x) {
+  return stringify(x);
+}
+
+std::string to_string(const shadow_msg& x) {
+  return stringify(x);
+}
+
+std::uint64_t wire_size(const gossip_msg& x) {
+  return 4 + 8 + 8 + 8 + 4 * std::uint64_t{x.values.size()};
+}
+
+std::uint64_t wire_size(const group_msg& x) {
+  return 4 + 8 + 8 + 4 * std::uint64_t{x.values.size()};
+}
+
+std::uint64_t wire_size(const delta_msg& x) {
+  return 8 + 8 + 4 * std::uint64_t{x.values.size()};
+}
+
+std::uint64_t wire_size(const shadow_msg& x) {
+  return 4 + 8 + 4 + 8 + 4 * std::uint64_t{x.sum.size()};
 }
 
 } // namespace troupe::messages

@@ -4,6 +4,7 @@
 
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
+#include "messages/gossip.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 
@@ -44,6 +45,10 @@ void for_each_type(F f) {
   f(type_tag<score_msg>{}, "troupe::score_msg");
   f(type_tag<lead_msg>{}, "troupe::lead_msg");
   f(type_tag<pull_msg>{}, "troupe::pull_msg");
+  f(type_tag<gossip_msg>{}, "troupe::gossip_msg");
+  f(type_tag<group_msg>{}, "troupe::group_msg");
+  f(type_tag<delta_msg>{}, "troupe::delta_msg");
+  f(type_tag<shadow_msg>{}, "troupe::shadow_msg");
 }
 
 } // namespace

@@ -29,6 +29,11 @@ void provision(coordinator_ptr self);
 /// Spawns the evaluator (and LSGD's group leaders and leader board) once
 /// the workers exist.
 void spawn_evaluator(coordinator_ptr self);
+/// ShadowSync: spawns the syncers (here or on their workers' node), sends
+/// them each other's handles, then calls begin(); other algorithms: begin().
+void provision_syncers(coordinator_ptr self);
+/// A role could not be placed: the job ends before it started.
+void placement_failed(coordinator_ptr self, const std::string& what);
 /// Monitors the roles and starts the workers; the job's clock starts here.
 void begin(coordinator_ptr self);
 /// Spawns the node and cluster monitors (config.monitor set), linked.

@@ -24,6 +24,7 @@
 #include "messages/atoms.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
+#include "messages/gossip.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 #include "messages/registry.hpp"
@@ -80,6 +81,10 @@ caf::behavior echo() {
       [](echo_atom, const score_msg& x) { return x; },
       [](echo_atom, const lead_msg& x) { return x; },
       [](echo_atom, const pull_msg& x) { return x; },
+      [](echo_atom, const gossip_msg& x) { return x; },
+      [](echo_atom, const group_msg& x) { return x; },
+      [](echo_atom, const delta_msg& x) { return x; },
+      [](echo_atom, const shadow_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -233,7 +238,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 15);
+  CHECK(registered_type_names().size() == 19);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -271,6 +276,18 @@ TEST_CASE("special floats and every message type cross a process boundary",
   auto pulled = round_trip(self, remote, pull);
   CHECK(to_string(pulled) == to_string(pull));
   CHECK(pulled.values == pull.values);
+  // Gossip payloads: compare the printed header and the exact bits.
+  auto same_payload = [&](const auto& x, auto values_of) {
+    auto back = round_trip(self, remote, x);
+    CHECK(to_string(back) == to_string(x));
+    CHECK(values_of(back) == values_of(x));
+  };
+  auto values = [](const auto& m) { return m.values; };
+  same_payload(gossip_msg{3, 41, 0.5, tensor{special_values()}}, values);
+  same_payload(group_msg{7, 12, tensor{special_values()}}, values);
+  same_payload(delta_msg{5, tensor{special_values()}}, values);
+  same_payload(shadow_msg{1, 9, 4, tensor{special_values()}},
+               [](const shadow_msg& m) { return m.sum; });
 }
 
 TEST_CASE("4 MB tensor round trip throughput versus std::vector<float>",

@@ -1,0 +1,396 @@
+#include "actors/shadow_syncer.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include <caf/actor_cast.hpp>
+#include <nlohmann/json.hpp>
+
+#include "actors/detail/log.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+double shadow_alpha(const shadow_options& o, std::uint32_t workers) noexcept {
+  return o.alpha > 0 ? o.alpha
+                     : 0.9 / static_cast<double>(std::max(workers, 1u));
+}
+
+double shadow_block_momentum(const shadow_options& o,
+                             std::uint32_t workers) noexcept {
+  return o.block_momentum >= 0
+             ? o.block_momentum
+             : 1.0 - 1.0 / static_cast<double>(std::max(workers, 1u));
+}
+
+namespace {
+
+using self_ptr = shadow_syncer_actor::stateful_pointer<shadow_syncer_state>;
+
+/// The syncer's pushes carry ids above every worker's (the shard keeps
+/// per-sender sequence numbers).
+constexpr worker_id syncer_base = 1u << 30;
+
+std::size_t params_of(const shadow_syncer_state& st) {
+  return st.config.init ? st.config.init->size() : 0;
+}
+
+void next_round(self_ptr self) {
+  auto& st = self->state;
+  bool anyone = std::find(st.member_live.begin(), st.member_live.end(), true)
+                != st.member_live.end();
+  auto pause = anyone ? st.config.opts.period : std::chrono::milliseconds{10};
+  if (pause.count() > 0)
+    self->delayed_send(self, pause, step_atom::value);
+  else
+    self->send(self, step_atom::value);
+}
+
+void end_round(self_ptr self) {
+  auto& st = self->state;
+  ++st.rounds;
+  st.seconds_in_rounds += std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - st.round_start)
+                              .count();
+  for (std::size_t i = 0; i < st.have.size(); ++i)
+    if (st.have[i]) {
+      st.steps_between += st.steps_at[i] - std::min(st.steps_at[i],
+                                                    st.last_steps[i]);
+      st.last_steps[i] = st.steps_at[i];
+    }
+  st.in_round = st.exchanging = false;
+  st.inbox.erase(st.inbox.begin(), st.inbox.upper_bound(st.round));
+  st.probe->progress();
+  st.probe->gauge("rounds", static_cast<double>(st.rounds));
+  st.probe->activity("between rounds");
+  next_round(self);
+}
+
+/// Sends member i the correction target - snapshot_i.
+void correct(self_ptr self, std::size_t i, const float* target) {
+  auto& st = self->state;
+  auto n = params_of(st);
+  std::vector<float> d(n);
+  optim::shadow_delta(target, st.snapshots[i].data(), d.data(), n);
+  delta_msg m{st.round, tensor{std::move(d)}};
+  auto bytes = wire_size(m);
+  ++st.messages;
+  st.bytes += bytes;
+  ++st.corrections;
+  st.probe->sent(msg_type::delta, bytes);
+  self->send(st.config.members[i], std::move(m));
+}
+
+/// S-EASGD: e_i = alpha (s_i - c); member i moves by -e_i, the center by
+/// the sum of the e_i (pushed as the gradient -sum of a unit-rate step).
+void easgd_apply(self_ptr self) {
+  auto& st = self->state;
+  auto n = params_of(st);
+  auto alpha = static_cast<float>(shadow_alpha(st.config.opts,
+                                               st.config.workers));
+  std::vector<float> total(n, 0.0f), target(n);
+  for (std::size_t i = 0; i < st.have.size(); ++i) {
+    if (!st.have[i])
+      continue;
+    const auto& s = st.snapshots[i];
+    for (std::size_t j = 0; j < n; ++j) {
+      float e = alpha * (s[j] - st.center[j]);
+      total[j] += e;
+      target[j] = s[j] - e;
+    }
+    correct(self, i, target.data());
+  }
+  for (std::size_t k = 0; k < st.config.shards.size(); ++k) {
+    auto& sh = st.config.shards[k];
+    push_msg p;
+    p.worker = syncer_base + st.config.index;
+    p.seq = st.round;
+    p.version = st.versions[k];
+    p.offset = sh.range.offset;
+    p.samples = 1;
+    std::vector<float> g(sh.range.size);
+    for (std::size_t j = 0; j < g.size(); ++j)
+      g[j] = -total[sh.range.offset + j];
+    p.values = tensor{std::move(g)};
+    auto bytes = wire_size(p);
+    ++st.messages;
+    st.bytes += bytes;
+    st.probe->sent(msg_type::push, bytes);
+    self->send(sh.handle, std::move(p));
+  }
+  end_round(self);
+}
+
+void fetch_center(self_ptr self) {
+  auto& st = self->state;
+  auto pending = std::make_shared<std::size_t>(st.config.shards.size());
+  auto failed = std::make_shared<bool>(false);
+  for (std::size_t k = 0; k < st.config.shards.size(); ++k) {
+    auto& sh = st.config.shards[k];
+    fetch_msg f{std::numeric_limits<worker_id>::max(), sh.range.offset,
+                sh.range.size, 0};
+    st.probe->sent(msg_type::fetch, wire_size(f));
+    self->request(sh.handle, st.config.timeout, f)
+        .then(
+            [self, k, pending, failed](params_msg& p) {
+              auto& st = self->state;
+              auto& r = st.config.shards[k].range;
+              if (p.values.size() == r.size)
+                std::memcpy(st.center.data() + r.offset, p.values.data(),
+                            r.size * sizeof(float));
+              st.versions[k] = p.version;
+              if (--*pending == 0) {
+                if (*failed)
+                  end_round(self);
+                else
+                  easgd_apply(self);
+              }
+            },
+            [self, k, pending, failed](caf::error& err) {
+              detail::log().warn("shadow syncer {}: shard {} did not answer: "
+                                 "{}",
+                                 self->state.config.index, k,
+                                 self->system().render(err));
+              *failed = true;
+              if (--*pending == 0)
+                end_round(self);
+            });
+  }
+}
+
+/// MA / BMUF: the mean of every syncer's sum (in syncer order, so every
+/// syncer computes the same bits), then each member's correction.
+void combine(self_ptr self) {
+  auto& st = self->state;
+  auto n = params_of(st);
+  std::vector<double> sum(n, 0.0);
+  std::uint64_t count = 0;
+  for (auto& [index, m] : st.inbox[st.round]) {
+    if (m.sum.size() != n || m.count == 0)
+      continue;
+    optim::accumulate(sum, m.sum.data(), n);
+    count += m.count;
+  }
+  if (count > 0) {
+    std::vector<float> avg(n);
+    for (std::size_t j = 0; j < n; ++j)
+      avg[j] = static_cast<float>(sum[j] / static_cast<double>(count));
+    const float* target = avg.data();
+    if (st.bmuf) {
+      optim::bmuf_update(*st.bmuf, avg,
+                         shadow_block_momentum(st.config.opts,
+                                               st.config.workers),
+                         st.config.opts.block_lr);
+      target = st.bmuf->start.data();
+    }
+    for (std::size_t i = 0; i < st.have.size(); ++i)
+      if (st.have[i])
+        correct(self, i, target);
+  }
+  end_round(self);
+}
+
+void check_exchange(self_ptr self) {
+  auto& st = self->state;
+  if (!st.exchanging)
+    return;
+  auto& got = st.inbox[st.round];
+  for (std::uint32_t p = 0; p < st.peers.size(); ++p)
+    if (st.peer_live[p] && got.count(p) == 0)
+      return;
+  combine(self);
+}
+
+void snapshots_done(self_ptr self) {
+  auto& st = self->state;
+  if (st.config.opts.mode == "easgd") {
+    fetch_center(self);
+    return;
+  }
+  auto n = params_of(st);
+  std::vector<double> sum(n, 0.0);
+  std::uint32_t count = 0;
+  for (std::size_t i = 0; i < st.have.size(); ++i)
+    if (st.have[i]) {
+      optim::accumulate(sum, st.snapshots[i].data(), n);
+      ++count;
+    }
+  std::vector<float> s(sum.begin(), sum.end());
+  shadow_msg mine{st.config.index, st.round, count, tensor{std::move(s)}};
+  auto bytes = wire_size(mine);
+  for (std::uint32_t p = 0; p < st.peers.size(); ++p)
+    if (st.peer_live[p]) {
+      ++st.messages;
+      st.bytes += bytes;
+      st.probe->sent(msg_type::shadow, bytes);
+      self->send(caf::actor_cast<shadow_syncer_actor>(st.peers[p]), mine);
+    }
+  st.inbox[st.round][st.config.index] = std::move(mine);
+  st.exchanging = true;
+  self->delayed_send(self, to_chrono(st.config.timeout), tick_atom::value, st.round);
+  st.probe->activity("averaging");
+  check_exchange(self);
+}
+
+void start_round(self_ptr self) {
+  auto& st = self->state;
+  if (st.in_round)
+    return;
+  st.in_round = true;
+  ++st.round;
+  st.round_start = std::chrono::steady_clock::now();
+  st.probe->activity("snapshotting");
+  auto m = st.config.members.size();
+  st.have.assign(m, false);
+  auto pending = std::make_shared<std::size_t>(0);
+  for (std::size_t i = 0; i < m; ++i)
+    if (st.member_live[i])
+      ++*pending;
+  if (*pending == 0) {
+    snapshots_done(self);
+    return;
+  }
+  auto n = params_of(st);
+  fetch_msg f{std::numeric_limits<worker_id>::max(), 0, n, 0};
+  for (std::size_t i = 0; i < m; ++i) {
+    if (!st.member_live[i])
+      continue;
+    ++st.messages;
+    st.bytes += wire_size(f);
+    st.probe->sent(msg_type::fetch, wire_size(f));
+    self->request(st.config.members[i], st.config.timeout, f)
+        .then(
+            [self, i, pending, n](params_msg& p) {
+              auto& st = self->state;
+              auto scope = on_message(st.probe.get(), self, msg_type::params,
+                                      wire_size(p));
+              if (p.values.size() == n) {
+                st.snapshots[i].assign(p.values.data(), p.values.data() + n);
+                st.steps_at[i] = p.version;
+                st.have[i] = true;
+              }
+              if (--*pending == 0)
+                snapshots_done(self);
+            },
+            [self, i, pending](caf::error& err) {
+              auto& st = self->state;
+              st.member_live[i] = false;
+              detail::log().warn("shadow syncer {}: worker {} is gone ({}); "
+                                 "no longer synchronized",
+                                 st.config.index,
+                                 i < st.config.ids.size() ? st.config.ids[i]
+                                                          : i,
+                                 self->system().render(err));
+              if (--*pending == 0)
+                snapshots_done(self);
+            });
+  }
+}
+
+std::string stats_json(const shadow_syncer_state& st) {
+  auto member_rounds = 0.0;
+  nlohmann::json ids = st.config.ids; // empty on a node: ranks unknown
+  std::size_t live = 0;
+  for (bool l : st.member_live)
+    live += l ? 1 : 0;
+  member_rounds = static_cast<double>(st.rounds) * static_cast<double>(live);
+  nlohmann::json out{
+      {"syncer", st.config.index},
+      {"workers", ids},
+      {"mode", st.config.opts.mode},
+      {"rounds", st.rounds},
+      {"timeouts", st.timeouts},
+      {"corrections", st.corrections},
+      {"messages", st.messages},
+      {"bytes", st.bytes},
+      {"seconds_per_round",
+       st.rounds > 0 ? st.seconds_in_rounds / static_cast<double>(st.rounds)
+                     : 0.0},
+      {"sync_gap", member_rounds > 0 ? static_cast<double>(st.steps_between)
+                                           / member_rounds
+                                     : 0.0}};
+  return out.dump();
+}
+
+} // namespace
+
+shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
+                                                 shadow_syncer_config config) {
+  auto& st = self->state;
+  st.config = std::move(config);
+  auto m = st.config.members.size();
+  auto n = params_of(st);
+  st.member_live.assign(m, true);
+  for (std::size_t i = 0; i < m; ++i)
+    st.member_live[i] = static_cast<bool>(st.config.members[i]);
+  st.snapshots.assign(m, {});
+  st.steps_at.assign(m, 0);
+  st.last_steps.assign(m, 0);
+  st.versions.assign(st.config.shards.size(), 0);
+  st.center.assign(n, 0.0f);
+  if (st.config.opts.mode == "bmuf" && st.config.init)
+    st.bmuf.emplace(*st.config.init);
+  st.probe = make_probe(self, "shadow syncer " + std::to_string(st.config.index),
+                        "shadow_syncer", true);
+  st.probe->activity("waiting for peers");
+  // A syncer that died (its node was lost) is no longer awaited.
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    for (std::size_t p = 0; p < st.peers.size(); ++p)
+      if (st.peers[p] && st.peers[p].address() == msg.source) {
+        st.peer_live[p] = false;
+        detail::log().warn("shadow syncer {}: syncer {} is gone",
+                           st.config.index, p);
+      }
+    check_exchange(self);
+  });
+  return {
+      [self](peers_atom, std::vector<caf::actor>& peers) {
+        auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::peers,
+                                small_message_bytes * peers.size());
+        if (!st.peers.empty())
+          return;
+        st.peers = std::move(peers);
+        st.peer_live.assign(st.peers.size(), false);
+        for (std::size_t p = 0; p < st.peers.size(); ++p) {
+          st.peer_live[p] = st.peers[p] && p != st.config.index;
+          if (st.peer_live[p])
+            self->monitor(st.peers[p]);
+        }
+        start_round(self);
+      },
+      [self](shadow_msg& m) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe.get(), self, msg_type::shadow, wire_size(m));
+        bool done = m.round < st.round || (m.round == st.round && !st.in_round);
+        if (done || m.syncer >= st.peers.size())
+          return; // its round ended at the timeout here
+        auto round = m.round;
+        st.inbox[round][m.syncer] = std::move(m);
+        if (round == st.round)
+          check_exchange(self);
+      },
+      [self](step_atom) { start_round(self); },
+      [self](tick_atom, std::uint64_t round) {
+        auto& st = self->state;
+        if (!st.exchanging || round != st.round)
+          return;
+        ++st.timeouts;
+        std::string missing;
+        for (std::uint32_t p = 0; p < st.peers.size(); ++p)
+          if (st.peer_live[p] && st.inbox[round].count(p) == 0)
+            missing += " " + std::to_string(p);
+        detail::log().warn("shadow syncer {}: round {} without the sums of "
+                           "syncer(s){} (request timeout); averaging the rest",
+                           st.config.index, round, missing);
+        combine(self);
+      },
+      [self](stats_atom) { return stats_json(self->state); },
+  };
+}
+
+} // namespace troupe::actors

@@ -1,0 +1,98 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/comm_policy.hpp"
+#include "actors/interfaces.hpp"
+#include "actors/probe.hpp"
+#include "optim/shadow.hpp"
+
+namespace troupe::actors {
+
+/// A shadow syncer (algorithms.md §6): synchronizes its workers in the
+/// background, round after round, while they train without waiting.
+using shadow_syncer_actor = caf::typed_actor<
+    // The job's syncers in index order (itself included): start the rounds.
+    caf::reacts_to<messages::peers_atom, std::vector<caf::actor>>,
+    // Another syncer's sum of snapshots (model averaging, BMUF).
+    caf::reacts_to<messages::shadow_msg>,
+    // Self-messages: the next round; a round's deadline.
+    caf::reacts_to<messages::step_atom>,
+    caf::reacts_to<messages::tick_atom, std::uint64_t>,
+    // What it did, as a JSON object (rounds, sync gap, bytes, ...).
+    caf::replies_to<messages::stats_atom>::with<std::string>>;
+
+/// ShadowSync's settings.
+struct shadow_options {
+  /// easgd (center on the shards), ma (model averaging) or bmuf.
+  std::string mode = "ma";
+  /// S-EASGD's moving rate; <= 0: 0.9 / workers.
+  double alpha = 0;
+  /// BMUF's block momentum eta_b (< 0: 1 - 1 / workers) and block rate zeta.
+  double block_momentum = -1;
+  double block_lr = 1;
+  /// Pause between two rounds (0: back to back).
+  std::chrono::milliseconds period{0};
+};
+
+/// Settings of one syncer.
+struct shadow_syncer_config {
+  std::uint32_t index = 0;
+  /// Its workers (the trainers it synchronizes) and their ranks.
+  std::vector<worker_actor> members;
+  std::vector<messages::worker_id> ids;
+  /// S-EASGD: the shards holding the center.
+  std::vector<shard_ref> shards;
+  shadow_options opts;
+  std::uint32_t workers = 1; ///< in the whole job
+  /// BMUF: the initial parameters (w_g = w_0 = init).
+  std::shared_ptr<const std::vector<float>> init;
+  caf::duration timeout{std::chrono::seconds{60}};
+};
+
+/// The state of a shadow syncer.
+struct shadow_syncer_state {
+  static inline const char* name = "shadow_syncer";
+  shadow_syncer_config config;
+  std::vector<caf::actor> peers; ///< the syncers, by index
+  std::vector<bool> member_live, peer_live;
+  std::uint64_t round = 0;
+  bool in_round = false, exchanging = false;
+  /// This round's snapshots and the members' step counts at them.
+  std::vector<std::vector<float>> snapshots;
+  std::vector<bool> have;
+  std::vector<std::uint64_t> steps_at, last_steps;
+  std::vector<std::uint64_t> versions; ///< S-EASGD: the shards' versions
+  std::vector<float> center;
+  /// MA / BMUF: the syncers' sums of round r, by syncer index.
+  std::map<std::uint64_t, std::map<std::uint32_t, messages::shadow_msg>>
+      inbox;
+  std::optional<optim::bmuf_state> bmuf;
+  // Counters.
+  std::uint64_t rounds = 0, timeouts = 0, corrections = 0, messages = 0,
+                bytes = 0, steps_between = 0;
+  double seconds_in_rounds = 0;
+  std::chrono::steady_clock::time_point round_start;
+  probe_ref probe;
+};
+
+/// Spawn with `sys.spawn(shadow_syncer, config)`; rounds start with the
+/// peers message.
+shadow_syncer_actor::behavior_type shadow_syncer(
+    shadow_syncer_actor::stateful_pointer<shadow_syncer_state> self,
+    shadow_syncer_config config);
+
+/// S-EASGD's alpha and BMUF's eta_b with their defaults resolved.
+double shadow_alpha(const shadow_options& o, std::uint32_t workers) noexcept;
+double shadow_block_momentum(const shadow_options& o,
+                             std::uint32_t workers) noexcept;
+
+} // namespace troupe::actors
