@@ -151,20 +151,35 @@ void finish(self_ptr self, std::string reason) {
   st.finishing = true;
   st.stop_reason = std::move(reason);
   st.train_end = seconds_since(st.t0);
-  auto remaining = std::make_shared<std::size_t>(0);
+  // Workers that linger after their last step (LSGD, SGP, DS-Sync,
+  // ShadowSync) report again: SGP's weights and the mixes that arrived after
+  // their done message count.
+  std::vector<bool> ask(st.workers.size(), false);
+  bool linger = st.config.algo == "lsgd" || st.config.algo == "sgp"
+                || st.config.algo == "dssync" || st.config.algo == "shadow";
   for (std::size_t w = 0; w < st.workers.size(); ++w)
-    if (st.live[w])
-      ++*remaining;
+    ask[w] = st.live[w] || (linger && st.workers[w]);
+  for (auto& f : st.failures)
+    if (f.role == "worker" && f.index < ask.size())
+      ask[f.index] = false;
+  auto remaining = std::make_shared<std::size_t>(
+      std::count(ask.begin(), ask.end(), true));
   if (*remaining == 0) {
     collect_shard_stats(self);
     return;
   }
   for (std::size_t w = 0; w < st.workers.size(); ++w) {
-    if (!st.live[w])
+    if (!ask[w])
       continue;
     st.live[w] = false;
     auto on_stats = [self, remaining](worker_stats& x) {
-      self->state.worker_reports.push_back(std::move(x));
+      auto& reports = self->state.worker_reports;
+      auto it = std::find_if(reports.begin(), reports.end(),
+                             [&](auto& r) { return r.worker == x.worker; });
+      if (it != reports.end())
+        *it = std::move(x);
+      else
+        reports.push_back(std::move(x));
       if (--*remaining == 0)
         collect_shard_stats(self);
     };

@@ -78,7 +78,7 @@ public:
     if (r >= gone_.size() || gone_[r])
       return;
     gone_[r] = true;
-    detail::log().info("worker {}: peer {} is gone", ctx.id(), r);
+    detail::log().debug("worker {}: peer {} left or died", ctx.id(), r);
     recheck(ctx);
   }
 

@@ -185,6 +185,9 @@ worker(worker_actor::stateful_pointer<worker_state> self,
     for (std::size_t r = 0; r < st.peers.size(); ++r)
       if (st.peers[r] && st.peers[r].address() == msg.source) {
         st.peers[r] = nullptr;
+        detail::log().warn("worker {}: peer {} is down ({}); no longer a "
+                           "target",
+                           st.config.id, r, self->system().render(msg.reason));
         if (st.policy)
           st.policy->on_peer_gone(st, static_cast<worker_id>(r));
       }
