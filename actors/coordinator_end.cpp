@@ -157,8 +157,12 @@ void finish(self_ptr self, std::string reason) {
   std::vector<bool> ask(st.workers.size(), false);
   bool linger = st.config.algo == "lsgd" || st.config.algo == "sgp"
                 || st.config.algo == "dssync" || st.config.algo == "shadow";
-  for (std::size_t w = 0; w < st.workers.size(); ++w)
+  std::vector<std::size_t> lingering;
+  for (std::size_t w = 0; w < st.workers.size(); ++w) {
     ask[w] = st.live[w] || (linger && st.workers[w]);
+    if (!st.live[w])
+      lingering.push_back(w);
+  }
   for (auto& f : st.failures)
     if (f.role == "worker" && f.index < ask.size())
       ask[f.index] = false;
@@ -192,8 +196,12 @@ void finish(self_ptr self, std::string reason) {
     // CAF 0.17.6 loses the response to a high-priority request that crossed
     // the network (the request arrives, the response never does), so only
     // workers in this process get the stop at high priority.
+    // A lingering worker is idle: a normal stop arrives after the shares
+    // its peers sent before they were done (SGP's weights at quiescence).
     auto& handle = st.workers[w];
-    if (handle.node() == self->node())
+    bool busy = std::find(lingering.begin(), lingering.end(), w)
+                == lingering.end();
+    if (busy && handle.node() == self->node())
       self->request<caf::message_priority::high>(
               handle, st.config.request_timeout, stop_atom::value)
           .then(on_stats, on_error);

@@ -56,7 +56,11 @@ void check_algorithm(const job_config& job) {
         + "' (downpour, sync, easgd, lsgd, sgp, dssync or shadow)");
   bool local = a == "lsgd" || a == "sgp" || a == "dssync" || a == "shadow";
   if (local) {
-    if (!(job.local_lr > 0) || !std::isfinite(job.local_lr))
+    // A rate of 0 is allowed where the workers average without a server
+    // (pure averaging: algorithms.md §5 T1, §6 T1, §7 T2).
+    bool zero_ok = a != "lsgd";
+    if (!(job.local_lr > 0 || (zero_ok && job.local_lr == 0))
+        || !std::isfinite(job.local_lr))
       bad(a + ": the learning rate must be positive");
     optim::make_optimizer<float>(job.local_optimizer, 1);
   }

@@ -41,11 +41,11 @@ void next_round(self_ptr self) {
   auto& st = self->state;
   bool anyone = std::find(st.member_live.begin(), st.member_live.end(), true)
                 != st.member_live.end();
+  // Through the clock even without a pause, as the workers' steps
+  // (worker_config::yield_steps): a syncer looping on its own mailbox would
+  // keep its scheduler thread.
   auto pause = anyone ? st.config.opts.period : std::chrono::milliseconds{10};
-  if (pause.count() > 0)
-    self->delayed_send(self, pause, step_atom::value);
-  else
-    self->send(self, step_atom::value);
+  self->delayed_send(self, pause, step_atom::value);
 }
 
 void end_round(self_ptr self) {

@@ -25,51 +25,6 @@ optim::schedule_options decay(double lr, std::size_t every) {
   return s;
 }
 
-/// A replica that starts at `start` and leaves its final parameters in
-/// `last` when the worker that owns it goes away.
-class recorded_replica : public optim::synthetic_replica<optim::lsq_problem> {
-public:
-  recorded_replica(std::shared_ptr<const optim::lsq_problem> p,
-                   std::vector<std::size_t> part, std::size_t batch,
-                   std::uint64_t seed, const std::vector<float>& start,
-                   std::shared_ptr<std::vector<float>> last)
-      : synthetic_replica(std::move(p), std::move(part), batch, seed),
-        last_(std::move(last)) {
-    std::copy(start.begin(), start.end(), params());
-  }
-  ~recorded_replica() override {
-    *last_ = std::vector<float>(params(), params() + size());
-  }
-
-private:
-  std::shared_ptr<std::vector<float>> last_;
-};
-
-/// The examples of the 512-example problem dealt round robin to `workers`.
-std::vector<std::vector<std::size_t>> deal(std::uint32_t workers) {
-  std::vector<std::vector<std::size_t>> parts(workers);
-  for (std::size_t i = 0; i < 512; ++i)
-    parts[i % workers].push_back(i);
-  return parts;
-}
-
-/// Gives `job` recorded replicas (batch 16, seed + w) starting at
-/// `starts[w]`; returns where each worker's final parameters will be.
-std::vector<std::shared_ptr<std::vector<float>>>
-record_workers(actors::job_config& job,
-               std::shared_ptr<const optim::lsq_problem> prob,
-               std::vector<std::vector<float>> starts, std::uint64_t seed) {
-  std::vector<std::shared_ptr<std::vector<float>>> lasts;
-  for (std::uint32_t w = 0; w < job.workers; ++w)
-    lasts.push_back(std::make_shared<std::vector<float>>());
-  job.make_replica = [prob, parts = deal(job.workers), starts, lasts,
-                      seed](messages::worker_id w) {
-    return std::make_unique<recorded_replica>(prob, parts[w], 16, seed + w,
-                                              starts[w], lasts[w]);
-  };
-  return lasts;
-}
-
 } // namespace
 
 TEST_CASE("EASGD T3: the center reaches x* on LSQ for p in 1, 4, 8 and tau "
@@ -168,7 +123,7 @@ TEST_CASE("LSGD T4: 2 groups x 4 workers from spread-out starts all reach "
     }
     spread = std::max(spread, std::sqrt(sq));
   }
-  auto lasts = record_workers(job, prob, starts, seed);
+  auto lasts = test::record_workers(job, prob, starts, seed);
   auto final_params = job.final_params;
   auto out = test::run_seeded(std::move(job), seed);
   INFO(out.dump());
@@ -215,7 +170,7 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
   job.local_optimizer = {"sgd", 0, 0};
   job.local_lr = 0.05;
   // Each worker alone: the same steps as a serial run of its replica.
-  auto parts = deal(3);
+  auto parts = test::deal(3);
   std::vector<std::vector<float>> expected;
   for (std::uint32_t w = 0; w < 3; ++w) {
     optim::synthetic_replica<optim::lsq_problem> r{prob, parts[w], 16,
@@ -227,7 +182,7 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
     }
     expected.emplace_back(r.params(), r.params() + r.size());
   }
-  auto lasts = record_workers(
+  auto lasts = test::record_workers(
       job, prob, std::vector<std::vector<float>>(3, std::vector<float>(20)),
       seed);
   auto out = test::run_seeded(std::move(job), seed);

@@ -108,4 +108,53 @@ inline nlohmann::json run_seeded(actors::job_config job, std::uint64_t seed) {
   return nlohmann::json::parse(*result);
 }
 
+/// A replica that starts at `start` and leaves its final parameters in
+/// `last` when the worker that owns it goes away.
+class recorded_replica : public optim::synthetic_replica<optim::lsq_problem> {
+public:
+  recorded_replica(std::shared_ptr<const optim::lsq_problem> p,
+                   std::vector<std::size_t> part, std::size_t batch,
+                   std::uint64_t seed, const std::vector<float>& start,
+                   std::shared_ptr<std::vector<float>> last)
+      : synthetic_replica(std::move(p), std::move(part), batch, seed),
+        last_(std::move(last)) {
+    std::copy(start.begin(), start.end(), params());
+  }
+  ~recorded_replica() override {
+    *last_ = std::vector<float>(params(), params() + size());
+  }
+
+private:
+  std::shared_ptr<std::vector<float>> last_;
+};
+
+/// The examples of the 512-example problem dealt round robin to `workers`.
+inline std::vector<std::vector<std::size_t>> deal(std::uint32_t workers) {
+  std::vector<std::vector<std::size_t>> parts(workers);
+  for (std::size_t i = 0; i < 512; ++i)
+    parts[i % workers].push_back(i);
+  return parts;
+}
+
+/// Gives `job` recorded replicas (batch 16, seed + w) starting at
+/// `starts[w]` over `parts` (default: deal(workers)); returns where each
+/// worker's final parameters will be.
+inline std::vector<std::shared_ptr<std::vector<float>>>
+record_workers(actors::job_config& job,
+               std::shared_ptr<const optim::lsq_problem> prob,
+               std::vector<std::vector<float>> starts, std::uint64_t seed,
+               std::vector<std::vector<std::size_t>> parts = {}) {
+  if (parts.empty())
+    parts = deal(job.workers);
+  std::vector<std::shared_ptr<std::vector<float>>> lasts;
+  for (std::uint32_t w = 0; w < job.workers; ++w)
+    lasts.push_back(std::make_shared<std::vector<float>>());
+  job.make_replica = [prob, parts, starts, lasts,
+                      seed](messages::worker_id w) {
+    return std::make_unique<recorded_replica>(prob, parts[w], 16, seed + w,
+                                              starts[w], lasts[w]);
+  };
+  return lasts;
+}
+
 } // namespace troupe::test
