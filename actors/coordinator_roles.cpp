@@ -252,6 +252,14 @@ void lose_worker(coordinator_ptr self, std::size_t w, const caf::error& why) {
     finish(self, "workers lost");
     return;
   }
+  // Peer-to-peer algorithms: the survivors stop sending to it and waiting
+  // for it. (They monitor their peers too, but a down message does not
+  // cross an indirect route between two nodes.)
+  if (is_peer_to_peer(c))
+    for (auto i : survivors)
+      self->send(st.workers[i], leave_atom::value, static_cast<worker_id>(w));
+  if (st.eval)
+    self->send(st.eval, leave_atom::value, static_cast<worker_id>(w));
   // Asynchronous algorithms: the survivors take over the lost worker's
   // examples and remaining steps. Synchronous ones go on with the survivors
   // (the shards stopped waiting for the lost worker above).
@@ -279,6 +287,15 @@ void on_down(coordinator_ptr self, const caf::down_msg& msg) {
     if (st.workers[w] && st.workers[w].address() == msg.source) {
       if (st.live[w])
         lose_worker(self, w, msg.reason);
+      return;
+    }
+  for (std::uint32_t g = 0; g < st.syncers.size(); ++g)
+    if (st.syncers[g] && st.syncers[g].address() == msg.source) {
+      log().error("shadow syncer {} was lost: {}", g,
+                  self->system().render(msg.reason));
+      for (auto& other : st.syncers)
+        if (other && other.address() != msg.source)
+          self->send(other, leave_atom::value, g);
       return;
     }
   for (std::size_t i = 0; i < st.shards.size(); ++i)

@@ -22,8 +22,10 @@ void syncers_ready(coordinator_ptr self) {
   std::vector<caf::actor> handles;
   for (auto& s : st.syncers)
     handles.push_back(caf::actor_cast<caf::actor>(s));
-  for (auto& s : st.syncers)
+  for (auto& s : st.syncers) {
     self->send(s, peers_atom::value, handles);
+    self->monitor(s); // a lost syncer is no longer awaited by the others
+  }
   begin(self);
 }
 

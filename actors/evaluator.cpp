@@ -1,6 +1,7 @@
 #include "actors/evaluator.hpp"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -40,7 +41,14 @@ void evaluate_average(self_ptr self,
   st.sum.assign(n, 0.0);
   st.averaged = 0;
   st.version = 0; // the sum of the workers' step counts
-  auto remaining = std::make_shared<std::size_t>(st.config.average.size());
+  auto remaining = std::make_shared<std::size_t>(
+      std::count_if(st.config.average.begin(), st.config.average.end(),
+                    [](const caf::actor& a) { return static_cast<bool>(a); }));
+  if (*remaining == 0) {
+    promise.deliver(caf::make_error(caf::sec::runtime_error,
+                                    "every worker was lost"));
+    return;
+  }
   auto finish = [self, promise, n]() mutable {
     auto& st = self->state;
     if (st.averaged == 0) {
@@ -59,6 +67,8 @@ void evaluate_average(self_ptr self,
   f.worker = std::numeric_limits<worker_id>::max();
   f.size = n;
   for (auto& h : st.config.average) {
+    if (!h)
+      continue; // lost
     st.probe->sent(msg_type::fetch, wire_size(f));
     self->request(h, st.config.request_timeout, f)
         .then(
@@ -146,6 +156,11 @@ evaluator_actor::behavior_type evaluator(self_ptr self,
                   });
         }
         return promise;
+      },
+      [self](leave_atom, worker_id w) {
+        auto& st = self->state;
+        if (w < st.config.average.size())
+          st.config.average[w] = nullptr;
       },
   };
 }

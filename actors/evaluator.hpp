@@ -26,8 +26,9 @@ struct evaluator_config {
   /// forwards to the global leader).
   caf::actor source;
   /// If not empty, the evaluated model is the mean of these actors' whole
-  /// vectors (SGP's z_i, DS-Sync's and ShadowSync's workers); an actor that
-  /// does not answer (lost) is left out of the mean.
+  /// vectors (SGP's z_i, DS-Sync's and ShadowSync's workers, by rank); an
+  /// actor that does not answer, or that leave_atom names (lost), is left
+  /// out of the mean.
   std::vector<caf::actor> average;
   std::size_t parameters = 0;
   /// May be empty: then only the parameters' hash is reported.

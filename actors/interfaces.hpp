@@ -78,7 +78,9 @@ using evaluator_actor = caf::typed_actor<
     // Evaluate; with `true` fetch the current parameters first, with `false`
     // re-evaluate the last fetched ones (used after a divergence, so the
     // result is the last good model).
-    caf::replies_to<messages::eval_atom, bool>::with<messages::eval_msg>>;
+    caf::replies_to<messages::eval_atom, bool>::with<messages::eval_msg>,
+    // Averaging the workers: worker w was lost, leave it out from now on.
+    caf::reacts_to<messages::leave_atom, messages::worker_id>>;
 
 /// Builds a job's actors, drives warm start, evaluation and stopping, and
 /// produces the final result (coordinator.hpp).

@@ -289,6 +289,16 @@ void start_round(self_ptr self) {
   }
 }
 
+void syncer_gone(self_ptr self, std::uint32_t p) {
+  auto& st = self->state;
+  if (p >= st.peer_live.size() || !st.peer_live[p])
+    return;
+  st.peer_live[p] = false;
+  detail::log().warn("shadow syncer {}: syncer {} is gone", st.config.index,
+                     p);
+  check_exchange(self);
+}
+
 std::string stats_json(const shadow_syncer_state& st) {
   auto member_rounds = 0.0;
   nlohmann::json ids = st.config.ids; // empty on a node: ranks unknown
@@ -338,13 +348,9 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
   // A syncer that died (its node was lost) is no longer awaited.
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
-    for (std::size_t p = 0; p < st.peers.size(); ++p)
-      if (st.peers[p] && st.peers[p].address() == msg.source) {
-        st.peer_live[p] = false;
-        detail::log().warn("shadow syncer {}: syncer {} is gone",
-                           st.config.index, p);
-      }
-    check_exchange(self);
+    for (std::uint32_t p = 0; p < st.peers.size(); ++p)
+      if (st.peers[p] && st.peers[p].address() == msg.source)
+        syncer_gone(self, p);
   });
   return {
       [self](peers_atom, std::vector<caf::actor>& peers) {
@@ -374,6 +380,7 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
         if (round == st.round)
           check_exchange(self);
       },
+      [self](leave_atom, std::uint32_t g) { syncer_gone(self, g); },
       [self](step_atom) { start_round(self); },
       [self](tick_atom, std::uint64_t round) {
         auto& st = self->state;

@@ -24,6 +24,8 @@ using shadow_syncer_actor = caf::typed_actor<
     caf::reacts_to<messages::peers_atom, std::vector<caf::actor>>,
     // Another syncer's sum of snapshots (model averaging, BMUF).
     caf::reacts_to<messages::shadow_msg>,
+    // Syncer g was lost (from the coordinator): no longer awaited.
+    caf::reacts_to<messages::leave_atom, std::uint32_t>,
     // Self-messages: the next round; a round's deadline.
     caf::reacts_to<messages::step_atom>,
     caf::reacts_to<messages::tick_atom, std::uint64_t>,

@@ -3,7 +3,7 @@
 # 127.0.0.1 (and, as root, in two network namespaces). Every wait is bounded.
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls, token,
-# hostile, hosts, netns, monitor.
+# hostile, hosts, netns, monitor, stuck, lsgd, decentral.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -202,6 +202,50 @@ lsgd)
   acc=$(key coord2.json /test_accuracy)
   awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "accuracy $acc < 0.75"
   wait_for "$N3" 30 || fail "surviving node exited with status $?"
+  ;;
+decentral)
+  # SGP, DS-Sync and ShadowSync over two nodes of 2 workers, with the flags
+  # of one process; then a node dies mid-run under SGP and DS-Sync and the
+  # survivors finish the job.
+  for algo in sgp dssync shadow; do
+    start_coordinator "c_$algo" --algo=$algo --workers=4 "${JOB[@]}" \
+      --target-accuracy=0.75 --epochs=6 --listen=127.0.0.1:0 --expect=2
+    start_node "n1_$algo" --workers=2; N1=$NODE
+    start_node "n2_$algo" --workers=2; N2=$NODE
+    check_done "c_$algo"
+    wait_for "$N1" 30 || fail "$algo: node 1 exited with status $?"
+    wait_for "$N2" 30 || fail "$algo: node 2 exited with status $?"
+    [ "$(key "c_$algo.json" /shards)" = 0 ] || fail "$algo placed shards"
+  done
+  # Stopped at the target, shares were still in flight: the weights sum to
+  # at most n (exactly n at quiescence: tests/actors/decentral_test).
+  w=$(key c_sgp.json /sgp/weight_sum)
+  awk -v w="$w" 'BEGIN { exit !(w > 0 && w < 4.000001) }' \
+    || fail "sgp weights sum to $w"
+  # ShadowSync: one syncer per node, each synchronized its node's workers.
+  for s in 0 1; do
+    [ "$(key c_shadow.json /shadow/syncers/$s/rounds)" -gt 0 ] \
+      || fail "syncer $s had no round"
+  done
+  key c_shadow.json /shadow/syncers/2 >/dev/null 2>&1 \
+    && fail "more than one syncer per node"
+  for algo in sgp dssync; do
+    start_coordinator "k_$algo" --algo=$algo --workers=4 "${JOB[@]}" \
+      --epochs=30 --listen=127.0.0.1:0 --expect=2 --heartbeat=0.1 \
+      --node-timeout=1
+    start_node "n3_$algo" --workers=2 --heartbeat=0.1 --node-timeout=1; N3=$NODE
+    start_node "n4_$algo" --workers=2 --heartbeat=0.1 --node-timeout=1; N4=$NODE
+    wait_log "k_$algo.log" "epoch [2-9]\." 60 || fail "$algo: training did not start"
+    kill -9 "$N4"
+    wait_for "$COORD" 180 || fail "$algo: coordinator exited with status $?"
+    [ "$(key "k_$algo.json" /stop_reason)" = "steps done" ] \
+      || fail "$algo: job did not complete"
+    [ "$(key "k_$algo.json" /failures/1/role)" = worker ] \
+      || fail "$algo: two lost workers not reported"
+    acc=$(key "k_$algo.json" /test_accuracy)
+    awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "$algo: accuracy $acc < 0.75"
+    wait_for "$N3" 30 || fail "$algo: surviving node exited with status $?"
+  done
   ;;
 shardkill)
   # The node that holds the only shard dies: the job ends with an error that
