@@ -65,6 +65,25 @@ TEST_CASE("cluster flags that do not fit are refused by name") {
            {{"--algo=lsgd", "--lambda=1.5"}, "--lambda"},
            {{"--algo=lsgd", "--tau=8", "--tau-g=4"}, "--tau-g"},
            {{"--algo=lsgd", "--alpha=0.1"}, "--alpha"},
+           // Decentralized algorithms.
+           {{"--algo=sgp", "--shards=2"}, "--shards"},
+           {{"--algo=sgp", "--peers=3"}, "--peers"},
+           {{"--algo=downpour", "--peers=2"}, "--peers"},
+           {{"--algo=dssync", "--overlap=1"}, "--overlap"},
+           {{"--algo=dssync", "--group-size=1"}, "--group-size"},
+           {{"--algo=sgp", "--group-size=4"}, "--group-size"},
+           {{"--algo=sgp", "--groups=2"}, "--groups"},
+           {{"--algo=shadow", "--shadow=allreduce"}, "--shadow"},
+           {{"--algo=shadow", "--shards=2"}, "--shards"},
+           {{"--algo=shadow", "--shadow=ma", "--block-lr=2"}, "--block-lr"},
+           {{"--algo=shadow", "--shadow=bmuf", "--block-momentum=1"},
+            "--block-momentum"},
+           {{"--algo=shadow", "--shadow-period=-1"}, "--shadow-period"},
+           {{"--algo=shadow", "--workers=2", "--groups=3"}, "--groups"},
+           {{"--algo=sgp", "--alpha=0.1"}, "--alpha"},
+           {{"--algo=dssync", "--n-fetch=2"}, "--n-fetch"},
+           {{"--algo=easgd", "--shadow=ma", "--shadow-period=1"},
+            "--shadow-period"},
            // Distributed jobs.
            {{"--algo=sgd", "--listen=127.0.0.1:0", "--expect=1"}, "--listen"},
            {{"--algo=downpour", "--listen=127.0.0.1:0"}, "--expect"},
@@ -160,4 +179,56 @@ TEST_CASE("easgd: the center is evaluated, exchanges every tau steps") {
   // 2 workers x 40 steps / tau 4 = 20 exchanges, each a push to 2 shards.
   CHECK(j["server_updates"] == 2 * 20);
   CHECK(j["test_accuracy"].get<double>() > 0.5);
+}
+
+TEST_CASE("dssync: the same seed gives the same parameters (every round "
+          "waits for its group and averages in rank order)") {
+  auto o = quick("dssync", 4);
+  o.shards = 1;
+  std::cout << "dssync reproducibility: seed " << o.seed << std::endl;
+  auto a = run_train(o);
+  INFO(a.dump().substr(0, 2000));
+  CHECK_FALSE(a.contains("error"));
+  CHECK(a["shards"] == 0);
+  CHECK(a["steps"] == 4 * 40);
+  CHECK(a["dssync"]["schedule"] == "digit");
+  for (auto& w : a["worker_stats"])
+    CHECK(w["mixes"] == 40);
+  CHECK(run_train(o)["param_hash"] == a["param_hash"]);
+  o.seed = 2;
+  CHECK(run_train(o)["param_hash"] != a["param_hash"]);
+}
+
+TEST_CASE("sgp and shadow run from the command line and report their "
+          "exchanges") {
+  auto o = quick("sgp", 4);
+  o.shards = 1;
+  o.peers = 2;
+  o.overlap = 1;
+  std::cout << "sgp cli: seed " << o.seed << std::endl;
+  auto j = run_train(o);
+  INFO(j.dump().substr(0, 2000));
+  CHECK_FALSE(j.contains("error"));
+  CHECK(j["sgp"]["peers"] == 2);
+  CHECK(j["sgp"]["overlap"] == 1);
+  CHECK(j["sgp"]["weight_sum"].get<double>() == Approx(4).margin(1e-6));
+  CHECK(j["optimizer"] == "nesterov");
+  // Two shares per step, each the whole model.
+  CHECK(j["messages"].get<double>() >= 4 * 40 * 2);
+  for (std::string mode : {"ma", "bmuf", "easgd"}) {
+    auto s = quick("shadow", 4);
+    s.shards = 1;
+    s.shadow = mode;
+    s.max_steps = 100;
+    std::cout << "shadow cli " << mode << ": seed " << s.seed << std::endl;
+    auto r = run_train(s);
+    INFO(r.dump().substr(0, 2000));
+    CHECK_FALSE(r.contains("error"));
+    CHECK(r["shards"] == (mode == "easgd" ? 1 : 0));
+    CHECK(r["shadow"]["mode"] == mode);
+    CHECK(r["shadow"]["syncers"].size() == 4); // one per worker here
+    CHECK(r["shadow"]["rounds"].get<std::uint64_t>() > 0);
+    for (auto& w : r["worker_stats"])
+      CHECK(w["wait_seconds"].get<double>() == 0);
+  }
 }
