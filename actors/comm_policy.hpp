@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -8,7 +9,6 @@
 #include <vector>
 
 #include <caf/duration.hpp>
-#include <chrono>
 
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"

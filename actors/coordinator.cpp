@@ -169,9 +169,9 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
                                   "factory, workers and at most one shard "
                                   "per parameter");
     if ((c.shards == 0) == needs_shards(c))
-      throw std::invalid_argument(
-          needs_shards(c) ? c.algo + " needs at least one shard"
-                          : c.algo + " has no parameter shards");
+      throw std::invalid_argument(needs_shards(c)
+                                      ? c.algo + " needs at least one shard"
+                                      : c.algo + " has no parameter shards");
     check_algorithm(c);
     optim::make_optimizer<float>(c.server.optimizer, 1);
     if (c.server.lr_schedule)

@@ -166,8 +166,8 @@ void finish(self_ptr self, std::string reason) {
   for (auto& f : st.failures)
     if (f.role == "worker" && f.index < ask.size())
       ask[f.index] = false;
-  auto remaining = std::make_shared<std::size_t>(
-      std::count(ask.begin(), ask.end(), true));
+  auto remaining
+      = std::make_shared<std::size_t>(std::count(ask.begin(), ask.end(), true));
   if (*remaining == 0) {
     collect_shard_stats(self);
     return;
@@ -199,8 +199,8 @@ void finish(self_ptr self, std::string reason) {
     // A lingering worker is idle: a normal stop arrives after the shares
     // its peers sent before they were done (SGP's weights at quiescence).
     auto& handle = st.workers[w];
-    bool busy = std::find(lingering.begin(), lingering.end(), w)
-                == lingering.end();
+    bool busy
+        = std::find(lingering.begin(), lingering.end(), w) == lingering.end();
     if (busy && handle.node() == self->node())
       self->request<caf::message_priority::high>(
               handle, st.config.request_timeout, stop_atom::value)

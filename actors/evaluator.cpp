@@ -1,7 +1,7 @@
 #include "actors/evaluator.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -45,8 +45,8 @@ void evaluate_average(self_ptr self,
       std::count_if(st.config.average.begin(), st.config.average.end(),
                     [](const caf::actor& a) { return static_cast<bool>(a); }));
   if (*remaining == 0) {
-    promise.deliver(caf::make_error(caf::sec::runtime_error,
-                                    "every worker was lost"));
+    promise.deliver(
+        caf::make_error(caf::sec::runtime_error, "every worker was lost"));
     return;
   }
   auto finish = [self, promise, n]() mutable {
@@ -57,8 +57,8 @@ void evaluate_average(self_ptr self,
       return;
     }
     for (std::size_t i = 0; i < n; ++i)
-      st.params[i] = static_cast<float>(st.sum[i]
-                                        / static_cast<double>(st.averaged));
+      st.params[i]
+          = static_cast<float>(st.sum[i] / static_cast<double>(st.averaged));
     st.probe->activity("evaluating");
     promise.deliver(evaluate_now(st));
     st.probe->activity("idle");

@@ -59,8 +59,8 @@ std::uint64_t nanoseconds_since(clock_type::time_point t0) {
 class peer_policy : public comm_policy {
 public:
   peer_policy(peer_policy_options o, std::size_t n)
-      : opts_(std::move(o)), opt_(optim::make_optimizer<float>(opts_.optimizer,
-                                                               n)) {
+      : opts_(std::move(o)),
+        opt_(optim::make_optimizer<float>(opts_.optimizer, n)) {
     if (opts_.schedule)
       schedule_.emplace(*opts_.schedule);
   }
@@ -199,8 +199,8 @@ public:
     opt_->step(x_.data(), rep.grads(), n, lr(ctx));
     auto k = ctx.steps();
     std::vector<std::uint32_t> targets;
-    for (auto j : optim::exponential_out_peers(ctx.id(), k, opts_.workers,
-                                               opts_.peers))
+    for (auto j :
+         optim::exponential_out_peers(ctx.id(), k, opts_.workers, opts_.peers))
       if (live(j))
         targets.push_back(j);
     // Keep 1 / (d + 1) of x and w; each out-peer gets the same share. A
@@ -256,8 +256,8 @@ protected:
   std::string missing(worker_context& ctx) const override {
     std::string out = "no push-sum share of iteration "
                       + std::to_string(checked_) + " from in-peer(s)";
-    for (auto j : optim::exponential_in_peers(ctx.id(), checked_,
-                                              opts_.workers, opts_.peers))
+    for (auto j : optim::exponential_in_peers(ctx.id(), checked_, opts_.workers,
+                                              opts_.peers))
       if (live(j) && heard_[j] <= checked_)
         out += " " + std::to_string(j);
     return out;
@@ -285,8 +285,8 @@ private:
     if (peers_.empty())
       return true;
     while (checked_ + opts_.overlap < k) {
-      for (auto j : optim::exponential_in_peers(rank_, checked_,
-                                                opts_.workers, opts_.peers))
+      for (auto j : optim::exponential_in_peers(rank_, checked_, opts_.workers,
+                                                opts_.peers))
         if (live(j) && heard_[j] <= checked_)
           return false;
       ++checked_;

@@ -107,8 +107,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
       },
       [self](spawn_atom, shadow_atom, std::uint32_t g,
              const std::vector<caf::actor>& workers,
-             const std::vector<caf::actor>& shards)
-          -> caf::result<caf::actor> {
+             const std::vector<caf::actor>& shards) -> caf::result<caf::actor> {
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);

@@ -210,23 +210,24 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
       auto q = p;
       q.workers = st.config.workers;
       out["dssync"]["schedule"]
-          = digit_schedule(q) ? "digit"
-                              : (q.group_size >= q.workers ? "one group"
-                                                           : "random");
+          = digit_schedule(q)
+                ? "digit"
+                : (q.group_size >= q.workers ? "one group" : "random");
     }
   }
   if (st.config.algo == "shadow") {
     const auto& o = st.config.shadow;
-    nlohmann::json j{{"mode", o.mode},
-                     {"syncers", st.syncer_reports},
-                     {"rounds", sync_rounds},
-                     {"sync_gap", st.syncer_reports.empty()
-                                      ? 0.0
-                                      : gap_sum / static_cast<double>(
-                                            st.syncer_reports.size())},
-                     {"period_ms", o.period.count()},
-                     {"optimizer", st.config.local_optimizer.name},
-                     {"lr", st.config.local_lr}};
+    nlohmann::json j{
+        {"mode", o.mode},
+        {"syncers", st.syncer_reports},
+        {"rounds", sync_rounds},
+        {"sync_gap",
+         st.syncer_reports.empty()
+             ? 0.0
+             : gap_sum / static_cast<double>(st.syncer_reports.size())},
+        {"period_ms", o.period.count()},
+        {"optimizer", st.config.local_optimizer.name},
+        {"lr", st.config.local_lr}};
     if (o.mode == "easgd")
       j["alpha"] = shadow_alpha(o, st.config.workers);
     if (o.mode == "bmuf") {

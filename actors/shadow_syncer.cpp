@@ -56,8 +56,8 @@ void end_round(self_ptr self) {
                               .count();
   for (std::size_t i = 0; i < st.have.size(); ++i)
     if (st.have[i]) {
-      st.steps_between += st.steps_at[i] - std::min(st.steps_at[i],
-                                                    st.last_steps[i]);
+      st.steps_between
+          += st.steps_at[i] - std::min(st.steps_at[i], st.last_steps[i]);
       st.last_steps[i] = st.steps_at[i];
     }
   st.in_round = st.exchanging = false;
@@ -88,8 +88,8 @@ void correct(self_ptr self, std::size_t i, const float* target) {
 void easgd_apply(self_ptr self) {
   auto& st = self->state;
   auto n = params_of(st);
-  auto alpha = static_cast<float>(shadow_alpha(st.config.opts,
-                                               st.config.workers));
+  auto alpha
+      = static_cast<float>(shadow_alpha(st.config.opts, st.config.workers));
   std::vector<float> total(n, 0.0f), target(n);
   for (std::size_t i = 0; i < st.have.size(); ++i) {
     if (!st.have[i])
@@ -179,10 +179,10 @@ void combine(self_ptr self) {
       avg[j] = static_cast<float>(sum[j] / static_cast<double>(count));
     const float* target = avg.data();
     if (st.bmuf) {
-      optim::bmuf_update(*st.bmuf, avg,
-                         shadow_block_momentum(st.config.opts,
-                                               st.config.workers),
-                         st.config.opts.block_lr);
+      optim::bmuf_update(
+          *st.bmuf, avg,
+          shadow_block_momentum(st.config.opts, st.config.workers),
+          st.config.opts.block_lr);
       target = st.bmuf->start.data();
     }
     for (std::size_t i = 0; i < st.have.size(); ++i)
@@ -229,7 +229,8 @@ void snapshots_done(self_ptr self) {
     }
   st.inbox[st.round][st.config.index] = std::move(mine);
   st.exchanging = true;
-  self->delayed_send(self, to_chrono(st.config.timeout), tick_atom::value, st.round);
+  self->delayed_send(self, to_chrono(st.config.timeout), tick_atom::value,
+                     st.round);
   st.probe->activity("averaging");
   check_exchange(self);
 }
@@ -294,8 +295,7 @@ void syncer_gone(self_ptr self, std::uint32_t p) {
   if (p >= st.peer_live.size() || !st.peer_live[p])
     return;
   st.peer_live[p] = false;
-  detail::log().warn("shadow syncer {}: syncer {} is gone", st.config.index,
-                     p);
+  detail::log().warn("shadow syncer {}: syncer {} is gone", st.config.index, p);
   check_exchange(self);
 }
 
@@ -318,9 +318,9 @@ std::string stats_json(const shadow_syncer_state& st) {
       {"seconds_per_round",
        st.rounds > 0 ? st.seconds_in_rounds / static_cast<double>(st.rounds)
                      : 0.0},
-      {"sync_gap", member_rounds > 0 ? static_cast<double>(st.steps_between)
-                                           / member_rounds
-                                     : 0.0}};
+      {"sync_gap", member_rounds > 0
+                       ? static_cast<double>(st.steps_between) / member_rounds
+                       : 0.0}};
   return out.dump();
 }
 
@@ -342,8 +342,9 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
   st.center.assign(n, 0.0f);
   if (st.config.opts.mode == "bmuf" && st.config.init)
     st.bmuf.emplace(*st.config.init);
-  st.probe = make_probe(self, "shadow syncer " + std::to_string(st.config.index),
-                        "shadow_syncer", true);
+  st.probe
+      = make_probe(self, "shadow syncer " + std::to_string(st.config.index),
+                   "shadow_syncer", true);
   st.probe->activity("waiting for peers");
   // A syncer that died (its node was lost) is no longer awaited.
   self->set_down_handler([self](caf::down_msg& msg) {

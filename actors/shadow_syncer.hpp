@@ -75,8 +75,7 @@ struct shadow_syncer_state {
   std::vector<std::uint64_t> versions; ///< S-EASGD: the shards' versions
   std::vector<float> center;
   /// MA / BMUF: the syncers' sums of round r, by syncer index.
-  std::map<std::uint64_t, std::map<std::uint32_t, messages::shadow_msg>>
-      inbox;
+  std::map<std::uint64_t, std::map<std::uint32_t, messages::shadow_msg>> inbox;
   std::optional<optim::bmuf_state> bmuf;
   // Counters.
   std::uint64_t rounds = 0, timeouts = 0, corrections = 0, messages = 0,
@@ -88,9 +87,9 @@ struct shadow_syncer_state {
 
 /// Spawn with `sys.spawn(shadow_syncer, config)`; rounds start with the
 /// peers message.
-shadow_syncer_actor::behavior_type shadow_syncer(
-    shadow_syncer_actor::stateful_pointer<shadow_syncer_state> self,
-    shadow_syncer_config config);
+shadow_syncer_actor::behavior_type
+shadow_syncer(shadow_syncer_actor::stateful_pointer<shadow_syncer_state> self,
+              shadow_syncer_config config);
 
 /// S-EASGD's alpha and BMUF's eta_b with their defaults resolved.
 double shadow_alpha(const shadow_options& o, std::uint32_t workers) noexcept;

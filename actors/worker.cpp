@@ -70,7 +70,8 @@ worker_stats worker_state::stats() const {
 }
 
 void worker_state::schedule_timeout(std::uint64_t seq) {
-  actor->delayed_send(actor, to_chrono(config.request_timeout), tick_atom::value, seq);
+  actor->delayed_send(actor, to_chrono(config.request_timeout),
+                      tick_atom::value, seq);
 }
 
 bool worker_state::finished() const noexcept {

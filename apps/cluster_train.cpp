@@ -50,10 +50,9 @@ void validate_cluster(const train_options& o) {
   bool decentral = o.algo == "sgp" || o.algo == "dssync" || o.algo == "shadow";
   bool shadow_easgd = o.algo == "shadow" && o.shadow == "easgd";
   if (!consensus
-      && (o.tau != 4 || (o.alpha != 0 && !shadow_easgd)
-          || o.easgd_momentum != 0 || (o.groups != 0 && o.algo != "shadow")
-          || o.lambda != 0.1 || o.lambda_g != 0.1 || o.tau_g != 16
-          || o.score_window != 0))
+      && (o.tau != 4 || (o.alpha != 0 && !shadow_easgd) || o.easgd_momentum != 0
+          || (o.groups != 0 && o.algo != "shadow") || o.lambda != 0.1
+          || o.lambda_g != 0.1 || o.tau_g != 16 || o.score_window != 0))
     fail("--tau, --alpha, --easgd-momentum, --groups, --lambda, --lambda-g, "
          "--tau-g and --score-window apply to easgd and lsgd (--alpha also "
          "to shadow --shadow=easgd, --groups to shadow)");

@@ -271,8 +271,8 @@ void validate(train_options& o) {
   // reached 0.90, plain momentum without decay stopped at 0.898).
   // SGP's job scripts use the same (Nesterov 0.9, weight decay 1e-4); the
   // other decentralized algorithms follow.
-  bool decentralized = o.algo == "lsgd" || o.algo == "sgp"
-                       || o.algo == "dssync" || o.algo == "shadow";
+  bool decentralized = o.algo == "lsgd" || o.algo == "sgp" || o.algo == "dssync"
+                       || o.algo == "shadow";
   if (o.optimizer.empty())
     o.optimizer = decentralized ? "nesterov" : "momentum";
   if (o.weight_decay < 0 && o.weight_decay != -1)
@@ -322,8 +322,7 @@ nlohmann::json run_train(train_options o) {
   result["model"] = o.model;
   result["data"] = name;
   result["workers"] = o.workers;
-  result["shards"] = o.algo == "lsgd" || o.algo == "sgp"
-                             || o.algo == "dssync"
+  result["shards"] = o.algo == "lsgd" || o.algo == "sgp" || o.algo == "dssync"
                              || (o.algo == "shadow" && o.shadow != "easgd")
                          ? 0
                          : o.shards;

@@ -59,13 +59,13 @@ struct train_options {
   std::uint64_t tau_g = 16;       ///< lsgd steps between global rounds
   std::uint64_t score_window = 0; ///< lsgd losses in the score (0: tau)
   // -- decentralized algorithms (sgp, dssync, shadow) -----------------------
-  std::uint64_t peers = 1;          ///< sgp out-peers per step (1 or 2)
-  std::uint64_t overlap = 0;        ///< sgp bound tau on in-peer staleness
-  std::uint64_t group_size = 2;     ///< dssync group size m
-  std::string shadow = "ma";        ///< shadow: easgd | ma | bmuf
-  double shadow_period = 0;         ///< shadow: seconds between rounds
-  double block_momentum = -1;       ///< bmuf eta_b (-1: 1 - 1 / workers)
-  double block_lr = 1;              ///< bmuf zeta
+  std::uint64_t peers = 1;      ///< sgp out-peers per step (1 or 2)
+  std::uint64_t overlap = 0;    ///< sgp bound tau on in-peer staleness
+  std::uint64_t group_size = 2; ///< dssync group size m
+  std::string shadow = "ma";    ///< shadow: easgd | ma | bmuf
+  double shadow_period = 0;     ///< shadow: seconds between rounds
+  double block_momentum = -1;   ///< bmuf eta_b (-1: 1 - 1 / workers)
+  double block_lr = 1;          ///< bmuf zeta
   // -- distributed jobs (not part of the job's spec) ----------------------
   std::string listen;        ///< HOST:PORT: place the roles on joined nodes
   std::uint64_t expect = 0;  ///< nodes to wait for (with --listen)

@@ -3,8 +3,8 @@
 #include <caf/detail/stringification_inspector.hpp>
 
 #include "messages/consensus.hpp"
-#include "messages/gossip.hpp"
 #include "messages/control.hpp"
+#include "messages/gossip.hpp"
 #include "messages/metrics.hpp"
 
 namespace troupe::messages {

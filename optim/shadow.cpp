@@ -10,10 +10,9 @@ bmuf_state::bmuf_state(const std::vector<float>& init)
 void bmuf_update(bmuf_state& s, const std::vector<float>& average,
                  double block_momentum, double block_lr) {
   if (average.size() != s.start.size())
-    throw std::invalid_argument("bmuf_update: the average has "
-                                + std::to_string(average.size())
-                                + " values, the state "
-                                + std::to_string(s.start.size()));
+    throw std::invalid_argument(
+        "bmuf_update: the average has " + std::to_string(average.size())
+        + " values, the state " + std::to_string(s.start.size()));
   for (std::size_t i = 0; i < average.size(); ++i) {
     double g = static_cast<double>(average[i]) - s.start[i];
     double d = block_momentum * s.momentum[i] + block_lr * g;

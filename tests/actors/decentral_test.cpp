@@ -33,7 +33,8 @@ std::vector<std::vector<std::size_t>> sorted_parts(const optim::lsq_problem& p,
   std::vector<std::size_t> idx(static_cast<std::size_t>(p.b.size()));
   std::iota(idx.begin(), idx.end(), 0);
   std::sort(idx.begin(), idx.end(), [&](auto i, auto j) {
-    return p.b[static_cast<Eigen::Index>(i)] < p.b[static_cast<Eigen::Index>(j)];
+    return p.b[static_cast<Eigen::Index>(i)]
+           < p.b[static_cast<Eigen::Index>(j)];
   });
   std::vector<std::vector<std::size_t>> parts(workers);
   for (std::size_t k = 0; k < idx.size(); ++k)
@@ -43,11 +44,10 @@ std::vector<std::vector<std::size_t>> sorted_parts(const optim::lsq_problem& p,
 
 /// Random starts of norm ~ 3 around `center`.
 std::vector<std::vector<float>> spread_starts(std::uint32_t workers,
-                                             const optim::vector<double>& c,
-                                             std::uint64_t seed) {
+                                              const optim::vector<double>& c,
+                                              std::uint64_t seed) {
   optim::rng gen{seed};
-  std::vector<std::vector<float>> starts(workers,
-                                         std::vector<float>(c.size()));
+  std::vector<std::vector<float>> starts(workers, std::vector<float>(c.size()));
   for (auto& s : starts)
     for (std::size_t i = 0; i < s.size(); ++i)
       s[i] = static_cast<float>(c[static_cast<Eigen::Index>(i)]
@@ -129,8 +129,8 @@ TEST_CASE("SGP T4: 8 workers on a label-sorted LSQ split all reach x*, with "
     job.peer.overlap = v.overlap;
     job.local_schedule = decay(0.05, steps / 5);
     std::vector<std::vector<float>> starts(8, std::vector<float>(20, 0.0f));
-    auto lasts = test::record_workers(job, prob, starts, seed,
-                                      sorted_parts(*prob, 8));
+    auto lasts
+        = test::record_workers(job, prob, starts, seed, sorted_parts(*prob, 8));
     auto final_params = job.final_params;
     auto out = test::run_seeded(std::move(job), seed);
     INFO(out.dump().substr(0, 3000));
@@ -294,8 +294,8 @@ TEST_CASE("256 SGP peers in one process train LOGREG to its optimum") {
   lo.d = 10;
   lo.mu = 1e-2;
   lo.seed = seed;
-  auto prob = std::make_shared<const optim::logreg_problem>(
-      optim::make_logreg(lo));
+  auto prob
+      = std::make_shared<const optim::logreg_problem>(optim::make_logreg(lo));
   actors::job_config job;
   job.algo = "sgp";
   job.workers = 256;
@@ -303,7 +303,8 @@ TEST_CASE("256 SGP peers in one process train LOGREG to its optimum") {
   job.init = std::make_shared<const std::vector<float>>(lo.d, 0.0f);
   job.make_replica = [prob, seed](messages::worker_id w) {
     std::vector<std::size_t> part;
-    for (std::size_t i = w; i < static_cast<std::size_t>(prob->y.size()); i += 256)
+    for (std::size_t i = w; i < static_cast<std::size_t>(prob->y.size());
+         i += 256)
       part.push_back(i);
     return std::make_unique<optim::synthetic_replica<optim::logreg_problem>>(
         prob, part, 16, seed + w);
@@ -317,9 +318,9 @@ TEST_CASE("256 SGP peers in one process train LOGREG to its optimum") {
   auto final_params = job.final_params;
   auto t0 = std::chrono::steady_clock::now();
   auto out = actors::run_job(std::move(job));
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now()
-                                              - t0)
-                    .count();
+  double secs
+      = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
   INFO(out.dump().substr(0, 3000));
   REQUIRE_FALSE(out.contains("error"));
   std::vector<double> x(final_params->begin(), final_params->end());

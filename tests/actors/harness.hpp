@@ -149,8 +149,7 @@ record_workers(actors::job_config& job,
   std::vector<std::shared_ptr<std::vector<float>>> lasts;
   for (std::uint32_t w = 0; w < job.workers; ++w)
     lasts.push_back(std::make_shared<std::vector<float>>());
-  job.make_replica = [prob, parts, starts, lasts,
-                      seed](messages::worker_id w) {
+  job.make_replica = [prob, parts, starts, lasts, seed](messages::worker_id w) {
     return std::make_unique<recorded_replica>(prob, parts[w], 16, seed + w,
                                               starts[w], lasts[w]);
   };

@@ -1,0 +1,159 @@
+// SGP at scale in one process: N gossip peers (worker actors, default 256)
+// train a synthetic LOGREG problem (each peer 16 examples, batch 16) with
+// push-sum on the exponential graph; reported: the optimality gap of the
+// mean model, gossip messages per second, the resident memory each peer
+// adds, and, as a baseline measured in the same run, one replica stepping
+// the same total number of steps serially without actors. Prints one JSON
+// object on stdout; progress goes to stderr.
+//
+//   gossip_scale [--peers=256] [--steps=200] [--dim=10] [--seed=101]
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/job.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/synthetic.hpp"
+
+namespace {
+
+using namespace troupe;
+using clock_type = std::chrono::steady_clock;
+
+/// A field of /proc/self/status in kB (VmRSS, VmHWM).
+double status_kb(const std::string& field) {
+  std::ifstream in{"/proc/self/status"};
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field + ":", 0) == 0)
+      return std::stod(line.substr(field.size() + 1));
+  return 0;
+}
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+std::uint64_t flag(int argc, char** argv, const std::string& name,
+                   std::uint64_t fallback) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--" + name + "=", 0) == 0)
+      return std::stoull(a.substr(name.size() + 3));
+    if (a == "-h" || a == "--help") {
+      std::cerr << "usage: gossip_scale [--peers=256] [--steps=200] "
+                   "[--dim=10] [--seed=101]\n";
+      std::exit(0);
+    }
+  }
+  return fallback;
+}
+
+} // namespace
+
+int main(int argc, char** argv) try {
+  auto peers = static_cast<std::uint32_t>(flag(argc, argv, "peers", 256));
+  auto steps = flag(argc, argv, "steps", 200);
+  auto dim = flag(argc, argv, "dim", 10);
+  auto seed = flag(argc, argv, "seed", 101);
+  if (peers < 2 || steps < 1 || dim < 1) {
+    std::cerr << "error: need --peers >= 2, --steps >= 1, --dim >= 1\n";
+    return 2;
+  }
+  optim::logreg_options lo;
+  lo.m = std::size_t{peers} * 16;
+  lo.d = dim;
+  lo.mu = 1e-2;
+  lo.seed = seed;
+  auto prob
+      = std::make_shared<const optim::logreg_problem>(optim::make_logreg(lo));
+  auto part_of = [prob, peers](std::uint32_t w) {
+    std::vector<std::size_t> part;
+    for (std::size_t i = w; i < static_cast<std::size_t>(prob->y.size());
+         i += peers)
+      part.push_back(i);
+    return part;
+  };
+  optim::schedule_options sched;
+  sched.name = "step";
+  sched.base_lr = 0.5;
+  sched.step_size = std::max<std::uint64_t>(steps / 4, 1);
+  sched.gamma = 0.5;
+
+  // Baseline: the same number of steps, one replica, no actors.
+  std::cerr << "serial baseline\n";
+  optim::synthetic_replica<optim::logreg_problem> serial{prob, part_of(0), 16,
+                                                         seed};
+  auto opt = optim::make_optimizer<float>({"sgd", 0, 0}, serial.size());
+  optim::schedule lr{sched};
+  auto t0 = clock_type::now();
+  for (std::uint64_t s = 0; s < steps * peers; ++s) {
+    serial.compute();
+    opt->step(serial.params(), serial.grads(), serial.size(),
+              lr.lr(s / peers));
+  }
+  double serial_secs = seconds_since(t0);
+
+  std::cerr << peers << " gossip peers\n";
+  actors::job_config job;
+  job.algo = "sgp";
+  job.workers = peers;
+  job.shards = 0;
+  job.init = std::make_shared<const std::vector<float>>(dim, 0.0f);
+  job.make_replica = [prob, part_of, seed](messages::worker_id w) {
+    return std::make_unique<optim::synthetic_replica<optim::logreg_problem>>(
+        prob, part_of(w), 16, seed + w);
+  };
+  job.steps_per_worker = steps;
+  job.local_optimizer = {"sgd", 0, 0};
+  job.local_lr = sched.base_lr;
+  job.local_schedule = sched;
+  job.final_params = std::make_shared<std::vector<float>>();
+  auto rss_before = status_kb("VmRSS");
+  t0 = clock_type::now();
+  auto out = actors::run_job(job);
+  double secs = seconds_since(t0);
+  auto hwm = status_kb("VmHWM");
+  if (out.contains("error")) {
+    std::cerr << "error: " << out["error"] << "\n";
+    return 1;
+  }
+  std::vector<double> x(job.final_params->begin(), job.final_params->end());
+  std::vector<double> zero(dim, 0.0);
+  double gap = optim::objective(*prob, x.data()) - prob->f_star;
+  double start = optim::objective(*prob, zero.data()) - prob->f_star;
+  double messages = out["messages"].get<double>();
+  double total_steps = out["steps"].get<double>();
+  nlohmann::json j{
+      {"benchmark", "gossip_scale"},
+      {"peers", peers},
+      {"steps_per_peer", steps},
+      {"dim", dim},
+      {"seed", seed},
+      {"seconds", secs},
+      {"gap_start", start},
+      {"gap_end", gap},
+      {"gap_ratio", gap / start},
+      {"messages", messages},
+      {"messages_per_sec", messages / secs},
+      {"bytes_sent", out["bytes_sent"]},
+      {"steps_per_sec", total_steps / secs},
+      {"weight_sum", out["sgp"]["weight_sum"]},
+      {"rss_before_kb", rss_before},
+      {"peak_rss_kb", hwm},
+      {"memory_per_peer_kb", (hwm - rss_before) / peers},
+      {"serial_steps_per_sec", static_cast<double>(steps * peers) / serial_secs},
+      {"steps_per_sec_over_serial",
+       total_steps / secs / (static_cast<double>(steps * peers) / serial_secs)},
+  };
+  std::cout << j.dump() << std::endl;
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "error: " << e.what() << "\n";
+  return 1;
+}
