@@ -309,12 +309,14 @@ cluster_job prepare_cluster_job(const train_options& o,
     job.shadow.block_lr = o.block_lr;
     job.shadow.period = std::chrono::milliseconds{
         static_cast<std::int64_t>(std::llround(o.shadow_period * 1000))};
-    // ShadowSync: one syncer per worker here (each worker is a trainer),
-    // one per node when distributed, or --groups of contiguous workers.
-    job.lsgd.groups = static_cast<std::uint32_t>(
-        o.groups > 0 ? o.groups : (o.listen.empty() ? workers : 1));
+    // ShadowSync: one syncer per node (this process is one node), or
+    // --groups syncers over contiguous blocks of workers. (One per worker
+    // makes model averaging an all-to-all among n syncers every round: on
+    // mlp with 8 workers it sent as many bytes per sample as sync.)
+    job.lsgd.groups
+        = static_cast<std::uint32_t>(std::max<std::uint64_t>(o.groups, 1));
     job.group_of.clear();
-    if (o.groups > 0 || o.listen.empty())
+    if (o.groups > 0)
       job.group_of = actors::lsgd_groups(workers, job.lsgd.groups, {});
     if (o.algo != "shadow" || o.shadow != "easgd")
       job.shards = 0;

@@ -144,8 +144,9 @@ void add_train_options(option_parser& p, train_options& o) {
            "easgd: EAMSGD's Nesterov momentum delta (default 0; the paper "
            "0.99 with a smaller --lr)")
       .add(o.groups, "groups",
-           "lsgd: groups of workers with a leader each (default: one per "
-           "node in a distributed job, else 1)")
+           "lsgd: groups of workers with a leader each; shadow: syncers, "
+           "each over a block of workers (default: one per node in a "
+           "distributed job, else 1)")
       .add(o.lambda, "lambda",
            "lsgd: pull toward the group's leader, in [0, 1] (default 0.1)")
       .add(o.lambda_g, "lambda-g",
