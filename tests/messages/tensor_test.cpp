@@ -19,6 +19,7 @@
 #include "messages/atoms.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
+#include "messages/gossip.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 #include "messages/registry.hpp"
@@ -177,7 +178,11 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       progress_msg{1, 2, 3, real{4}}, worker_stats{}, worker_pushes{},
       shard_stats{}, eval_msg{}, node_metrics{"n", "k", {actor_metrics{}}},
       score_msg{1, 2, real{0.5}}, lead_msg{3, true, 0.1, {}},
-      pull_msg{3, false, 1, 0.1, tensor{special_values()}}, ack_atom::value);
+      pull_msg{3, false, 1, 0.1, tensor{special_values()}},
+      gossip_msg{2, 9, 0.5, tensor{special_values()}},
+      group_msg{1, 4, tensor{special_values()}},
+      delta_msg{7, tensor{special_values()}},
+      shadow_msg{1, 2, 3, tensor{special_values()}}, ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -189,12 +194,19 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       copy.match_elements<tensor, push_msg, fetch_msg, params_msg, hello_msg,
                           real, progress_msg, worker_stats, worker_pushes,
                           shard_stats, eval_msg, node_metrics, score_msg,
-                          lead_msg, pull_msg, ack_atom>());
+                          lead_msg, pull_msg, gossip_msg, group_msg, delta_msg,
+                          shadow_msg, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));
   CHECK(copy.get_as<params_msg>(3) == msg.get_as<params_msg>(3));
   CHECK(copy.get_as<hello_msg>(4) == msg.get_as<hello_msg>(4));
+  require_bits_equal(copy.get_as<gossip_msg>(15).values,
+                     msg.get_as<gossip_msg>(15).values);
+  CHECK(copy.get_as<gossip_msg>(15).weight == 0.5);
+  require_bits_equal(copy.get_as<shadow_msg>(18).sum,
+                     msg.get_as<shadow_msg>(18).sum);
+  CHECK(copy.get_as<shadow_msg>(18).count == 3);
 }
 
 TEST_CASE("messages print for logs", "[messages]") {
