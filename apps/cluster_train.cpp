@@ -65,13 +65,15 @@ void validate_cluster(const train_options& o) {
           || o.block_lr != 1))
     fail("--shadow, --shadow-period, --block-momentum and --block-lr apply "
          "to shadow");
-  if (decentral) {
+  if (consensus || decentral) {
     if (o.n_fetch != 1 || o.n_push != 1 || o.staleness_bound >= 0
         || o.staleness_aware || o.warm_start_steps > 0
         || !o.server_optimizer.empty() || o.local_lr >= 0)
       fail("--n-fetch, --n-push, --staleness-bound, --staleness-aware, "
            "--warm-start-steps, --server-optimizer and --local-lr apply to "
            "downpour and sync");
+  }
+  if (decentral) {
     if (o.shards != 1 && !shadow_easgd)
       fail(o.algo + (o.algo == "shadow" ? " --shadow=" + o.shadow : "")
            + " has no parameter shards; leave --shards out");
@@ -100,12 +102,6 @@ void validate_cluster(const train_options& o) {
       fail("--block-lr must be in (0, 10]");
   }
   if (consensus) {
-    if (o.n_fetch != 1 || o.n_push != 1 || o.staleness_bound >= 0
-        || o.staleness_aware || o.warm_start_steps > 0
-        || !o.server_optimizer.empty() || o.local_lr >= 0)
-      fail("--n-fetch, --n-push, --staleness-bound, --staleness-aware, "
-           "--warm-start-steps, --server-optimizer and --local-lr apply to "
-           "downpour and sync");
     if (o.tau < 1 || o.tau > 1000000)
       fail("--tau must be in [1, 1000000]");
   }

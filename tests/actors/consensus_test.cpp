@@ -14,18 +14,7 @@
 
 using namespace troupe;
 
-namespace {
-
-optim::schedule_options decay(double lr, std::size_t every) {
-  optim::schedule_options s;
-  s.name = "step";
-  s.base_lr = lr;
-  s.step_size = every;
-  s.gamma = 0.5;
-  return s;
-}
-
-} // namespace
+namespace {} // namespace
 
 TEST_CASE("EASGD T3: the center reaches x* on LSQ for p in 1, 4, 8 and tau "
           "in 1, 4, 16") {
@@ -44,7 +33,7 @@ TEST_CASE("EASGD T3: the center reaches x* on LSQ for p in 1, 4, 8 and tau "
       // keeps it stable.
       double lr = p == 1 ? 0.02 : 0.05;
       job.easgd.lr = lr;
-      job.local_schedule = decay(lr, steps / 6);
+      job.local_schedule = test::decay(lr, steps / 6);
       auto final_params = job.final_params;
       auto out = test::run_seeded(std::move(job), seed);
       INFO(out.dump());
@@ -71,7 +60,7 @@ TEST_CASE("EAMSGD (Nesterov momentum 0.9) reaches x* on LSQ") {
   job.easgd.tau = 4;
   job.easgd.momentum = 0.9;
   job.easgd.lr = 0.005;
-  job.local_schedule = decay(0.005, 100);
+  job.local_schedule = test::decay(0.005, 100);
   auto final_params = job.final_params;
   auto out = test::run_seeded(std::move(job), seed);
   INFO(out.dump());
@@ -108,7 +97,7 @@ TEST_CASE("LSGD T4: 2 groups x 4 workers from spread-out starts all reach "
   job.lsgd.score_window = 4;
   job.local_optimizer = {"sgd", 0, 0};
   job.local_lr = 0.05;
-  job.local_schedule = decay(0.05, steps / 5);
+  job.local_schedule = test::decay(0.05, steps / 5);
   // Spread-out starts: each worker at x* + a random offset of norm ~ 3.
   optim::rng gen{seed};
   std::vector<std::vector<float>> starts(workers, std::vector<float>(20));

@@ -22,6 +22,7 @@
 #include "messages/registry.hpp"
 #include "optim/replica.hpp"
 #include "optim/rng.hpp"
+#include "optim/schedule.hpp"
 #include "optim/synthetic.hpp"
 
 namespace troupe::test {
@@ -64,6 +65,16 @@ lsq_512x20(std::uint64_t seed) {
   o.noise = 0.1;
   o.seed = seed;
   return std::make_shared<const optim::lsq_problem>(optim::make_lsq(o));
+}
+
+/// A step schedule: `lr` halved every `every` steps.
+inline optim::schedule_options decay(double lr, std::size_t every) {
+  optim::schedule_options s;
+  s.name = "step";
+  s.base_lr = lr;
+  s.step_size = every;
+  s.gamma = 0.5;
+  return s;
 }
 
 /// f(x) - f* for float parameters.
