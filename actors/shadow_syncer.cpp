@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/detail/log.hpp"
+#include "actors/detail/shadow_ops.hpp"
 
 namespace troupe::actors {
 
@@ -25,19 +26,15 @@ double shadow_block_momentum(const shadow_options& o,
              : 1.0 - 1.0 / static_cast<double>(std::max(workers, 1u));
 }
 
-namespace {
-
-using self_ptr = shadow_syncer_actor::stateful_pointer<shadow_syncer_state>;
-
-/// The syncer's pushes carry ids above every worker's (the shard keeps
-/// per-sender sequence numbers).
-constexpr worker_id syncer_base = 1u << 30;
+namespace detail {
 
 std::size_t params_of(const shadow_syncer_state& st) {
   return st.config.init ? st.config.init->size() : 0;
 }
 
-void next_round(self_ptr self) {
+namespace {
+
+void next_round(syncer_ptr self) {
   auto& st = self->state;
   bool anyone = std::find(st.member_live.begin(), st.member_live.end(), true)
                 != st.member_live.end();
@@ -48,7 +45,9 @@ void next_round(self_ptr self) {
   self->delayed_send(self, pause, step_atom::value);
 }
 
-void end_round(self_ptr self) {
+} // namespace
+
+void end_round(syncer_ptr self) {
   auto& st = self->state;
   ++st.rounds;
   st.seconds_in_rounds += std::chrono::duration<double>(
@@ -69,7 +68,7 @@ void end_round(self_ptr self) {
 }
 
 /// Sends member i the correction target - snapshot_i.
-void correct(self_ptr self, std::size_t i, const float* target) {
+void correct(syncer_ptr self, std::size_t i, const float* target) {
   auto& st = self->state;
   auto n = params_of(st);
   std::vector<float> d(n);
@@ -83,82 +82,16 @@ void correct(self_ptr self, std::size_t i, const float* target) {
   self->send(st.config.members[i], std::move(m));
 }
 
-/// S-EASGD: e_i = alpha (s_i - c); member i moves by -e_i, the center by
-/// the sum of the e_i (pushed as the gradient -sum of a unit-rate step).
-void easgd_apply(self_ptr self) {
-  auto& st = self->state;
-  auto n = params_of(st);
-  auto alpha
-      = static_cast<float>(shadow_alpha(st.config.opts, st.config.workers));
-  std::vector<float> total(n, 0.0f), target(n);
-  for (std::size_t i = 0; i < st.have.size(); ++i) {
-    if (!st.have[i])
-      continue;
-    const auto& s = st.snapshots[i];
-    for (std::size_t j = 0; j < n; ++j) {
-      float e = alpha * (s[j] - st.center[j]);
-      total[j] += e;
-      target[j] = s[j] - e;
-    }
-    correct(self, i, target.data());
-  }
-  for (std::size_t k = 0; k < st.config.shards.size(); ++k) {
-    auto& sh = st.config.shards[k];
-    push_msg p;
-    p.worker = syncer_base + st.config.index;
-    p.seq = st.round;
-    p.version = st.versions[k];
-    p.offset = sh.range.offset;
-    p.samples = 1;
-    std::vector<float> g(sh.range.size);
-    for (std::size_t j = 0; j < g.size(); ++j)
-      g[j] = -total[sh.range.offset + j];
-    p.values = tensor{std::move(g)};
-    auto bytes = wire_size(p);
-    ++st.messages;
-    st.bytes += bytes;
-    st.probe->sent(msg_type::push, bytes);
-    self->send(sh.handle, std::move(p));
-  }
-  end_round(self);
-}
+} // namespace detail
 
-void fetch_center(self_ptr self) {
-  auto& st = self->state;
-  auto pending = std::make_shared<std::size_t>(st.config.shards.size());
-  auto failed = std::make_shared<bool>(false);
-  for (std::size_t k = 0; k < st.config.shards.size(); ++k) {
-    auto& sh = st.config.shards[k];
-    fetch_msg f{std::numeric_limits<worker_id>::max(), sh.range.offset,
-                sh.range.size, 0};
-    st.probe->sent(msg_type::fetch, wire_size(f));
-    self->request(sh.handle, st.config.timeout, f)
-        .then(
-            [self, k, pending, failed](params_msg& p) {
-              auto& st = self->state;
-              auto& r = st.config.shards[k].range;
-              if (p.values.size() == r.size)
-                std::memcpy(st.center.data() + r.offset, p.values.data(),
-                            r.size * sizeof(float));
-              st.versions[k] = p.version;
-              if (--*pending == 0) {
-                if (*failed)
-                  end_round(self);
-                else
-                  easgd_apply(self);
-              }
-            },
-            [self, k, pending, failed](caf::error& err) {
-              detail::log().warn("shadow syncer {}: shard {} did not answer: "
-                                 "{}",
-                                 self->state.config.index, k,
-                                 self->system().render(err));
-              *failed = true;
-              if (--*pending == 0)
-                end_round(self);
-            });
-  }
-}
+using detail::correct;
+using detail::end_round;
+using detail::fetch_center;
+using detail::params_of;
+using detail::syncer_ptr;
+using self_ptr = syncer_ptr;
+
+namespace {
 
 /// MA / BMUF: the mean of every syncer's sum (in syncer order, so every
 /// syncer computes the same bits), then each member's correction.

@@ -1,0 +1,152 @@
+#pragma once
+
+// The base of the peer-to-peer policies (SGP, DS-Sync): the peers and who is
+// gone, the optimizer, and one pending continuation with its deadline.
+// Shared by actors/gossip_policy.cpp and actors/dssync_policy.cpp only.
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/actor_cast.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/comm_policy.hpp"
+#include "actors/detail/log.hpp"
+
+namespace troupe::actors::detail {
+
+using namespace messages;
+
+using clock_type = std::chrono::steady_clock;
+
+inline std::uint64_t nanoseconds_since(clock_type::time_point t0) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now()
+                                                           - t0)
+          .count());
+}
+
+/// What SGP and DS-Sync share: the peers and who is gone, the optimizer,
+/// and one pending continuation with its deadline.
+class peer_policy : public comm_policy {
+public:
+  peer_policy(peer_policy_options o, std::size_t n)
+      : opts_(std::move(o)),
+        opt_(optim::make_optimizer<float>(opts_.optimizer, n)) {
+    if (opts_.schedule)
+      schedule_.emplace(*opts_.schedule);
+  }
+
+  void on_peers(worker_context& ctx,
+                const std::vector<caf::actor>& peers) override {
+    peers_ = peers;
+    gone_.assign(peers.size(), false);
+    for (std::size_t r = 0; r < peers.size(); ++r)
+      gone_[r] = !peers[r] || r == ctx.id();
+    heard_.assign(peers.size(), 0);
+  }
+
+  void on_peer_gone(worker_context& ctx, worker_id r) override {
+    if (r >= gone_.size() || gone_[r])
+      return;
+    gone_[r] = true;
+    detail::log().debug("worker {}: peer {} left or died", ctx.id(), r);
+    recheck(ctx);
+  }
+
+  void on_finish(worker_context& ctx) override {
+    waiting_ = nullptr;
+    for (std::size_t r = 0; r < peers_.size(); ++r)
+      if (live(r)) {
+        ctx.self()->send(caf::actor_cast<worker_actor>(peers_[r]),
+                         leave_atom::value, ctx.id());
+        ctx.count_sent(msg_type::leave, small_message_bytes);
+      }
+  }
+
+  void on_timeout(worker_context& ctx, std::uint64_t seq) override {
+    if (!waiting_ || seq != wait_seq_)
+      return;
+    detail::log().warn("worker {}: {} within the request timeout; going on "
+                       "without",
+                       ctx.id(), missing(ctx));
+    ctx.count_timeout();
+    give_up(ctx);
+    resume(ctx);
+  }
+
+protected:
+  /// Rank r is a peer we may send to and wait for.
+  bool live(std::size_t r) const noexcept {
+    return r < peers_.size() && !gone_[r];
+  }
+
+  double lr(worker_context& ctx) const {
+    return schedule_ ? schedule_->lr(ctx.steps()) : opts_.lr;
+  }
+
+  /// Waits (with a deadline) until recheck() finds the condition met.
+  void wait(worker_context& ctx, std::function<void()> k) {
+    waiting_ = std::move(k);
+    wait_start_ = clock_type::now();
+    ++wait_seq_;
+    recheck(ctx);
+    if (!waiting_)
+      return;
+    ctx.schedule_timeout(wait_seq_);
+    if (auto* p = ctx.probe())
+      p->activity("waiting for peers");
+  }
+
+  /// Runs the pending continuation (the wait is counted).
+  void resume(worker_context& ctx) {
+    if (!waiting_)
+      return;
+    auto k = std::move(waiting_);
+    waiting_ = nullptr;
+    ctx.count_wait(nanoseconds_since(wait_start_));
+    k();
+  }
+
+  /// Valid payload of n values from rank `sender`, all finite.
+  bool acceptable(worker_context& ctx, const char* what, worker_id sender,
+                  const tensor& values, std::size_t n) const {
+    bool ok = sender < opts_.workers && values.size() == n;
+    for (std::size_t i = 0; ok && i < n; ++i)
+      ok = std::isfinite(values.data()[i]);
+    if (!ok) {
+      detail::log().warn("worker {}: ignoring a {} from {} with {} values "
+                         "(expected {} finite values from a rank below {})",
+                         ctx.id(), what, sender, values.size(), n,
+                         opts_.workers);
+      if (auto* p = ctx.probe())
+        p->error();
+    }
+    return ok;
+  }
+
+  /// Resumes if the awaited messages are here.
+  virtual void recheck(worker_context& ctx) = 0;
+  /// The awaited messages, in words (for the timeout warning).
+  virtual std::string missing(worker_context& ctx) const = 0;
+  /// The deadline passed: consider the wait satisfied.
+  virtual void give_up(worker_context& ctx) = 0;
+
+  peer_policy_options opts_;
+  std::unique_ptr<optim::optimizer<float>> opt_;
+  std::optional<optim::schedule> schedule_;
+  std::vector<caf::actor> peers_;
+  std::vector<bool> gone_;
+  /// Per rank: 1 + the last iteration / round heard from it (0: none).
+  std::vector<std::uint64_t> heard_;
+  std::function<void()> waiting_;
+  std::uint64_t wait_seq_ = 0;
+  clock_type::time_point wait_start_;
+};
+
+} // namespace troupe::actors::detail

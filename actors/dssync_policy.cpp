@@ -1,0 +1,153 @@
+// DS-Sync: group averaging on a shuffled partition (the base shared with SGP
+// is in detail/peer_policy.hpp). After each local step a worker sends its
+// parameters to its group of the round, waits for theirs (at most the
+// request timeout) and takes the group mean.
+
+#include <map>
+#include <string>
+
+#include "actors/comm_policy.hpp"
+#include "actors/detail/peer_policy.hpp"
+#include "optim/gossip.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+bool digit_schedule(const peer_policy_options& opts) noexcept {
+  auto n = opts.workers, m = opts.group_size;
+  if (m < 2 || n < m)
+    return false;
+  std::uint64_t power = 1;
+  while (power < n)
+    power *= m;
+  return power == n;
+}
+
+std::vector<std::uint32_t> dssync_groups(const peer_policy_options& opts,
+                                         std::uint64_t k) {
+  auto n = opts.workers, m = opts.group_size;
+  if (n <= 1 || m >= n)
+    return std::vector<std::uint32_t>(n, 0);
+  if (digit_schedule(opts))
+    return optim::digit_groups(n, m, k);
+  return optim::random_groups(n, m, k, opts.seed);
+}
+
+namespace {
+
+using detail::peer_policy;
+
+class dssync_policy : public peer_policy {
+public:
+  using peer_policy::peer_policy;
+
+  void before_compute(worker_context&, std::function<void()> ready) override {
+    ready();
+  }
+
+  void after_compute(worker_context& ctx, std::uint32_t,
+                     std::function<void()> done) override {
+    auto& rep = ctx.replica();
+    opt_->step(rep.params(), rep.grads(), rep.size(), lr(ctx));
+    round_ = ctx.steps();
+    auto groups = dssync_groups(opts_, round_);
+    members_.clear();
+    auto me = ctx.id();
+    for (std::uint32_t r = 0; r < groups.size(); ++r)
+      if (groups[r] == groups.at(me))
+        members_.push_back(r);
+    group_msg m{me, round_, tensor{rep.params(), rep.size()}};
+    auto bytes = wire_size(m);
+    for (auto r : members_)
+      if (r != me && live(r)) {
+        ctx.count_sent(msg_type::group, bytes);
+        ctx.self()->send(caf::actor_cast<worker_actor>(peers_[r]), m);
+      }
+    wait(ctx, std::move(done));
+  }
+
+  void on_group(worker_context& ctx, group_msg& m) override {
+    if (!acceptable(ctx, "group copy", m.sender, m.values,
+                    ctx.replica().size()))
+      return;
+    if (m.round < next_round_) {
+      ++late_; // its round ended at the timeout: too late to count
+      return;
+    }
+    inbox_[m.round][m.sender] = std::move(m.values);
+    recheck(ctx);
+  }
+
+protected:
+  void recheck(worker_context& ctx) override {
+    if (!waiting_)
+      return;
+    auto& got = inbox_[round_];
+    for (auto r : members_)
+      if (r != ctx.id() && live(r) && got.count(r) == 0)
+        return;
+    average(ctx);
+    resume(ctx);
+  }
+
+  std::string missing(worker_context& ctx) const override {
+    std::string out = "no parameters of round " + std::to_string(round_)
+                      + " from group member(s)";
+    auto it = inbox_.find(round_);
+    for (auto r : members_)
+      if (r != ctx.id() && live(r)
+          && (it == inbox_.end() || it->second.count(r) == 0))
+        out += " " + std::to_string(r);
+    return out;
+  }
+
+  void give_up(worker_context& ctx) override {
+    average(ctx);
+  }
+
+private:
+  /// x <- mean of the members' copies that arrived (own included), summed
+  /// in rank order in double.
+  void average(worker_context& ctx) {
+    auto& rep = ctx.replica();
+    auto n = rep.size();
+    auto& got = inbox_[round_];
+    sum_.assign(n, 0.0);
+    std::size_t count = 0;
+    for (auto r : members_) {
+      const float* v = nullptr;
+      if (r == ctx.id())
+        v = rep.params();
+      else if (auto it = got.find(r); it != got.end())
+        v = it->second.data();
+      if (!v)
+        continue;
+      for (std::size_t i = 0; i < n; ++i)
+        sum_[i] += v[i];
+      ++count;
+    }
+    float* x = rep.params();
+    for (std::size_t i = 0; i < n; ++i)
+      x[i] = static_cast<float>(sum_[i] / static_cast<double>(count));
+    if (count > 1)
+      ctx.count_mix();
+    next_round_ = round_ + 1;
+    inbox_.erase(inbox_.begin(), inbox_.upper_bound(round_));
+  }
+
+  std::map<std::uint64_t, std::map<worker_id, tensor>> inbox_;
+  std::vector<std::uint32_t> members_;
+  std::vector<double> sum_;
+  std::uint64_t round_ = 0, next_round_ = 0, late_ = 0;
+};
+} // namespace
+
+std::unique_ptr<comm_policy> make_dssync_policy(peer_policy_options opts,
+                                                std::size_t parameters) {
+  if (opts.group_size < 2)
+    opts.group_size = 2;
+  return std::make_unique<dssync_policy>(std::move(opts), parameters);
+}
+
+} // namespace troupe::actors

@@ -1,0 +1,98 @@
+// ShadowSync by EASGD: the syncer's exchange with the center on the shards.
+
+#include <cstring>
+#include <limits>
+
+#include "actors/detail/log.hpp"
+#include "actors/detail/shadow_ops.hpp"
+
+namespace troupe::actors::detail {
+
+using namespace messages;
+
+namespace {
+
+/// The syncer's pushes carry ids above every worker's (the shard keeps
+/// per-sender sequence numbers).
+constexpr worker_id syncer_base = 1u << 30;
+
+/// S-EASGD: e_i = alpha (s_i - c); member i moves by -e_i, the center by
+/// the sum of the e_i (pushed as the gradient -sum of a unit-rate step).
+void easgd_apply(syncer_ptr self) {
+  auto& st = self->state;
+  auto n = params_of(st);
+  auto alpha
+      = static_cast<float>(shadow_alpha(st.config.opts, st.config.workers));
+  std::vector<float> total(n, 0.0f), target(n);
+  for (std::size_t i = 0; i < st.have.size(); ++i) {
+    if (!st.have[i])
+      continue;
+    const auto& s = st.snapshots[i];
+    for (std::size_t j = 0; j < n; ++j) {
+      float e = alpha * (s[j] - st.center[j]);
+      total[j] += e;
+      target[j] = s[j] - e;
+    }
+    correct(self, i, target.data());
+  }
+  for (std::size_t k = 0; k < st.config.shards.size(); ++k) {
+    auto& sh = st.config.shards[k];
+    push_msg p;
+    p.worker = syncer_base + st.config.index;
+    p.seq = st.round;
+    p.version = st.versions[k];
+    p.offset = sh.range.offset;
+    p.samples = 1;
+    std::vector<float> g(sh.range.size);
+    for (std::size_t j = 0; j < g.size(); ++j)
+      g[j] = -total[sh.range.offset + j];
+    p.values = tensor{std::move(g)};
+    auto bytes = wire_size(p);
+    ++st.messages;
+    st.bytes += bytes;
+    st.probe->sent(msg_type::push, bytes);
+    self->send(sh.handle, std::move(p));
+  }
+  end_round(self);
+}
+
+} // namespace
+
+void fetch_center(syncer_ptr self) {
+  auto& st = self->state;
+  auto pending = std::make_shared<std::size_t>(st.config.shards.size());
+  auto failed = std::make_shared<bool>(false);
+  for (std::size_t k = 0; k < st.config.shards.size(); ++k) {
+    auto& sh = st.config.shards[k];
+    fetch_msg f{std::numeric_limits<worker_id>::max(), sh.range.offset,
+                sh.range.size, 0};
+    st.probe->sent(msg_type::fetch, wire_size(f));
+    self->request(sh.handle, st.config.timeout, f)
+        .then(
+            [self, k, pending, failed](params_msg& p) {
+              auto& st = self->state;
+              auto& r = st.config.shards[k].range;
+              if (p.values.size() == r.size)
+                std::memcpy(st.center.data() + r.offset, p.values.data(),
+                            r.size * sizeof(float));
+              st.versions[k] = p.version;
+              if (--*pending == 0) {
+                if (*failed)
+                  end_round(self);
+                else
+                  easgd_apply(self);
+              }
+            },
+            [self, k, pending, failed](caf::error& err) {
+              detail::log().warn("shadow syncer {}: shard {} did not answer: "
+                                 "{}",
+                                 self->state.config.index, k,
+                                 self->system().render(err));
+              *failed = true;
+              if (--*pending == 0)
+                end_round(self);
+            });
+  }
+}
+
+} // namespace troupe::actors::detail
