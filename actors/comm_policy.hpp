@@ -13,6 +13,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
 #include "messages/gossip.hpp"
+#include "optim/compress.hpp"
 #include "optim/consensus.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/range_table.hpp"
@@ -127,6 +128,9 @@ public:
 
   /// The push-sum weight to report (SGP), NaN for others.
   virtual double weight() const noexcept;
+
+  /// Adds the policy's own figures to the worker's report (compression).
+  virtual void add_stats(messages::worker_stats&) const {}
 };
 
 /// Settings of the parameter-server policy (Downpour, SSP, sync).
@@ -143,6 +147,11 @@ struct ps_policy_options {
   /// alpha_local); a rate of 0 disables the local update.
   optim::optimizer_options local_optimizer;
   double local_lr = 0;
+  /// Gradient compression of the pushes (none by default), with the model's
+  /// layers (their kinds pick the per-kind settings; empty: all fully
+  /// connected).
+  optim::compress_options compress;
+  std::vector<optim::named_range> layers;
 };
 
 /// The parameter-server policy: fetch from every shard (waiting for the
@@ -161,11 +170,13 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                std::function<void()> done);
 
 /// Sends each shard its range of `values` as a push_msg with sequence number
-/// `seq`, the shard's last fetched version and the samples behind it.
+/// `seq`, the shard's last fetched version and the samples behind it. With
+/// `compressors` (one per shard) as a compressed_push_msg instead.
 void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               const float* values, std::uint64_t seq,
               const std::vector<std::uint64_t>& versions,
-              std::uint32_t samples);
+              std::uint32_t samples,
+              std::vector<optim::compressor>* compressors = nullptr);
 
 /// EASGD / EAMSGD (algorithms.md §3): every tau of its own steps the worker
 /// reads the center from the shards, computes e = alpha * (x - center) from

@@ -9,6 +9,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/gossip.hpp"
@@ -27,6 +28,8 @@ namespace troupe::actors {
 using parameter_shard_actor = caf::typed_actor<
     // A worker's gradient for the shard's range; applied or rejected.
     caf::reacts_to<messages::push_msg>,
+    // The same, compressed (decoded by the shard).
+    caf::reacts_to<messages::compressed_push_msg>,
     // The shard's parameters; under a staleness bound or in synchronous mode
     // the answer waits for the other workers' clocks.
     caf::replies_to<messages::fetch_msg>::with<messages::params_msg>,

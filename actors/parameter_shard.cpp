@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/detail/log.hpp"
+#include "optim/compress.hpp"
 
 namespace troupe::actors {
 
@@ -190,6 +191,31 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
         auto scope = on_message(self->state.probe.get(), self, msg_type::push,
                                 wire_size(p));
         on_push(self->state, p);
+      },
+      [self](compressed_push_msg& c) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe.get(), self, msg_type::push, wire_size(c));
+        // Decoded here; then the same path as a dense push (sync: the
+        // decoded gradients are summed dense, weighted, in worker order).
+        push_msg p{c.worker, c.seq, c.version, c.offset, c.clock, c.samples, {}};
+        try {
+          if (c.size != st.store->range().size)
+            throw std::invalid_argument(std::to_string(c.size)
+                                        + " coordinates for a range of "
+                                        + std::to_string(
+                                            st.store->range().size));
+          std::vector<float> dense(c.size);
+          optim::decompress(c.packed, dense.data(), dense.size());
+          p.values = tensor{std::move(dense)};
+        } catch (const std::invalid_argument& e) {
+          detail::log().warn("shard {}: cannot decode push {} of worker {}: "
+                             "{}",
+                             st.config.index, c.seq, c.worker, e.what());
+          note_rejection(st, p, optim::push_status::bad_range);
+          return;
+        }
+        on_push(st, p);
       },
       [self](const fetch_msg& f) -> caf::result<params_msg> {
         auto& st = self->state;

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include <caf/typed_event_based_actor.hpp>
@@ -60,9 +61,29 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
 void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               const float* values, std::uint64_t seq,
               const std::vector<std::uint64_t>& versions,
-              std::uint32_t samples) {
+              std::uint32_t samples,
+              std::vector<optim::compressor>* compressors) {
   for (std::size_t i = 0; i < shards.size(); ++i) {
     auto& r = shards[i].range;
+    if (compressors) {
+      compressed_push_msg c;
+      c.worker = ctx.id();
+      c.seq = seq;
+      c.version = versions[i];
+      c.offset = r.offset;
+      c.clock = ctx.clock() + 1;
+      c.samples = samples;
+      c.size = r.size;
+      try {
+        c.packed = (*compressors)[i].compress(values + r.offset, r.size);
+        ctx.count_sent(msg_type::push, wire_size(c));
+        ctx.self()->send(shards[i].handle, std::move(c));
+        continue;
+      } catch (const std::invalid_argument&) {
+        // Non-finite values: sent dense, so the shard rejects and counts
+        // them as for an uncompressed push; the residual is untouched.
+      }
+    }
     push_msg p;
     p.worker = ctx.id();
     p.seq = seq;
@@ -88,6 +109,12 @@ public:
       acc_.assign(n, 0.0f);
     if (!opts_.sync && opts_.local_lr > 0)
       local_ = optim::make_optimizer<float>(opts_.local_optimizer, n);
+    if (opts_.compress.method != optim::codec::none)
+      for (auto& sh : shards_)
+        compressors_.emplace_back(opts_.compress,
+                                  optim::segments_of(opts_.layers,
+                                                     sh.range.offset,
+                                                     sh.range.size));
   }
 
   void before_compute(worker_context& ctx,
@@ -127,8 +154,26 @@ public:
 
 private:
   void push(worker_context& ctx, const float* grad, std::uint32_t samples) {
-    push_all(ctx, shards_, grad, ++seq_, versions_, samples);
+    push_all(ctx, shards_, grad, ++seq_, versions_, samples,
+             compressors_.empty() ? nullptr : &compressors_);
   }
+
+public:
+  void add_stats(worker_stats& out) const override {
+    double sq = 0;
+    for (auto& c : compressors_) {
+      const auto& s = c.stats();
+      out.dense_fc += s.dense_bytes[0];
+      out.packed_fc += s.packed_bytes[0];
+      out.dense_conv += s.dense_bytes[1];
+      out.packed_conv += s.packed_bytes[1];
+      sq += c.residual_norm() * c.residual_norm();
+    }
+    out.residual_norm = real{std::sqrt(sq)};
+  }
+
+private:
+  std::vector<optim::compressor> compressors_;
 
   std::vector<shard_ref> shards_;
   ps_policy_options opts_;

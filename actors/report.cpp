@@ -236,6 +236,31 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
     }
     out["shadow"] = std::move(j);
   }
+  const auto& cz = st.config.policy.compress;
+  if (cz.method != optim::codec::none) {
+    std::uint64_t d[2] = {0, 0}, p[2] = {0, 0};
+    double residual = 0;
+    for (auto& w : reports) {
+      d[0] += w.dense_fc, d[1] += w.dense_conv;
+      p[0] += w.packed_fc, p[1] += w.packed_conv;
+      residual += w.residual_norm.value;
+    }
+    auto r = [](std::uint64_t dense, std::uint64_t packed) {
+      return packed > 0 ? nlohmann::json(static_cast<double>(dense) / packed)
+                        : nlohmann::json(nullptr);
+    };
+    out["compression"] = {{"method", optim::to_string(cz.method)},
+                          {"bin_fc", cz.bin_fc},
+                          {"bin_conv", cz.bin_conv},
+                          {"density_fc", cz.density_fc},
+                          {"density_conv", cz.density_conv}};
+    out["compression_ratio"] = {{"overall", r(d[0] + d[1], p[0] + p[1])},
+                                {"fc", r(d[0], p[0])},
+                                {"conv", r(d[1], p[1])}};
+    out["compressed_bytes"] = {{"fc", p[0]}, {"conv", p[1]}};
+    out["residual_norm"]
+        = reports.empty() ? 0.0 : residual / static_cast<double>(reports.size());
+  }
   if (st.config.staleness_bound) {
     out["staleness_bound"] = *st.config.staleness_bound;
     out["max_clock_gap"] = max_gap;

@@ -66,6 +66,8 @@ worker_stats worker_state::stats() const {
   auto out = counters;
   out.worker = config.id;
   out.weight = real{policy ? policy->weight() : std::nan("")};
+  if (policy)
+    policy->add_stats(out);
   return out;
 }
 

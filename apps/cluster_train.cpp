@@ -121,6 +121,12 @@ cluster_job prepare_cluster_job(const train_options& o,
   job.warm_start_steps = o.warm_start_steps;
   if (o.staleness_bound >= 0)
     job.staleness_bound = static_cast<std::uint64_t>(o.staleness_bound);
+  job.policy.compress.method = optim::parse_codec(o.compress);
+  job.policy.compress.bin_fc = o.bin_fc;
+  job.policy.compress.bin_conv = o.bin_conv;
+  job.policy.compress.density_fc = o.topk_fc;
+  job.policy.compress.density_conv = o.topk_conv;
+  job.policy.layers = init_model.ranges().ranges();
   job.policy.n_fetch = o.n_fetch;
   job.policy.n_push = o.n_push;
   job.policy.local_optimizer.name = "sgd";

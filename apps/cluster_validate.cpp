@@ -5,6 +5,7 @@
 
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
+#include "optim/compress.hpp"
 #include "optim/optimizer.hpp"
 
 namespace troupe::apps {
@@ -104,6 +105,24 @@ void validate_cluster(const train_options& o) {
     if (o.score_window > 100000)
       fail("--score-window must be at most 100000");
   }
+  if (o.compress != "none" && o.algo != "downpour" && o.algo != "sync")
+    fail("--compress applies to downpour and sync (their gradient pushes)");
+  try {
+    auto method = optim::parse_codec(o.compress);
+    if ((o.bin_fc != 500 || o.bin_conv != 50)
+        && method != optim::codec::adacomp)
+      fail("--bin-fc and --bin-conv apply to --compress=adacomp");
+    if ((o.topk_fc != 0.01 || o.topk_conv != 0.01)
+        && method != optim::codec::topk)
+      fail("--topk-fc and --topk-conv apply to --compress=topk");
+  } catch (const std::invalid_argument& e) {
+    fail(std::string{"--compress: "} + e.what());
+  }
+  if (o.bin_fc < 1 || o.bin_fc > 1000000 || o.bin_conv < 1
+      || o.bin_conv > 1000000)
+    fail("--bin-fc and --bin-conv must be in [1, 1000000]");
+  if (!(o.topk_fc > 0 && o.topk_fc <= 1) || !(o.topk_conv > 0 && o.topk_conv <= 1))
+    fail("--topk-fc and --topk-conv must be in (0, 1]");
   if (o.n_fetch < 1 || o.n_push < 1)
     fail("--n-fetch and --n-push must be at least 1");
   if (o.staleness_bound < -1)

@@ -174,6 +174,17 @@ void add_train_options(option_parser& p, train_options& o) {
            "shadow --shadow=bmuf: block momentum (default 1 - 1 / workers)")
       .add(o.block_lr, "block-lr",
            "shadow --shadow=bmuf: block learning rate (default 1)")
+      .add(o.compress, "compress",
+           "downpour, sync: compress the gradient pushes with error "
+           "feedback: adacomp | topk | onebit | none (default none)")
+      .add(o.bin_fc, "bin-fc",
+           "adacomp: bin length of fully connected layers (default 500)")
+      .add(o.bin_conv, "bin-conv",
+           "adacomp: bin length of convolutional layers (default 50)")
+      .add(o.topk_fc, "topk-fc",
+           "topk: fraction of a fully connected layer sent (default 0.01)")
+      .add(o.topk_conv, "topk-conv",
+           "topk: fraction of a convolutional layer sent (default 0.01)")
       .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
       .add(o.request_timeout, "request-timeout",
            "seconds before an unanswered request fails the job (default 60)")

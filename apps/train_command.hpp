@@ -66,6 +66,12 @@ struct train_options {
   double shadow_period = 0;     ///< shadow: seconds between rounds
   double block_momentum = -1;   ///< bmuf eta_b (-1: 1 - 1 / workers)
   double block_lr = 1;          ///< bmuf zeta
+  // -- gradient compression (downpour, sync) --------------------------------
+  std::string compress = "none"; ///< adacomp | topk | onebit | none
+  std::uint64_t bin_fc = 500;    ///< AdaComp bin length, dense layers
+  std::uint64_t bin_conv = 50;   ///< AdaComp bin length, conv layers
+  double topk_fc = 0.01;         ///< top-k density, dense layers
+  double topk_conv = 0.01;       ///< top-k density, conv layers
   // -- distributed jobs (not part of the job's spec) ----------------------
   std::string listen;        ///< HOST:PORT: place the roles on joined nodes
   std::uint64_t expect = 0;  ///< nodes to wait for (with --listen)

@@ -74,6 +74,10 @@ struct worker_stats {
   /// SGP / DS-Sync: waits for a peer that ended at the request timeout.
   std::uint64_t timeouts = 0;
   real weight; ///< SGP: the push-sum weight w when reported
+  /// Compressed pushes: bytes before (4 per coordinate) and after
+  /// compression, for fully connected and convolutional layers.
+  std::uint64_t dense_fc = 0, packed_fc = 0, dense_conv = 0, packed_conv = 0;
+  real residual_norm; ///< the compressors' residual (error feedback) norm
 };
 
 /// Serializes or prints a worker_stats.
@@ -81,7 +85,9 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
   return f(caf::meta::type_name("worker_stats"), x.worker, x.steps, x.samples,
            x.messages, x.bytes, x.compute_ns, x.wait_ns, x.error, x.pulls,
-           x.pull_distance, x.mixes, x.timeouts, x.weight);
+           x.pull_distance, x.mixes, x.timeouts, x.weight,
+           x.dense_fc, x.packed_fc, x.dense_conv, x.packed_conv,
+           x.residual_norm);
 }
 
 // -- shard_stats --------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 #include <caf/detail/stringification_inspector.hpp>
 
+#include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/gossip.hpp"
@@ -153,6 +154,18 @@ std::uint64_t wire_size(const delta_msg& x) {
 
 std::uint64_t wire_size(const shadow_msg& x) {
   return 4 + 8 + 4 + 8 + 4 * std::uint64_t{x.sum.size()};
+}
+
+std::string to_string(const compressed_push_msg& x) {
+  return "compressed_push_msg(" + std::to_string(x.worker) + ", "
+         + std::to_string(x.seq) + ", " + std::to_string(x.version) + ", "
+         + std::to_string(x.offset) + ", " + std::to_string(x.clock) + ", "
+         + std::to_string(x.samples) + ", " + std::to_string(x.size) + ", "
+         + std::to_string(x.packed.size()) + " bytes)";
+}
+
+std::uint64_t wire_size(const compressed_push_msg& x) {
+  return 4 + 8 * 4 + 4 + 8 + 8 + std::uint64_t{x.packed.size()};
 }
 
 } // namespace troupe::messages

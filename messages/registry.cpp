@@ -2,6 +2,7 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/gossip.hpp"
@@ -49,6 +50,7 @@ void for_each_type(F f) {
   f(type_tag<group_msg>{}, "troupe::group_msg");
   f(type_tag<delta_msg>{}, "troupe::delta_msg");
   f(type_tag<shadow_msg>{}, "troupe::shadow_msg");
+  f(type_tag<compressed_push_msg>{}, "troupe::compressed_push_msg");
 }
 
 } // namespace
