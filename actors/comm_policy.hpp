@@ -111,8 +111,9 @@ public:
   /// The job's workers in rank order (this one included), before the start.
   virtual void on_peers(worker_context&, const std::vector<caf::actor>&) {}
 
-  /// An SGP share from a peer.
+  /// An SGP share from a peer, plain or compressed.
   virtual void on_gossip(worker_context&, messages::gossip_msg&) {}
+  virtual void on_gossip(worker_context&, messages::compressed_gossip_msg&) {}
 
   /// A DS-Sync group member's parameters.
   virtual void on_group(worker_context&, messages::group_msg&) {}
@@ -215,6 +216,15 @@ struct peer_policy_options {
   /// else random partitions from `seed`.
   std::uint32_t group_size = 2;
   std::uint64_t seed = 1;
+  /// SGP: compress the shares (none by default): each sender keeps, per
+  /// out-peer, the copy of its model that peer holds, starting from `init`
+  /// (every worker's starting point), and sends the compressed change.
+  optim::compress_options compress;
+  std::vector<optim::named_range> layers;
+  std::shared_ptr<const std::vector<float>> init;
+  /// Compressed SGP's consensus step in (0, 1]: the share sent each step
+  /// is gamma / (d + 1) of the public copy (and of w).
+  double gamma = 0.5;
 };
 
 /// SGP / overlap SGP (algorithms.md §5): the worker keeps the push-sum

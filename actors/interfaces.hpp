@@ -65,8 +65,9 @@ using worker_actor = caf::typed_actor<
     caf::replies_to<messages::fetch_msg>::with<messages::params_msg>,
     // SGP / DS-Sync: the job's workers in rank order, before the start.
     caf::reacts_to<messages::peers_atom, std::vector<caf::actor>>,
-    // SGP: a peer's push-sum share.
+    // SGP: a peer's push-sum share, plain or compressed.
     caf::reacts_to<messages::gossip_msg>,
+    caf::reacts_to<messages::compressed_gossip_msg>,
     // DS-Sync: a group member's parameters.
     caf::reacts_to<messages::group_msg>,
     // SGP / DS-Sync: a peer finished its steps.

@@ -236,7 +236,8 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
     }
     out["shadow"] = std::move(j);
   }
-  const auto& cz = st.config.policy.compress;
+  const auto& cz = st.config.algo == "sgp" ? st.config.peer.compress
+                                           : st.config.policy.compress;
   if (cz.method != optim::codec::none) {
     std::uint64_t d[2] = {0, 0}, p[2] = {0, 0};
     double residual = 0;
@@ -254,6 +255,8 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
                           {"bin_conv", cz.bin_conv},
                           {"density_fc", cz.density_fc},
                           {"density_conv", cz.density_conv}};
+    if (st.config.algo == "sgp")
+      out["compression"]["gossip_gamma"] = st.config.peer.gamma;
     out["compression_ratio"] = {{"overall", r(d[0] + d[1], p[0] + p[1])},
                                 {"fc", r(d[0], p[0])},
                                 {"conv", r(d[1], p[1])}};

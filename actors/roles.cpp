@@ -179,6 +179,7 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
     opts.optimizer = job.local_optimizer;
     opts.lr = job.local_lr;
     opts.schedule = job.local_schedule;
+    opts.init = job.init;
     bool sgp = job.algo == "sgp";
     wc.make_policy = [opts, sgp](std::size_t params) {
       return sgp ? make_sgp_policy(opts, params)

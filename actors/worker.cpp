@@ -313,6 +313,13 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         if (st.policy)
           st.policy->on_gossip(st, m);
       },
+      [self](compressed_gossip_msg& m) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe_.get(), self, msg_type::gossip, wire_size(m));
+        if (st.policy)
+          st.policy->on_gossip(st, m);
+      },
       [self](group_msg& m) {
         auto& st = self->state;
         auto scope

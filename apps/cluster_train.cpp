@@ -183,6 +183,9 @@ cluster_job prepare_cluster_job(const train_options& o,
     job.peer.overlap = o.overlap;
     job.peer.group_size = static_cast<std::uint32_t>(o.group_size);
     job.peer.seed = o.seed;
+    job.peer.compress = job.policy.compress;
+    job.peer.layers = job.policy.layers;
+    job.peer.gamma = o.gossip_gamma;
     job.shadow.mode = o.shadow;
     job.shadow.alpha = o.alpha;
     job.shadow.block_momentum = o.block_momentum;

@@ -105,8 +105,10 @@ void validate_cluster(const train_options& o) {
     if (o.score_window > 100000)
       fail("--score-window must be at most 100000");
   }
-  if (o.compress != "none" && o.algo != "downpour" && o.algo != "sync")
-    fail("--compress applies to downpour and sync (their gradient pushes)");
+  if (o.compress != "none" && o.algo != "downpour" && o.algo != "sync"
+      && o.algo != "sgp")
+    fail("--compress applies to downpour and sync (their gradient pushes) "
+         "and sgp (its shares)");
   try {
     auto method = optim::parse_codec(o.compress);
     if ((o.bin_fc != 500 || o.bin_conv != 50)
@@ -118,6 +120,10 @@ void validate_cluster(const train_options& o) {
   } catch (const std::invalid_argument& e) {
     fail(std::string{"--compress: "} + e.what());
   }
+  if (o.gossip_gamma != 0.5 && (o.algo != "sgp" || o.compress == "none"))
+    fail("--gossip-gamma applies to sgp with --compress");
+  if (!(o.gossip_gamma > 0 && o.gossip_gamma <= 1))
+    fail("--gossip-gamma must be in (0, 1]");
   if (o.bin_fc < 1 || o.bin_fc > 1000000 || o.bin_conv < 1
       || o.bin_conv > 1000000)
     fail("--bin-fc and --bin-conv must be in [1, 1000000]");

@@ -176,7 +176,8 @@ void add_train_options(option_parser& p, train_options& o) {
            "shadow --shadow=bmuf: block learning rate (default 1)")
       .add(o.compress, "compress",
            "downpour, sync: compress the gradient pushes with error "
-           "feedback: adacomp | topk | onebit | none (default none)")
+           "feedback; sgp: the shares: adacomp | topk | onebit | none "
+           "(default none)")
       .add(o.bin_fc, "bin-fc",
            "adacomp: bin length of fully connected layers (default 500)")
       .add(o.bin_conv, "bin-conv",
@@ -185,6 +186,10 @@ void add_train_options(option_parser& p, train_options& o) {
            "topk: fraction of a fully connected layer sent (default 0.01)")
       .add(o.topk_conv, "topk-conv",
            "topk: fraction of a convolutional layer sent (default 0.01)")
+      .add(o.gossip_gamma, "gossip-gamma",
+           "sgp with --compress: consensus step in (0, 1]; each step moves "
+           "gamma / (peers + 1) of the model's public copy (default 0.5; "
+           "topk: 0.2)")
       .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
       .add(o.request_timeout, "request-timeout",
            "seconds before an unanswered request fails the job (default 60)")

@@ -72,6 +72,7 @@ struct train_options {
   std::uint64_t bin_conv = 50;   ///< AdaComp bin length, conv layers
   double topk_fc = 0.01;         ///< top-k density, dense layers
   double topk_conv = 0.01;       ///< top-k density, conv layers
+  double gossip_gamma = 0.5;     ///< sgp with compression: consensus step
   // -- distributed jobs (not part of the job's spec) ----------------------
   std::string listen;        ///< HOST:PORT: place the roles on joined nodes
   std::uint64_t expect = 0;  ///< nodes to wait for (with --listen)

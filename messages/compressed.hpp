@@ -36,10 +36,33 @@ typename Inspector::result_type inspect(Inspector& f, compressed_push_msg& x) {
            x.version, x.offset, x.clock, x.samples, x.size, x.packed);
 }
 
+/// SGP with compression: the change of the sender's public copy for this
+/// receiver (its model as the receiver knows it), packed; the receiver adds
+/// it to its copy and mixes fraction * copy into x, and the weight part
+/// (sent exactly) into w.
+struct compressed_gossip_msg {
+  worker_id sender = 0;
+  std::uint64_t iteration = 0;
+  double weight = 0;
+  double fraction = 0;
+  std::uint64_t size = 0;
+  std::string packed;
+};
+
+/// Serializes or prints a compressed_gossip_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f,
+                                        compressed_gossip_msg& x) {
+  return f(caf::meta::type_name("compressed_gossip_msg"), x.sender,
+           x.iteration, x.weight, x.fraction, x.size, x.packed);
+}
+
 /// One line for logs (the block's length, not its bytes).
 std::string to_string(const compressed_push_msg& x);
+std::string to_string(const compressed_gossip_msg& x);
 
 /// Bytes on the wire: the header fields and the packed block.
 std::uint64_t wire_size(const compressed_push_msg& x);
+std::uint64_t wire_size(const compressed_gossip_msg& x);
 
 } // namespace troupe::messages

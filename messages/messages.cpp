@@ -164,6 +164,18 @@ std::string to_string(const compressed_push_msg& x) {
          + std::to_string(x.packed.size()) + " bytes)";
 }
 
+std::string to_string(const compressed_gossip_msg& x) {
+  return "compressed_gossip_msg(" + std::to_string(x.sender) + ", "
+         + std::to_string(x.iteration) + ", " + std::to_string(x.weight)
+         + ", " + std::to_string(x.fraction) + ", " + std::to_string(x.size)
+         + ", "
+         + std::to_string(x.packed.size()) + " bytes)";
+}
+
+std::uint64_t wire_size(const compressed_gossip_msg& x) {
+  return 4 + 8 + 8 + 8 + 8 + 8 + std::uint64_t{x.packed.size()};
+}
+
 std::uint64_t wire_size(const compressed_push_msg& x) {
   return 4 + 8 * 4 + 4 + 8 + 8 + std::uint64_t{x.packed.size()};
 }

@@ -51,6 +51,7 @@ void for_each_type(F f) {
   f(type_tag<delta_msg>{}, "troupe::delta_msg");
   f(type_tag<shadow_msg>{}, "troupe::shadow_msg");
   f(type_tag<compressed_push_msg>{}, "troupe::compressed_push_msg");
+  f(type_tag<compressed_gossip_msg>{}, "troupe::compressed_gossip_msg");
 }
 
 } // namespace

@@ -308,6 +308,10 @@ std::string compressor::compress(const float* g, std::size_t n) {
   return out;
 }
 
+void compressor::reset_residual() noexcept {
+  std::fill(residual_.begin(), residual_.end(), 0.0f);
+}
+
 double compressor::residual_norm() const noexcept {
   double s = 0;
   for (auto v : residual_)

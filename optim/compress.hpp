@@ -85,6 +85,9 @@ public:
   const std::vector<float>& residual() const noexcept {
     return residual_;
   }
+  /// Forgets the residual (a caller that keeps its own error feedback,
+  /// e.g. SGP's difference coding against the receiver's copy).
+  void reset_residual() noexcept;
   double residual_norm() const noexcept;
   const compress_stats& stats() const noexcept {
     return stats_;
