@@ -175,8 +175,7 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
 /// `compressors` (one per shard) as a compressed_push_msg instead.
 void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               const float* values, std::uint64_t seq,
-              const std::vector<std::uint64_t>& versions,
-              std::uint32_t samples,
+              const std::vector<std::uint64_t>& versions, std::uint32_t samples,
               std::vector<optim::compressor>* compressors = nullptr);
 
 /// EASGD / EAMSGD (algorithms.md §3): every tau of its own steps the worker

@@ -198,13 +198,13 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
             = on_message(st.probe.get(), self, msg_type::push, wire_size(c));
         // Decoded here; then the same path as a dense push (sync: the
         // decoded gradients are summed dense, weighted, in worker order).
-        push_msg p{c.worker, c.seq, c.version, c.offset, c.clock, c.samples, {}};
+        push_msg p{c.worker, c.seq,     c.version, c.offset,
+                   c.clock,  c.samples, {}};
         try {
           if (c.size != st.store->range().size)
-            throw std::invalid_argument(std::to_string(c.size)
-                                        + " coordinates for a range of "
-                                        + std::to_string(
-                                            st.store->range().size));
+            throw std::invalid_argument(
+                std::to_string(c.size) + " coordinates for a range of "
+                + std::to_string(st.store->range().size));
           std::vector<float> dense(c.size);
           optim::decompress(c.packed, dense.data(), dense.size());
           p.values = tensor{std::move(dense)};

@@ -60,8 +60,7 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
 
 void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               const float* values, std::uint64_t seq,
-              const std::vector<std::uint64_t>& versions,
-              std::uint32_t samples,
+              const std::vector<std::uint64_t>& versions, std::uint32_t samples,
               std::vector<optim::compressor>* compressors) {
   for (std::size_t i = 0; i < shards.size(); ++i) {
     auto& r = shards[i].range;
@@ -111,10 +110,9 @@ public:
       local_ = optim::make_optimizer<float>(opts_.local_optimizer, n);
     if (opts_.compress.method != optim::codec::none)
       for (auto& sh : shards_)
-        compressors_.emplace_back(opts_.compress,
-                                  optim::segments_of(opts_.layers,
-                                                     sh.range.offset,
-                                                     sh.range.size));
+        compressors_.emplace_back(
+            opts_.compress,
+            optim::segments_of(opts_.layers, sh.range.offset, sh.range.size));
   }
 
   void before_compute(worker_context& ctx,

@@ -261,8 +261,9 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
                                 {"fc", r(d[0], p[0])},
                                 {"conv", r(d[1], p[1])}};
     out["compressed_bytes"] = {{"fc", p[0]}, {"conv", p[1]}};
-    out["residual_norm"]
-        = reports.empty() ? 0.0 : residual / static_cast<double>(reports.size());
+    out["residual_norm"] = reports.empty()
+                               ? 0.0
+                               : residual / static_cast<double>(reports.size());
   }
   if (st.config.staleness_bound) {
     out["staleness_bound"] = *st.config.staleness_bound;

@@ -127,7 +127,8 @@ void validate_cluster(const train_options& o) {
   if (o.bin_fc < 1 || o.bin_fc > 1000000 || o.bin_conv < 1
       || o.bin_conv > 1000000)
     fail("--bin-fc and --bin-conv must be in [1, 1000000]");
-  if (!(o.topk_fc > 0 && o.topk_fc <= 1) || !(o.topk_conv > 0 && o.topk_conv <= 1))
+  if (!(o.topk_fc > 0 && o.topk_fc <= 1)
+      || !(o.topk_conv > 0 && o.topk_conv <= 1))
     fail("--topk-fc and --topk-conv must be in (0, 1]");
   if (o.n_fetch < 1 || o.n_push < 1)
     fail("--n-fetch and --n-push must be at least 1");

@@ -15,7 +15,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     staleness_aware, warm_start_steps, server_optimizer, local_lr, threads,
     request_timeout, tau, alpha, easgd_momentum, groups, lambda, lambda_g,
     tau_g, score_window, peers, overlap, group_size, shadow, shadow_period,
-    block_momentum, block_lr, compress, bin_fc, bin_conv, topk_fc, topk_conv, gossip_gamma)
+    block_momentum, block_lr, compress, bin_fc, bin_conv, topk_fc, topk_conv,
+    gossip_gamma)
 
 std::string to_spec(const train_options& o) {
   return nlohmann::json(o).dump();

@@ -53,8 +53,8 @@ struct compressed_gossip_msg {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f,
                                         compressed_gossip_msg& x) {
-  return f(caf::meta::type_name("compressed_gossip_msg"), x.sender,
-           x.iteration, x.weight, x.fraction, x.size, x.packed);
+  return f(caf::meta::type_name("compressed_gossip_msg"), x.sender, x.iteration,
+           x.weight, x.fraction, x.size, x.packed);
 }
 
 /// One line for logs (the block's length, not its bytes).

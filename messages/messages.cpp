@@ -166,9 +166,8 @@ std::string to_string(const compressed_push_msg& x) {
 
 std::string to_string(const compressed_gossip_msg& x) {
   return "compressed_gossip_msg(" + std::to_string(x.sender) + ", "
-         + std::to_string(x.iteration) + ", " + std::to_string(x.weight)
-         + ", " + std::to_string(x.fraction) + ", " + std::to_string(x.size)
-         + ", "
+         + std::to_string(x.iteration) + ", " + std::to_string(x.weight) + ", "
+         + std::to_string(x.fraction) + ", " + std::to_string(x.size) + ", "
          + std::to_string(x.packed.size()) + " bytes)";
 }
 

@@ -12,6 +12,7 @@
 
 #include "actors/parameter_shard.hpp"
 #include "messages/registry.hpp"
+#include "optim/compress.hpp"
 #include "tolerances.hpp"
 
 using namespace troupe;
@@ -114,6 +115,35 @@ TEST_CASE_METHOD(fixture, "NaN, inf and bad ranges are rejected and named") {
   CHECK(st.workers[0].non_finite == 2);
   CHECK(st.workers[1].worker == 6);
   CHECK(st.workers[1].bad_range == 2);
+}
+
+TEST_CASE_METHOD(fixture, "a compressed push applies as the gradient it "
+                          "decodes to; a garbled one is rejected and named") {
+  auto s = shard("sgd", 0.5, actors::shard_mode::async);
+  optim::compress_options o;
+  o.method = optim::codec::topk;
+  o.density_fc = 0.5;
+  optim::compressor c{o, {{0, 4, optim::layer_kind::fc}}};
+  std::vector<float> g{4, -1, 0.5f, -8};
+  compressed_push_msg m{3, 1, 0, 2, 0, 1, 4, c.compress(g.data(), 4)};
+  auto garbled = m;
+  garbled.seq = 2;
+  garbled.packed.resize(garbled.packed.size() - 3); // truncated on the way
+  auto wrong_size = m;
+  wrong_size.seq = 3;
+  wrong_size.size = 5;
+  self->send(s, m);
+  self->send(s, garbled);
+  self->send(s, wrong_size);
+  auto p = fetch(s, 3, 0);
+  REQUIRE(p);
+  CHECK(p->version == 1);
+  // Top-2 of the 4 entries (4 and -8) at rate 0.5 on {1, 2, 3, 4}.
+  CHECK(p->values.values() == std::vector<float>{-1.0f, 2.0f, 3.0f, 8.0f});
+  auto st = stats(s);
+  REQUIRE(st.workers.size() == 1);
+  CHECK(st.workers[0].applied == 1);
+  CHECK(st.workers[0].bad_range == 2);
 }
 
 TEST_CASE_METHOD(fixture, "T2: AdaGrad through the actor, sum of squares") {
