@@ -84,6 +84,19 @@ TEST_CASE("cluster flags that do not fit are refused by name") {
            {{"--algo=dssync", "--n-fetch=2"}, "--n-fetch"},
            {{"--algo=easgd", "--shadow=ma", "--shadow-period=1"},
             "--shadow-period"},
+           // Compression.
+           {{"--algo=downpour", "--compress=gzip"}, "--compress"},
+           {{"--algo=lsgd", "--compress=topk"}, "--compress"},
+           {{"--algo=downpour", "--compress=topk", "--bin-fc=64"}, "--bin-fc"},
+           {{"--algo=downpour", "--compress=adacomp", "--topk-fc=0.1"},
+            "--topk-fc"},
+           {{"--algo=downpour", "--compress=topk", "--topk-conv=2"},
+            "--topk-conv"},
+           {{"--algo=downpour", "--compress=adacomp", "--bin-conv=0"},
+            "--bin-conv"},
+           {{"--algo=sgp", "--gossip-gamma=0.2"}, "--gossip-gamma"},
+           {{"--algo=sgp", "--compress=topk", "--gossip-gamma=0"},
+            "--gossip-gamma"},
            // Distributed jobs.
            {{"--algo=sgd", "--listen=127.0.0.1:0", "--expect=1"}, "--listen"},
            {{"--algo=downpour", "--listen=127.0.0.1:0"}, "--expect"},
@@ -234,4 +247,21 @@ TEST_CASE("sgp and shadow run from the command line and report their "
     for (auto& w : r["worker_stats"])
       CHECK(w["wait_seconds"].get<double>() == 0);
   }
+}
+
+TEST_CASE("downpour with --compress=adacomp reports its ratio per layer "
+          "kind on lenet") {
+  auto o = quick("downpour", 2);
+  o.model = "lenet";
+  o.compress = "adacomp";
+  o.max_steps = 30;
+  std::cout << "adacomp cli: seed " << o.seed << std::endl;
+  auto j = run_train(o);
+  INFO(j.dump().substr(0, 2000));
+  CHECK_FALSE(j.contains("error"));
+  CHECK(j["compression"]["method"] == "adacomp");
+  CHECK(j["compression_ratio"]["fc"].get<double>() > 50);
+  CHECK(j["compression_ratio"]["conv"].get<double>() > 5);
+  CHECK(j["residual_norm"].get<double>() > 0);
+  CHECK(j["rejected_pushes"].empty());
 }

@@ -22,6 +22,7 @@
 #include <catch2/catch.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/gossip.hpp"
@@ -85,6 +86,8 @@ caf::behavior echo() {
       [](echo_atom, const group_msg& x) { return x; },
       [](echo_atom, const delta_msg& x) { return x; },
       [](echo_atom, const shadow_msg& x) { return x; },
+      [](echo_atom, const compressed_push_msg& x) { return x; },
+      [](echo_atom, const compressed_gossip_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -238,7 +241,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 19);
+  CHECK(registered_type_names().size() == 21);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -288,6 +291,13 @@ TEST_CASE("special floats and every message type cross a process boundary",
   same_payload(delta_msg{5, tensor{special_values()}}, values);
   same_payload(shadow_msg{1, 9, 4, tensor{special_values()}},
                [](const shadow_msg& m) { return m.sum; });
+  // Compressed blocks: every byte value, NUL included, crosses intact.
+  std::string block;
+  for (int b = 0; b < 256; ++b)
+    block.push_back(static_cast<char>(b));
+  auto packed = [](const auto& m) { return m.packed; };
+  same_payload(compressed_push_msg{2, 5, 7, 64, 3, 32, 1000, block}, packed);
+  same_payload(compressed_gossip_msg{4, 11, 0.25, 0.5, 1000, block}, packed);
 }
 
 TEST_CASE("4 MB tensor round trip throughput versus std::vector<float>",

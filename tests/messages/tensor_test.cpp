@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "messages/atoms.hpp"
+#include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/gossip.hpp"
@@ -182,7 +183,10 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       gossip_msg{2, 9, 0.5, tensor{special_values()}},
       group_msg{1, 4, tensor{special_values()}},
       delta_msg{7, tensor{special_values()}},
-      shadow_msg{1, 2, 3, tensor{special_values()}}, ack_atom::value);
+      shadow_msg{1, 2, 3, tensor{special_values()}},
+      compressed_push_msg{1, 2, 3, 4, 5, 6, 7, std::string{"\0\x01\xff", 3}},
+      compressed_gossip_msg{1, 2, 0.5, 0.25, 7, std::string{"ab"}},
+      ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -207,6 +211,9 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   require_bits_equal(copy.get_as<shadow_msg>(18).sum,
                      msg.get_as<shadow_msg>(18).sum);
   CHECK(copy.get_as<shadow_msg>(18).count == 3);
+  CHECK(copy.get_as<compressed_push_msg>(19).packed
+        == std::string{"\0\x01\xff", 3});
+  CHECK(copy.get_as<compressed_gossip_msg>(20).fraction == 0.25);
 }
 
 TEST_CASE("messages print for logs", "[messages]") {
