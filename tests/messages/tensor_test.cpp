@@ -199,7 +199,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
                           real, progress_msg, worker_stats, worker_pushes,
                           shard_stats, eval_msg, node_metrics, score_msg,
                           lead_msg, pull_msg, gossip_msg, group_msg, delta_msg,
-                          shadow_msg, ack_atom>());
+                          shadow_msg, compressed_push_msg,
+                          compressed_gossip_msg, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));
