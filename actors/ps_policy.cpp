@@ -64,15 +64,16 @@ void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               std::vector<optim::compressor>* compressors) {
   for (std::size_t i = 0; i < shards.size(); ++i) {
     auto& r = shards[i].range;
+    push_msg p;
+    p.worker = ctx.id();
+    p.seq = seq;
+    p.version = versions[i];
+    p.offset = r.offset;
+    p.clock = ctx.clock() + 1;
+    p.samples = samples;
     if (compressors) {
-      compressed_push_msg c;
-      c.worker = ctx.id();
-      c.seq = seq;
-      c.version = versions[i];
-      c.offset = r.offset;
-      c.clock = ctx.clock() + 1;
-      c.samples = samples;
-      c.size = r.size;
+      compressed_push_msg c{p.worker, p.seq,     p.version, p.offset,
+                            p.clock,  p.samples, r.size,    {}};
       try {
         c.packed = (*compressors)[i].compress(values + r.offset, r.size);
         ctx.count_sent(msg_type::push, wire_size(c));
@@ -83,13 +84,6 @@ void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
         // them as for an uncompressed push; the residual is untouched.
       }
     }
-    push_msg p;
-    p.worker = ctx.id();
-    p.seq = seq;
-    p.version = versions[i];
-    p.offset = r.offset;
-    p.clock = ctx.clock() + 1;
-    p.samples = samples;
     p.values = tensor{values + r.offset, r.size};
     ctx.count_sent(msg_type::push, wire_size(p));
     ctx.self()->send(shards[i].handle, std::move(p));
