@@ -94,8 +94,7 @@ int main(int argc, char** argv) try {
   auto t0 = clock_type::now();
   for (std::uint64_t s = 0; s < steps * peers; ++s) {
     serial.compute();
-    opt->step(serial.params(), serial.grads(), serial.size(),
-              lr.lr(s / peers));
+    opt->step(serial.params(), serial.grads(), serial.size(), lr.lr(s / peers));
   }
   double serial_secs = seconds_since(t0);
 
@@ -147,7 +146,8 @@ int main(int argc, char** argv) try {
       {"rss_before_kb", rss_before},
       {"peak_rss_kb", hwm},
       {"memory_per_peer_kb", (hwm - rss_before) / peers},
-      {"serial_steps_per_sec", static_cast<double>(steps * peers) / serial_secs},
+      {"serial_steps_per_sec",
+       static_cast<double>(steps * peers) / serial_secs},
       {"steps_per_sec_over_serial",
        total_steps / secs / (static_cast<double>(steps * peers) / serial_secs)},
   };

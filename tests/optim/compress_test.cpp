@@ -10,8 +10,8 @@
 
 #include "optim/compress.hpp"
 #include "optim/optimizer.hpp"
-#include "optim/rng.hpp"
 #include "optim/replica.hpp"
+#include "optim/rng.hpp"
 #include "optim/synthetic.hpp"
 
 using namespace troupe::optim;
@@ -113,10 +113,10 @@ TEST_CASE("AdaComp's selection on hand-built bins (T2)") {
   compressor c{o, {{0, 16, layer_kind::fc}}};
   // Bin 0: one dominant element. Bin 1: flat. Bin 2: all zero. Bin 3: one
   // element.
-  std::vector<float> g{0.1f, 5.0f, 0.1f, -0.1f, //
+  std::vector<float> g{0.1f, 5.0f,  0.1f, -0.1f, //
                        1.0f, -1.0f, 1.0f, -1.0f, //
-                       0.0f, 0.0f, 0.0f, 0.0f,   //
-                       4.0f, 0.0f, 0.0f, 0.0f};
+                       0.0f, 0.0f,  0.0f, 0.0f,  //
+                       4.0f, 0.0f,  0.0f, 0.0f};
   auto sent = decode(c.compress(g.data(), 16), 16);
   float s = (5.0f + 1.0f + 4.0f) / 3; // the mean of the non-zero bins' maxima
   CHECK(sent[1] == Approx(s));
