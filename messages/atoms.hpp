@@ -84,6 +84,16 @@ using peers_atom = caf::atom_constant<caf::atom("peers")>;
 /// A peer finished its steps and leaves the gossip (carries its rank).
 using leave_atom = caf::atom_constant<caf::atom("leave")>;
 
+/// Sandblaster L-BFGS (actors/lbfgs_shard.hpp): a vector command; set or
+/// read the evaluation point; a portion's gradient; sum a pass; form the
+/// new (s, y) pair; keep it in the history ring.
+using vec_atom = caf::atom_constant<caf::atom("vec")>;
+using point_atom = caf::atom_constant<caf::atom("point")>;
+using grad_atom = caf::atom_constant<caf::atom("grad")>;
+using sum_atom = caf::atom_constant<caf::atom("sum")>;
+using accept_atom = caf::atom_constant<caf::atom("accept")>;
+using keep_atom = caf::atom_constant<caf::atom("keep")>;
+
 /// Asks a node to spawn a shadow syncer (after spawn_atom).
 using shadow_atom = caf::atom_constant<caf::atom("shadow")>;
 

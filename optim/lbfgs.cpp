@@ -85,8 +85,8 @@ vector_command two_loop::next() {
   }
 }
 
-dense_store::dense_store(std::size_t n, std::size_t memory)
-    : slots_(4 + 2 * memory, std::vector<double>(n, 0.0)) {}
+dense_store::dense_store(std::size_t n, std::size_t memory, std::size_t extra)
+    : slots_(4 + 2 * memory + extra, std::vector<double>(n, 0.0)) {}
 
 std::vector<double>& dense_store::slot(std::uint32_t s) {
   return slots_.at(s);

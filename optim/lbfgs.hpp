@@ -71,7 +71,8 @@ private:
 /// Whole vectors in memory, executing commands (the serial reference).
 class dense_store {
 public:
-  dense_store(std::size_t n, std::size_t memory);
+  /// The 4 + 2 memory slots and `extra` more after them.
+  dense_store(std::size_t n, std::size_t memory, std::size_t extra = 0);
   std::vector<double>& slot(std::uint32_t s);
   /// Runs a command; returns the dot product for dot, else 0.
   double run(const vector_command& c);

@@ -1,0 +1,164 @@
+#include "actors/lbfgs_shard.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "actors/detail/log.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+std::string pack_doubles(const double* x, std::size_t n) {
+  std::string out(n * sizeof(double), '\0');
+  std::memcpy(out.data(), x, out.size());
+  return out;
+}
+
+std::vector<double> unpack_doubles(const std::string& s) {
+  if (s.size() % sizeof(double) != 0)
+    throw std::invalid_argument("a vector of doubles of "
+                                + std::to_string(s.size()) + " bytes");
+  std::vector<double> out(s.size() / sizeof(double));
+  std::memcpy(out.data(), s.data(), s.size());
+  for (auto v : out)
+    if (!std::isfinite(v))
+      throw std::invalid_argument("a non-finite value");
+  return out;
+}
+
+namespace {
+
+using self_ptr = lbfgs_shard_actor::stateful_pointer<lbfgs_shard_state>;
+
+std::size_t slots_of(const lbfgs_shard_state& st) {
+  return 4 + 2 * st.config.memory + 1;
+}
+
+double run(lbfgs_shard_state& st, std::uint8_t op, std::uint32_t a,
+           std::uint32_t b, double alpha) {
+  using vop = optim::vector_command::op;
+  if (op > static_cast<std::uint8_t>(vop::copy) || a >= slots_of(st)
+      || (op != static_cast<std::uint8_t>(vop::scale) && b >= slots_of(st)))
+    throw std::invalid_argument("bad vector command " + std::to_string(op)
+                                + " on slots " + std::to_string(a) + ", "
+                                + std::to_string(b));
+  return st.store->run({static_cast<vop>(op), a, b, alpha});
+}
+
+} // namespace
+
+lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
+                                             lbfgs_shard_config config) {
+  auto& st = self->state;
+  st.config = std::move(config);
+  auto n = st.config.range.size;
+  st.store = std::make_unique<optim::dense_store>(n, st.config.memory, 1);
+  auto& x = st.store->slot(optim::slot_x);
+  for (std::size_t i = 0; i < n && st.config.init; ++i)
+    x[i] = (*st.config.init).at(st.config.range.offset + i);
+  st.point = x;
+  st.probe = make_probe(self, "lbfgs shard " + std::to_string(st.config.index),
+                        "shard", false);
+  return {
+      [self](vec_atom, std::uint8_t op, std::uint32_t a, std::uint32_t b,
+             real alpha) -> caf::result<real> {
+        auto scope = on_message(self->state.probe.get(), self, msg_type::other,
+                                small_message_bytes);
+        try {
+          return real{run(self->state, op, a, b, alpha.value)};
+        } catch (const std::invalid_argument& e) {
+          return caf::make_error(caf::sec::invalid_argument, e.what());
+        }
+      },
+      [self](point_atom, std::uint64_t pass, real t) {
+        auto& st = self->state;
+        auto& x = st.store->slot(optim::slot_x);
+        auto& d = st.store->slot(optim::slot_d);
+        for (std::size_t i = 0; i < x.size(); ++i)
+          st.point[i] = x[i] + t.value * d[i];
+        st.pass = pass;
+        st.parts.clear();
+        return ack_atom::value;
+      },
+      [self](point_atom) -> caf::result<std::uint64_t, std::string> {
+        auto& st = self->state;
+        return {st.pass, pack_doubles(st.point.data(), st.point.size())};
+      },
+      [self](grad_atom, std::uint64_t pass, std::uint64_t portion,
+             std::uint64_t samples, const std::string& raw) -> bool {
+        auto& st = self->state;
+        if (pass != st.pass) {
+          ++st.stale;
+          return false;
+        }
+        if (st.parts.count(portion)) {
+          ++st.duplicates; // a backup's twin: the first result counted
+          return false;
+        }
+        try {
+          auto g = unpack_doubles(raw);
+          if (g.size() != st.point.size())
+            throw std::invalid_argument(std::to_string(g.size())
+                                        + " values for a slice of "
+                                        + std::to_string(st.point.size()));
+          st.parts.emplace(portion, std::make_pair(samples, std::move(g)));
+          return true;
+        } catch (const std::invalid_argument& e) {
+          ++st.malformed;
+          detail::log().warn("lbfgs shard {}: refusing portion {}: {}",
+                             st.config.index, portion, e.what());
+          return false;
+        }
+      },
+      [self](sum_atom, std::uint64_t pass) -> caf::result<std::uint64_t> {
+        auto& st = self->state;
+        if (pass != st.pass)
+          return caf::make_error(caf::sec::invalid_argument, "stale pass");
+        auto& gt = st.store->slot(slot_trial_gradient(st.config.memory));
+        std::fill(gt.begin(), gt.end(), 0.0);
+        std::uint64_t samples = 0;
+        for (auto& [id, part] : st.parts) { // portion order: reproducible
+          samples += part.first;
+          for (std::size_t i = 0; i < gt.size(); ++i)
+            gt[i] += part.second[i];
+        }
+        if (samples > 0)
+          for (auto& v : gt)
+            v /= static_cast<double>(samples);
+        return static_cast<std::uint64_t>(st.parts.size());
+      },
+      [self](accept_atom) {
+        auto& st = self->state;
+        auto& x = st.store->slot(optim::slot_x);
+        auto& g = st.store->slot(optim::slot_g);
+        auto& gt = st.store->slot(slot_trial_gradient(st.config.memory));
+        auto n = x.size();
+        st.scratch_s.resize(n);
+        st.scratch_y.resize(n);
+        double sy = 0, yy = 0, ss = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          st.scratch_s[i] = st.point[i] - x[i];
+          st.scratch_y[i] = gt[i] - g[i];
+          sy += st.scratch_s[i] * st.scratch_y[i];
+          yy += st.scratch_y[i] * st.scratch_y[i];
+          ss += st.scratch_s[i] * st.scratch_s[i];
+        }
+        x = st.point;
+        g = gt;
+        return std::vector<real>{real{sy}, real{yy}, real{ss}};
+      },
+      [self](keep_atom, std::uint32_t pos) -> caf::result<ack_atom> {
+        auto& st = self->state;
+        if (pos >= st.config.memory)
+          return caf::make_error(caf::sec::invalid_argument,
+                                 "ring position out of range");
+        st.store->slot(optim::slot_s(pos)) = st.scratch_s;
+        st.store->slot(optim::slot_y(pos)) = st.scratch_y;
+        return ack_atom::value;
+      },
+  };
+}
+
+} // namespace troupe::actors

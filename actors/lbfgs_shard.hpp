@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/probe.hpp"
+#include "messages/atoms.hpp"
+#include "messages/control.hpp"
+#include "optim/lbfgs.hpp"
+#include "optim/range_table.hpp"
+
+// A Sandblaster L-BFGS parameter shard (algorithms.md §2): its slice of x,
+// of the gradient, the direction, the work vector and the last m (s, y)
+// pairs, in double. It executes the coordinator's vector commands on the
+// slice (a dot answers the slice's partial sum), so vectors never travel to
+// the coordinator; workers read the evaluation point and send per-portion
+// gradient sums, each portion counted once per pass. Vectors travel as raw
+// doubles (8 bytes each, little endian) in a string.
+
+namespace troupe::actors {
+
+using lbfgs_shard_actor = caf::typed_actor<
+    // Execute a vector command (op, slot a, slot b, alpha) on the slice;
+    // a dot answers the partial sum, the others 0.
+    caf::replies_to<messages::vec_atom, std::uint8_t, std::uint32_t,
+                    std::uint32_t, messages::real>::with<messages::real>,
+    // Start pass `pass` at x + t d: the evaluation point, no gradient yet.
+    caf::replies_to<messages::point_atom, std::uint64_t,
+                    messages::real>::with<messages::ack_atom>,
+    // The evaluation point (raw doubles) and its pass.
+    caf::replies_to<messages::point_atom>::with<std::uint64_t, std::string>,
+    // Portion p's gradient sum over `samples` examples for pass `pass`:
+    // true if counted (the first for p in this pass), false otherwise.
+    caf::replies_to<messages::grad_atom, std::uint64_t, std::uint64_t,
+                    std::uint64_t, std::string>::with<bool>,
+    // End of pass: the gradient at the point = the portions' sums in
+    // portion order over their samples; answers the portions counted.
+    caf::replies_to<messages::sum_atom, std::uint64_t>::with<std::uint64_t>,
+    // Move to the point: s = point - x, y = g(point) - g into scratch,
+    // x = point, g = g(point); answers the partial s.y, y.y and s.s.
+    caf::replies_to<messages::accept_atom>::with<std::vector<messages::real>>,
+    // Keep the scratch pair at ring position `pos`.
+    caf::replies_to<messages::keep_atom,
+                    std::uint32_t>::with<messages::ack_atom>>;
+
+/// Extra slots past the history ring of memory m.
+inline std::uint32_t slot_trial_gradient(std::size_t m) noexcept {
+  return static_cast<std::uint32_t>(4 + 2 * m);
+}
+
+/// Settings of one L-BFGS shard.
+struct lbfgs_shard_config {
+  std::uint32_t index = 0;
+  optim::slice range;
+  std::shared_ptr<const std::vector<float>> init; ///< the whole vector
+  std::size_t memory = 10;
+};
+
+/// The state of an L-BFGS shard.
+struct lbfgs_shard_state {
+  static inline const char* name = "lbfgs_shard";
+  lbfgs_shard_config config;
+  std::unique_ptr<optim::dense_store> store; ///< slots + 3 extra
+  std::vector<double> point, scratch_s, scratch_y;
+  std::uint64_t pass = 0;
+  /// This pass's portions: id -> (samples, gradient sum).
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::vector<double>>> parts;
+  std::uint64_t duplicates = 0, stale = 0, malformed = 0;
+  probe_ref probe;
+};
+
+/// Spawn with `sys.spawn(lbfgs_shard, config)`.
+lbfgs_shard_actor::behavior_type
+lbfgs_shard(lbfgs_shard_actor::stateful_pointer<lbfgs_shard_state> self,
+            lbfgs_shard_config config);
+
+/// Raw little-endian doubles, both ways (throws std::invalid_argument if
+/// the length is not a multiple of 8 or a value is not finite).
+std::string pack_doubles(const double* x, std::size_t n);
+std::vector<double> unpack_doubles(const std::string& s);
+
+} // namespace troupe::actors
