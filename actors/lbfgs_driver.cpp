@@ -53,7 +53,7 @@ caf::behavior lbfgs_worker(caf::stateful_actor<worker_state>* self,
     auto& st = self->state;
     auto& job = *st.job;
     if (st.id < job.die_after.size() && job.die_after[st.id] > 0
-        && st.done >= job.die_after[st.id]) {
+        && st.done + 1 >= job.die_after[st.id]) {
       self->quit(caf::exit_reason::kill); // a replica that dies mid-pass
       return;
     }
@@ -118,6 +118,7 @@ struct driver_state {
   std::vector<optim::slice> ranges;
   std::vector<caf::actor> workers;
   std::vector<bool> live, busy;
+  std::vector<std::uint64_t> results; ///< per worker, counted or not
   optim::lbfgs_history h;
   std::optional<optim::portion_table> table;
   std::vector<double> losses;
@@ -363,7 +364,8 @@ void finish(driver_ptr self, std::optional<std::string> error) {
                                  {"backups", st.backups},
                                  {"reissued", st.reissued},
                                  {"lost_workers", st.lost},
-                                 {"pairs_rejected", st.rejected}};
+                                 {"pairs_rejected", st.rejected},
+                                 {"results_by_worker", st.results}};
               if (error)
                 out["error"] = *error;
               st.result.deliver(out.dump());
@@ -394,6 +396,7 @@ caf::behavior lbfgs_driver(caf::stateful_actor<driver_state>* self,
   }
   st.live.assign(job->workers, true);
   st.busy.assign(job->workers, false);
+  st.results.assign(job->workers, 0);
   // A lost worker: its portions go back to the pool for the others.
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
@@ -439,6 +442,7 @@ caf::behavior lbfgs_driver(caf::stateful_actor<driver_state>* self,
         if (w >= st.workers.size())
           return;
         st.busy[w] = false;
+        ++st.results[w];
         if (pass != st.pass || !st.table) {
           give(self, w); // a late result of an earlier pass: back to work
           return;

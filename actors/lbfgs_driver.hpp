@@ -39,7 +39,7 @@ struct lbfgs_job {
   optim::lbfgs_options options;
   caf::duration request_timeout{std::chrono::seconds{30}};
   /// Tests: a delay per portion for some workers, and a worker that dies
-  /// after this many portions (0: never).
+  /// when it receives its n-th portion, before computing it (0: never).
   std::vector<std::chrono::microseconds> delays;
   std::vector<std::uint64_t> die_after;
 };

@@ -44,8 +44,10 @@ TEST_CASE("Sandblaster with a slow and a dying worker matches serial "
     samples = batch.size();
     return loss * static_cast<double>(batch.size());
   };
-  job.delays = {std::chrono::microseconds{3000}, {}, {}};
-  job.die_after = {0, 0, 10};
+  // Worker 0 takes 20 ms per portion (its portions get backups); worker 2
+  // dies on its first portion (which is re-issued).
+  job.delays = {std::chrono::microseconds{20000}, {}, {}};
+  job.die_after = {0, 0, 1};
   auto out = actors::run_lbfgs(job);
   INFO(out.dump());
   REQUIRE_FALSE(out.contains("error"));
