@@ -7,6 +7,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/detail/lbfgs_worker.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/lbfgs_shard.hpp"
 #include "messages/registry.hpp"
@@ -19,98 +20,6 @@ using namespace messages;
 namespace {
 
 using vop = optim::vector_command::op;
-
-// -- worker
-// --------------------------------------------------------------------
-
-struct worker_state {
-  std::uint32_t id = 0;
-  caf::actor driver;
-  std::vector<lbfgs_shard_actor> shards;
-  std::vector<optim::slice> ranges;
-  const lbfgs_job* job = nullptr;
-  std::uint64_t pass = 0, done = 0;
-  std::vector<double> x, grad;
-};
-
-/// Takes (grad, pass, portion) from the driver: reads the point once per
-/// pass, computes the portion, sends each shard its slice of the gradient
-/// sum, and reports (done, worker, pass, portion, loss sum, samples).
-caf::behavior lbfgs_worker(caf::stateful_actor<worker_state>* self,
-                           std::uint32_t id, caf::actor driver,
-                           std::vector<lbfgs_shard_actor> shards,
-                           std::vector<optim::slice> ranges,
-                           const lbfgs_job* job) {
-  auto& st = self->state;
-  st.id = id;
-  st.driver = std::move(driver);
-  st.shards = std::move(shards);
-  st.ranges = std::move(ranges);
-  st.job = job;
-  st.x.assign(job->init->size(), 0.0);
-  st.grad.assign(job->init->size(), 0.0);
-  auto compute = [self](std::uint64_t pass, std::uint64_t portion) {
-    auto& st = self->state;
-    auto& job = *st.job;
-    if (st.id < job.die_after.size() && job.die_after[st.id] > 0
-        && st.done + 1 >= job.die_after[st.id]) {
-      self->quit(caf::exit_reason::kill); // a replica that dies mid-pass
-      return;
-    }
-    if (st.id < job.delays.size() && job.delays[st.id].count() > 0)
-      std::this_thread::sleep_for(job.delays[st.id]);
-    std::uint64_t samples = 0;
-    double loss = job.compute(st.x.data(), st.x.size(), portion, st.grad.data(),
-                              samples);
-    auto left = std::make_shared<std::size_t>(st.shards.size());
-    for (std::size_t k = 0; k < st.shards.size(); ++k)
-      self->request(st.shards[k], job.request_timeout, grad_atom::value, pass,
-                    portion, samples,
-                    pack_doubles(st.grad.data() + st.ranges[k].offset,
-                                 st.ranges[k].size))
-          .then(
-              [self, left, pass, portion, loss, samples](bool) {
-                if (--*left > 0)
-                  return;
-                auto& st = self->state;
-                ++st.done;
-                self->send(st.driver, done_atom::value, st.id, pass, portion,
-                           real{loss}, samples);
-              },
-              [self](caf::error& e) { self->quit(e); });
-  };
-  return {
-      [self, compute](grad_atom, std::uint64_t pass, std::uint64_t portion) {
-        auto& st = self->state;
-        if (pass == st.pass) {
-          compute(pass, portion);
-          return;
-        }
-        auto left = std::make_shared<std::size_t>(st.shards.size());
-        for (std::size_t k = 0; k < st.shards.size(); ++k)
-          self->request(st.shards[k], st.job->request_timeout,
-                        point_atom::value)
-              .then(
-                  [self, k, left, pass, portion, compute](std::uint64_t,
-                                                          std::string& raw) {
-                    auto& st = self->state;
-                    auto v = unpack_doubles(raw);
-                    std::copy(
-                        v.begin(), v.end(),
-                        st.x.begin()
-                            + static_cast<std::ptrdiff_t>(st.ranges[k].offset));
-                    if (--*left == 0) {
-                      st.pass = pass;
-                      compute(pass, portion);
-                    }
-                  },
-                  [self](caf::error& e) { self->quit(e); });
-      },
-  };
-}
-
-// -- driver
-// --------------------------------------------------------------------
 
 struct driver_state {
   const lbfgs_job* job = nullptr;
@@ -389,7 +298,7 @@ caf::behavior lbfgs_driver(caf::stateful_actor<driver_state>* self,
         self->spawn(lbfgs_shard, lbfgs_shard_config{i, st.ranges[i], job->init,
                                                     job->options.memory}));
   for (std::uint32_t w = 0; w < job->workers; ++w) {
-    st.workers.push_back(self->spawn(lbfgs_worker, w,
+    st.workers.push_back(self->spawn(detail::lbfgs_worker, w,
                                      caf::actor_cast<caf::actor>(self),
                                      st.shards, st.ranges, job));
     self->monitor(st.workers.back());

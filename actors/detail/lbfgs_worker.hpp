@@ -1,0 +1,35 @@
+#pragma once
+
+// Sandblaster's worker (actors/lbfgs_worker.cpp), spawned by the driver
+// (actors/lbfgs_driver.cpp): it takes (grad, pass, portion), reads the
+// evaluation point once per pass, computes the portion, sends each shard
+// its slice of the gradient sum and reports (done, worker, pass, portion,
+// loss sum, samples) to the driver.
+
+#include <cstdint>
+#include <vector>
+
+#include <caf/stateful_actor.hpp>
+
+#include "actors/lbfgs_driver.hpp"
+#include "actors/lbfgs_shard.hpp"
+
+namespace troupe::actors::detail {
+
+struct lbfgs_worker_state {
+  std::uint32_t id = 0;
+  caf::actor driver;
+  std::vector<lbfgs_shard_actor> shards;
+  std::vector<optim::slice> ranges;
+  const lbfgs_job* job = nullptr;
+  std::uint64_t pass = 0, done = 0;
+  std::vector<double> x, grad;
+};
+
+caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
+                           std::uint32_t id, caf::actor driver,
+                           std::vector<lbfgs_shard_actor> shards,
+                           std::vector<optim::slice> ranges,
+                           const lbfgs_job* job);
+
+} // namespace troupe::actors::detail
