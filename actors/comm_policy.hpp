@@ -199,6 +199,9 @@ make_local_policy(optim::optimizer_options optimizer, double lr,
                   std::size_t parameters,
                   std::optional<optim::schedule_options> schedule = {});
 
+/// Adds a compressor's byte counters (per layer kind) to a worker's report.
+void add_compression(messages::worker_stats& out, const optim::compressor& c);
+
 /// Settings of the peer-to-peer policies (SGP, DS-Sync).
 struct peer_policy_options {
   std::uint32_t workers = 1;

@@ -6,6 +6,7 @@
 #include "actors/coordinator.hpp"
 #include "actors/detail/coordinator_ops.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/roles.hpp"
 
 namespace troupe::actors {
 
@@ -155,8 +156,7 @@ void finish(self_ptr self, std::string reason) {
   // ShadowSync) report again: SGP's weights and the mixes that arrived after
   // their done message count.
   std::vector<bool> ask(st.workers.size(), false);
-  bool linger = st.config.algo == "lsgd" || st.config.algo == "sgp"
-                || st.config.algo == "dssync" || st.config.algo == "shadow";
+  bool linger = lingers(st.config);
   std::vector<std::size_t> lingering;
   for (std::size_t w = 0; w < st.workers.size(); ++w) {
     ask[w] = st.live[w] || (linger && st.workers[w]);

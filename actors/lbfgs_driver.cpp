@@ -53,27 +53,45 @@ void fail(driver_ptr self, const caf::error& e) {
   self->quit(e);
 }
 
+/// Sends (xs...) to every shard: `on_reply(k, answer...)` for shard k's
+/// answer (may be empty), `done()` after the last one; a failed request ends
+/// the run.
+template <class... Rs, class... Ts>
+void to_shards(
+    driver_ptr self,
+    typename std::common_type<std::function<void(std::size_t, Rs&...)>>::type
+        on_reply,
+    std::function<void()> done, Ts... xs) {
+  auto& st = self->state;
+  auto left = std::make_shared<std::size_t>(st.shards.size());
+  for (std::size_t k = 0; k < st.shards.size(); ++k)
+    self->request(st.shards[k], st.job->request_timeout, xs...)
+        .then(
+            [k, left, on_reply, done](Rs&... r) {
+              if (on_reply)
+                on_reply(k, r...);
+              if (--*left == 0)
+                done();
+            },
+            [self](caf::error& e) { fail(self, e); });
+}
+
 /// Runs a command on every shard; `k` gets the sum of the answers (shard
 /// order, so the sum is reproducible).
 void all(driver_ptr self, optim::vector_command c,
          std::function<void(double)> k) {
-  auto& st = self->state;
-  auto parts = std::make_shared<std::vector<double>>(st.shards.size(), 0.0);
-  auto left = std::make_shared<std::size_t>(st.shards.size());
-  for (std::size_t i = 0; i < st.shards.size(); ++i)
-    self->request(st.shards[i], st.job->request_timeout, vec_atom::value,
-                  static_cast<std::uint8_t>(c.kind), c.a, c.b, real{c.alpha})
-        .then(
-            [parts, left, i, k](real r) {
-              (*parts)[i] = r.value;
-              if (--*left == 0) {
-                double s = 0;
-                for (auto v : *parts)
-                  s += v;
-                k(s);
-              }
-            },
-            [self](caf::error& e) { fail(self, e); });
+  auto parts
+      = std::make_shared<std::vector<double>>(self->state.shards.size(), 0.0);
+  to_shards<real>(
+      self, [parts](std::size_t i, real& r) { (*parts)[i] = r.value; },
+      [parts, k] {
+        double sum = 0;
+        for (auto v : *parts)
+          sum += v;
+        k(sum);
+      },
+      vec_atom::value, static_cast<std::uint8_t>(c.kind), c.a, c.b,
+      real{c.alpha});
 }
 
 void finish(driver_ptr self, std::optional<std::string> error = {});
@@ -95,23 +113,18 @@ void start_pass(driver_ptr self, double t, std::function<void(double)> k) {
   auto& st = self->state;
   ++st.pass;
   st.table.reset();
-  auto left = std::make_shared<std::size_t>(st.shards.size());
-  for (auto& s : st.shards)
-    self->request(s, st.job->request_timeout, point_atom::value, st.pass,
-                  real{t})
-        .then(
-            [self, left, k](ack_atom) {
-              if (--*left > 0)
-                return;
-              auto& st = self->state;
-              st.table.emplace(st.job->portions);
-              st.losses.assign(st.job->portions, 0.0);
-              st.samples.assign(st.job->portions, 0);
-              st.pass_done = k;
-              for (std::size_t w = 0; w < st.workers.size(); ++w)
-                give(self, w);
-            },
-            [self](caf::error& e) { fail(self, e); });
+  to_shards<ack_atom>(
+      self, {},
+      [self, k] {
+        auto& st = self->state;
+        st.table.emplace(st.job->portions);
+        st.losses.assign(st.job->portions, 0.0);
+        st.samples.assign(st.job->portions, 0);
+        st.pass_done = k;
+        for (std::size_t w = 0; w < st.workers.size(); ++w)
+          give(self, w);
+      },
+      point_atom::value, st.pass, real{t});
 }
 
 void end_pass(driver_ptr self) {
@@ -121,22 +134,18 @@ void end_pass(driver_ptr self) {
   st.duplicates += st.table->duplicates();
   st.backups += st.table->backups();
   st.reissued += st.table->reissued();
-  auto left = std::make_shared<std::size_t>(st.shards.size());
-  for (auto& s : st.shards)
-    self->request(s, st.job->request_timeout, sum_atom::value, st.pass)
-        .then(
-            [self, left](std::uint64_t) {
-              if (--*left > 0)
-                return;
-              auto& st = self->state;
-              double loss = 0;
-              std::uint64_t n = 0;
-              for (std::size_t p = 0; p < st.losses.size(); ++p)
-                loss += st.losses[p], n += st.samples[p]; // portion order
-              auto k = std::move(st.pass_done);
-              k(n > 0 ? loss / static_cast<double>(n) : 0.0);
-            },
-            [self](caf::error& e) { fail(self, e); });
+  to_shards<std::uint64_t>(
+      self, {},
+      [self] {
+        auto& st = self->state;
+        double loss = 0;
+        std::uint64_t n = 0;
+        for (std::size_t p = 0; p < st.losses.size(); ++p)
+          loss += st.losses[p], n += st.samples[p]; // portion order
+        auto k = std::move(st.pass_done);
+        k(n > 0 ? loss / static_cast<double>(n) : 0.0);
+      },
+      sum_atom::value, st.pass);
 }
 
 void iterate(driver_ptr self);
@@ -158,35 +167,28 @@ void run_machine(driver_ptr self, std::function<void()> k) {
 void accept_step(driver_ptr self, double ft) {
   auto& st = self->state;
   auto pos = st.h.next_position();
-  auto dots = std::make_shared<std::vector<double>>(3, 0.0);
-  auto left = std::make_shared<std::size_t>(st.shards.size());
-  for (auto& s : st.shards)
-    self->request(s, st.job->request_timeout, accept_atom::value)
-        .then(
-            [self, dots, left, pos, ft](std::vector<real>& r) {
-              for (std::size_t i = 0; i < 3 && i < r.size(); ++i)
-                (*dots)[i] += r[i].value;
-              if (--*left > 0)
-                return;
-              auto& st = self->state;
-              st.fx = ft;
-              ++st.iterations;
-              if (!st.h.push((*dots)[0], (*dots)[1], (*dots)[2])) {
-                ++st.rejected;
-                iterate(self);
-                return;
-              }
-              auto kept = std::make_shared<std::size_t>(st.shards.size());
-              for (auto& s : st.shards)
-                self->request(s, st.job->request_timeout, keep_atom::value, pos)
-                    .then(
-                        [self, kept](ack_atom) {
-                          if (--*kept == 0)
-                            iterate(self);
-                        },
-                        [self](caf::error& e) { fail(self, e); });
-            },
-            [self](caf::error& e) { fail(self, e); });
+  // Per shard, summed in shard order once all answered (reproducible).
+  auto parts
+      = std::make_shared<std::vector<std::vector<real>>>(st.shards.size());
+  to_shards<std::vector<real>>(
+      self, [parts](std::size_t k, std::vector<real>& r) { (*parts)[k] = r; },
+      [self, parts, pos, ft] {
+        auto& st = self->state;
+        double dots[3] = {0, 0, 0};
+        for (auto& r : *parts)
+          for (std::size_t i = 0; i < 3 && i < r.size(); ++i)
+            dots[i] += r[i].value;
+        st.fx = ft;
+        ++st.iterations;
+        if (!st.h.push(dots[0], dots[1], dots[2])) {
+          ++st.rejected;
+          iterate(self);
+          return;
+        }
+        to_shards<ack_atom>(
+            self, {}, [self] { iterate(self); }, keep_atom::value, pos);
+      },
+      accept_atom::value);
 }
 
 void trial(driver_ptr self) {
@@ -249,42 +251,40 @@ void iterate(driver_ptr self) {
 
 void finish(driver_ptr self, std::optional<std::string> error) {
   auto& st = self->state;
-  auto n = st.job->init->size();
-  auto x = std::make_shared<std::vector<double>>(n, 0.0);
-  auto left = std::make_shared<std::size_t>(st.shards.size());
-  for (std::size_t k = 0; k < st.shards.size(); ++k)
-    self->request(st.shards[k], st.job->request_timeout, point_atom::value)
-        .then(
-            [self, x, k, left, error](std::uint64_t, std::string& raw) {
-              auto& st = self->state;
-              auto v = unpack_doubles(raw);
-              std::copy(v.begin(), v.end(),
-                        x->begin()
-                            + static_cast<std::ptrdiff_t>(st.ranges[k].offset));
-              if (--*left > 0)
-                return;
-              nlohmann::json out{{"x", *x},
-                                 {"iterations", st.iterations},
-                                 {"passes", st.pass},
-                                 {"f", st.fx},
-                                 {"gradient_norm", st.gnorm},
-                                 {"portions_counted", st.counted},
-                                 {"duplicates_discarded", st.duplicates},
-                                 {"backups", st.backups},
-                                 {"reissued", st.reissued},
-                                 {"lost_workers", st.lost},
-                                 {"pairs_rejected", st.rejected},
-                                 {"results_by_worker", st.results}};
-              if (error)
-                out["error"] = *error;
-              st.result.deliver(out.dump());
-              for (auto& w : st.workers)
-                self->send_exit(w, caf::exit_reason::user_shutdown);
-              for (auto& s : st.shards)
-                self->send_exit(s, caf::exit_reason::user_shutdown);
-              self->quit();
-            },
-            [self](caf::error& e) { fail(self, e); });
+  auto x = std::make_shared<std::vector<double>>(st.job->init->size(), 0.0);
+  to_shards<std::uint64_t, std::string>(
+      self,
+      [self, x](std::size_t k, std::uint64_t&, std::string& raw) {
+        auto v = unpack_doubles(raw);
+        std::copy(
+            v.begin(), v.end(),
+            x->begin()
+                + static_cast<std::ptrdiff_t>(self->state.ranges[k].offset));
+      },
+      [self, x, error] {
+        auto& st = self->state;
+        nlohmann::json out{{"x", *x},
+                           {"iterations", st.iterations},
+                           {"passes", st.pass},
+                           {"f", st.fx},
+                           {"gradient_norm", st.gnorm},
+                           {"portions_counted", st.counted},
+                           {"duplicates_discarded", st.duplicates},
+                           {"backups", st.backups},
+                           {"reissued", st.reissued},
+                           {"lost_workers", st.lost},
+                           {"pairs_rejected", st.rejected},
+                           {"results_by_worker", st.results}};
+        if (error)
+          out["error"] = *error;
+        st.result.deliver(out.dump());
+        for (auto& w : st.workers)
+          self->send_exit(w, caf::exit_reason::user_shutdown);
+        for (auto& s : st.shards)
+          self->send_exit(s, caf::exit_reason::user_shutdown);
+        self->quit();
+      },
+      point_atom::value);
 }
 
 caf::behavior lbfgs_driver(caf::stateful_actor<driver_state>* self,
@@ -332,16 +332,8 @@ caf::behavior lbfgs_driver(caf::stateful_actor<driver_state>* self,
         start_pass(self, 0.0, [self](double f) {
           self->state.fx = f;
           // g = grad f(x0); the pair formed on the way is not kept.
-          auto left = std::make_shared<std::size_t>(self->state.shards.size());
-          for (auto& s : self->state.shards)
-            self->request(s, self->state.job->request_timeout,
-                          accept_atom::value)
-                .then(
-                    [self, left](std::vector<real>&) {
-                      if (--*left == 0)
-                        iterate(self);
-                    },
-                    [self](caf::error& e) { fail(self, e); });
+          to_shards<std::vector<real>>(
+              self, {}, [self] { iterate(self); }, accept_atom::value);
         });
         return st.result;
       },

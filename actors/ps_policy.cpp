@@ -90,6 +90,14 @@ void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
   }
 }
 
+void add_compression(worker_stats& out, const optim::compressor& c) {
+  const auto& s = c.stats();
+  out.dense_fc += s.dense_bytes[0];
+  out.packed_fc += s.packed_bytes[0];
+  out.dense_conv += s.dense_bytes[1];
+  out.packed_conv += s.packed_bytes[1];
+}
+
 namespace {
 
 class ps_policy : public comm_policy {
@@ -154,11 +162,7 @@ public:
   void add_stats(worker_stats& out) const override {
     double sq = 0;
     for (auto& c : compressors_) {
-      const auto& s = c.stats();
-      out.dense_fc += s.dense_bytes[0];
-      out.packed_fc += s.packed_bytes[0];
-      out.dense_conv += s.dense_bytes[1];
-      out.packed_conv += s.packed_bytes[1];
+      add_compression(out, c);
       sq += c.residual_norm() * c.residual_norm();
     }
     out.residual_norm = real{std::sqrt(sq)};

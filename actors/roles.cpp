@@ -20,6 +20,10 @@ bool is_peer_to_peer(const job_config& job) noexcept {
   return job.algo == "sgp" || job.algo == "dssync";
 }
 
+bool lingers(const job_config& job) noexcept {
+  return job.algo == "lsgd" || job.algo == "shadow" || is_peer_to_peer(job);
+}
+
 std::vector<std::uint32_t> worker_groups(const job_config& job) {
   if (job.group_of.size() == job.workers)
     return job.group_of;
@@ -163,7 +167,6 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
       return make_local_policy(opt, lr, params, sched);
     };
     wc.score_window = job.lsgd.score_window;
-    wc.linger = true;
     wc.yield_steps = true;
   } else if (job.algo == "shadow") {
     // Local steps that never wait; the syncer corrects in the background.
@@ -171,7 +174,6 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
                       sched = job.local_schedule](std::size_t params) {
       return make_local_policy(opt, lr, params, sched);
     };
-    wc.linger = true;
     wc.yield_steps = true;
   } else if (is_peer_to_peer(job)) {
     auto opts = job.peer;
@@ -185,7 +187,6 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
       return sgp ? make_sgp_policy(opts, params)
                  : make_dssync_policy(opts, params);
     };
-    wc.linger = true; // the evaluated model averages every worker's
     wc.yield_steps = true;
   } else {
     auto policy = job.policy;
@@ -194,6 +195,7 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
       return make_ps_policy(shards, policy, params);
     };
   }
+  wc.linger = lingers(job);
   wc.coordinator = std::move(coordinator);
   wc.max_steps = job.steps_per_worker;
   wc.request_timeout = job.request_timeout;

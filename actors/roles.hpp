@@ -39,6 +39,11 @@ bool needs_shards(const job_config& job) noexcept;
 /// handles before the start.
 bool is_peer_to_peer(const job_config& job) noexcept;
 
+/// Workers stay alive after their last step, answering fetches (the
+/// evaluated model is theirs: LSGD, SGP, DS-Sync, ShadowSync), until the
+/// job ends; the coordinator asks them for their report once more then.
+bool lingers(const job_config& job) noexcept;
+
 /// Each worker's group: job.group_of, or lsgd_groups() over the placement
 /// (LSGD's leaders, ShadowSync's syncers).
 std::vector<std::uint32_t> worker_groups(const job_config& job);

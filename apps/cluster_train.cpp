@@ -32,10 +32,13 @@ std::string fingerprint(const std::vector<float>& init,
 
 } // namespace
 
+bool is_decentral_algo(const std::string& algo) {
+  return algo == "sgp" || algo == "dssync" || algo == "shadow";
+}
+
 bool is_cluster_algo(const std::string& algo) {
   return algo == "downpour" || algo == "sync" || algo == "easgd"
-         || algo == "lsgd" || algo == "sgp" || algo == "dssync"
-         || algo == "shadow";
+         || algo == "lsgd" || is_decentral_algo(algo);
 }
 
 cluster_job prepare_cluster_job(const train_options& o,
@@ -146,7 +149,7 @@ cluster_job prepare_cluster_job(const train_options& o,
   sched.warmup_steps = in_updates(o.warmup_epochs);
   job.server.lr_schedule = sched;
   job.server.staleness_aware = o.staleness_aware;
-  bool decentral = o.algo == "sgp" || o.algo == "dssync" || o.algo == "shadow";
+  bool decentral = is_decentral_algo(o.algo);
   if (o.algo == "easgd" || o.algo == "lsgd" || decentral) {
     // The workers' own rate schedule, over their own steps.
     auto local = sched;

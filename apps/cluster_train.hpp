@@ -10,6 +10,10 @@
 namespace troupe::apps {
 
 /// Whether `algo` runs as an actor cluster (downpour, sync).
+/// SGP, DS-Sync, ShadowSync: no server between the workers' models (their
+/// flags, shards and defaults differ from the parameter-server ones).
+bool is_decentral_algo(const std::string& algo);
+
 bool is_cluster_algo(const std::string& algo);
 
 /// Checks the cluster options of `o` (validated otherwise); throws

@@ -19,7 +19,7 @@ void validate_cluster(const train_options& o) {
   if (o.shards < 1 || o.shards > 1024)
     fail("--shards must be in [1, 1024]");
   bool consensus = o.algo == "easgd" || o.algo == "lsgd";
-  bool decentral = o.algo == "sgp" || o.algo == "dssync" || o.algo == "shadow";
+  bool decentral = is_decentral_algo(o.algo);
   bool shadow_easgd = o.algo == "shadow" && o.shadow == "easgd";
   if (!consensus
       && (o.tau != 4 || (o.alpha != 0 && !shadow_easgd) || o.easgd_momentum != 0

@@ -288,8 +288,7 @@ void validate(train_options& o) {
   // reached 0.90, plain momentum without decay stopped at 0.898).
   // SGP's job scripts use the same (Nesterov 0.9, weight decay 1e-4); the
   // other decentralized algorithms follow.
-  bool decentralized = o.algo == "lsgd" || o.algo == "sgp" || o.algo == "dssync"
-                       || o.algo == "shadow";
+  bool decentralized = o.algo == "lsgd" || is_decentral_algo(o.algo);
   if (o.optimizer.empty())
     o.optimizer = decentralized ? "nesterov" : "momentum";
   if (o.weight_decay < 0 && o.weight_decay != -1)

@@ -77,6 +77,25 @@ inline optim::schedule_options decay(double lr, std::size_t every) {
   return s;
 }
 
+/// Sandblaster's portion p of P of a LOGREG problem (contiguous examples):
+/// writes the gradient *sum* over the portion to `grad`, sets `samples`,
+/// returns the loss sum.
+inline double logreg_portion(const optim::logreg_problem& prob,
+                             std::size_t portions, std::size_t p,
+                             const double* x, double* grad,
+                             std::uint64_t& samples) {
+  auto m = static_cast<std::size_t>(prob.y.size());
+  std::vector<std::size_t> batch;
+  for (auto i = p * m / portions; i < (p + 1) * m / portions; ++i)
+    batch.push_back(i);
+  auto loss = optim::batch_gradient(prob, x, batch, grad);
+  auto count = static_cast<double>(batch.size());
+  for (std::size_t i = 0; i < static_cast<std::size_t>(prob.x_star.size()); ++i)
+    grad[i] *= count;
+  samples = batch.size();
+  return loss * count;
+}
+
 /// f(x) - f* for float parameters.
 inline double lsq_gap(const optim::lsq_problem& p,
                       const std::vector<float>& x) {

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/lbfgs_driver.hpp"
+#include "harness.hpp"
 #include "optim/synthetic.hpp"
 
 using namespace troupe;
@@ -32,17 +33,9 @@ TEST_CASE("Sandblaster with a slow and a dying worker matches serial "
   job.portions = portions;
   job.options.memory = 4;
   job.options.max_iterations = 30;
-  job.compute = [prob](const double* x, std::size_t n, std::size_t p,
+  job.compute = [prob](const double* x, std::size_t, std::size_t p,
                        double* grad, std::uint64_t& samples) {
-    auto m = static_cast<std::size_t>(prob->y.size());
-    std::vector<std::size_t> batch;
-    for (auto i = p * m / portions; i < (p + 1) * m / portions; ++i)
-      batch.push_back(i);
-    auto loss = optim::batch_gradient(*prob, x, batch, grad);
-    for (std::size_t i = 0; i < n; ++i)
-      grad[i] *= static_cast<double>(batch.size());
-    samples = batch.size();
-    return loss * static_cast<double>(batch.size());
+    return test::logreg_portion(*prob, portions, p, x, grad, samples);
   };
   // Worker 0 takes 20 ms per portion (its portions get backups); worker 2
   // dies on its first portion (which is re-issued).

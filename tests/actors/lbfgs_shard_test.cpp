@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/lbfgs_shard.hpp"
+#include "harness.hpp"
 #include "messages/registry.hpp"
 #include "optim/synthetic.hpp"
 
@@ -72,17 +73,14 @@ struct driver {
     double f = 0;
     std::vector<double> g(x.size());
     for (std::size_t p = 0; p < portions; ++p) {
-      std::vector<std::size_t> batch;
-      for (auto i = p * m / portions; i < (p + 1) * m / portions; ++i)
-        batch.push_back(i);
-      auto loss = optim::batch_gradient(prob, x.data(), batch, g.data());
-      f += loss * static_cast<double>(batch.size()) / static_cast<double>(m);
-      for (auto& v : g)
-        v *= static_cast<double>(batch.size()); // a sum, not a mean
+      std::uint64_t samples = 0;
+      auto loss = test::logreg_portion(prob, portions, p, x.data(), g.data(),
+                                       samples);
+      f += loss / static_cast<double>(m);
       for (int copy = 0; copy < 2; ++copy)
         for (std::size_t k = 0; k < shards.size(); ++k)
           self->request(shards[k], 5s, grad_atom::value, pass, std::uint64_t{p},
-                        std::uint64_t{batch.size()},
+                        samples,
                         actors::pack_doubles(g.data() + ranges[k].offset,
                                              ranges[k].size))
               .receive(
