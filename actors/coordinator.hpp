@@ -28,6 +28,8 @@
 
 namespace troupe::actors {
 
+struct lbfgs_job;
+
 /// A snapshot of a running job, for progress displays.
 struct job_progress {
   std::uint64_t steps = 0;   ///< total over workers
@@ -56,6 +58,9 @@ struct job_config {
   /// downpour | sync | easgd | lsgd | sgp | dssync | shadow (lsgd, sgp,
   /// dssync and shadow by ma / bmuf have no shards: shards = 0)
   std::string algo = "downpour";
+  /// lbfgs: Sandblaster L-BFGS, run by its own driver instead of the
+  /// coordinator (lbfgs_driver.hpp); workers, shards and init as here.
+  std::shared_ptr<const lbfgs_job> lbfgs;
   std::uint32_t workers = 1;
   std::uint32_t shards = 1;
   /// Initial flat parameter vector (shared by every shard).

@@ -138,6 +138,14 @@ using node_actor = caf::typed_actor<
     caf::replies_to<messages::spawn_atom, messages::shadow_atom, std::uint32_t,
                     std::vector<caf::actor>,
                     std::vector<caf::actor>>::with<caf::actor>,
+    // Spawn Sandblaster L-BFGS shard i of the job; answer its handle.
+    caf::replies_to<messages::spawn_atom, messages::lbfgs_atom,
+                    messages::shard_atom, std::uint32_t>::with<caf::actor>,
+    // Spawn Sandblaster worker w over the given L-BFGS shards (in shard
+    // order), taking portions from the given driver; answer its handle.
+    caf::replies_to<messages::spawn_atom, messages::lbfgs_atom,
+                    messages::worker_atom, messages::worker_id,
+                    std::vector<caf::actor>, caf::actor>::with<caf::actor>,
     // The job is over (the reason is logged): stop every hosted actor and
     // quit.
     caf::reacts_to<messages::stop_atom, std::string>,

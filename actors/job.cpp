@@ -9,6 +9,7 @@
 #include <caf/atom.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include "actors/lbfgs_driver.hpp"
 #include "messages/registry.hpp"
 
 namespace troupe::actors {
@@ -38,6 +39,8 @@ nlohmann::json run_job(job_config config, runtime_options rt) {
 
 nlohmann::json run_job_in(caf::actor_system& sys, job_config config,
                           std::chrono::seconds timeout) {
+  if (config.lbfgs) // Sandblaster has its own driver
+    return run_lbfgs_in(sys, config.lbfgs, config.placement, timeout);
   auto coord = sys.spawn(coordinator, std::move(config));
   std::string text, failure;
   {

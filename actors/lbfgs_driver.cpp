@@ -1,56 +1,30 @@
-#include "actors/lbfgs_driver.hpp"
+// Sandblaster's driver: the L-BFGS iterations as rounds of vector commands
+// to the shards and batch passes over the workers (algorithms.md §2).
+
+#include "actors/detail/lbfgs_driver.hpp"
 
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <thread>
 
 #include <caf/all.hpp>
 
-#include "actors/detail/lbfgs_worker.hpp"
 #include "actors/detail/log.hpp"
-#include "actors/lbfgs_shard.hpp"
-#include "messages/registry.hpp"
-#include "optim/portions.hpp"
 
-namespace troupe::actors {
+namespace troupe::actors::detail {
 
 using namespace messages;
 
 namespace {
 
 using vop = optim::vector_command::op;
-
-struct driver_state {
-  const lbfgs_job* job = nullptr;
-  std::vector<lbfgs_shard_actor> shards;
-  std::vector<optim::slice> ranges;
-  std::vector<caf::actor> workers;
-  std::vector<bool> live, busy;
-  std::vector<std::uint64_t> results; ///< per worker, counted or not
-  optim::lbfgs_history h;
-  std::optional<optim::portion_table> table;
-  std::vector<double> losses;
-  std::vector<std::uint64_t> samples;
-  std::function<void(double)> pass_done;
-  std::uint64_t pass = 0, counted = 0, duplicates = 0, backups = 0,
-                reissued = 0, lost = 0, rejected = 0;
-  std::size_t iterations = 0, ls = 0;
-  double fx = 0, slope = 0, lo = 0, hi = 0, step = 1, gnorm = 0;
-  std::shared_ptr<optim::two_loop> machine;
-  caf::response_promise result;
-  std::optional<std::string> error;
-};
-
-using driver_ptr = caf::stateful_actor<driver_state>*;
+using driver_ptr = lbfgs_driver_ptr;
 
 /// A request of the driver failed: the run ends with the reason.
 void fail(driver_ptr self, const caf::error& e) {
   auto what = "lbfgs: a request failed: " + self->system().render(e);
-  detail::log().error("{}", what);
-  if (self->state.result.pending())
-    self->state.result.deliver(nlohmann::json{{"error", what}}.dump());
-  self->quit(e);
+  log().error("{}", what);
+  finish(self, "failed", what, false);
 }
 
 /// Sends (xs...) to every shard: `on_reply(k, answer...)` for shard k's
@@ -67,7 +41,9 @@ void to_shards(
   for (std::size_t k = 0; k < st.shards.size(); ++k)
     self->request(st.shards[k], st.job->request_timeout, xs...)
         .then(
-            [k, left, on_reply, done](Rs&... r) {
+            [self, k, left, on_reply, done](Rs&... r) {
+              if (self->state.finished)
+                return; // the run ended (a failure) while this was under way
               if (on_reply)
                 on_reply(k, r...);
               if (--*left == 0)
@@ -94,20 +70,21 @@ void all(driver_ptr self, optim::vector_command c,
       real{c.alpha});
 }
 
-void finish(driver_ptr self, std::optional<std::string> error = {});
+} // namespace
 
 void give(driver_ptr self, std::size_t w) {
   auto& st = self->state;
   if (!st.table || st.table->done() || !st.live[w] || st.busy[w])
     return;
   if (auto p = st.table->assign(static_cast<std::uint32_t>(w))) {
-    detail::log().debug("lbfgs: pass {} portion {} to worker {}", st.pass, *p,
-                        w);
+    log().debug("lbfgs: pass {} portion {} to worker {}", st.pass, *p, w);
     st.busy[w] = true;
     self->send(st.workers[w], grad_atom::value, st.pass,
                static_cast<std::uint64_t>(*p));
   }
 }
+
+namespace {
 
 void start_pass(driver_ptr self, double t, std::function<void(double)> k) {
   auto& st = self->state;
@@ -117,7 +94,7 @@ void start_pass(driver_ptr self, double t, std::function<void(double)> k) {
       self, {},
       [self, k] {
         auto& st = self->state;
-        st.table.emplace(st.job->portions);
+        st.table.emplace(st.job->portions, st.job->backups);
         st.losses.assign(st.job->portions, 0.0);
         st.samples.assign(st.job->portions, 0);
         st.pass_done = k;
@@ -129,11 +106,13 @@ void start_pass(driver_ptr self, double t, std::function<void(double)> k) {
 
 void end_pass(driver_ptr self) {
   auto& st = self->state;
-  detail::log().debug("lbfgs: pass {} done", st.pass);
+  log().debug("lbfgs: pass {} done", st.pass);
   st.counted += st.table->completed();
   st.duplicates += st.table->duplicates();
   st.backups += st.table->backups();
   st.reissued += st.table->reissued();
+  for (auto n : st.samples)
+    st.evaluated += n;
   to_shards<std::uint64_t>(
       self, {},
       [self] {
@@ -195,8 +174,11 @@ void trial(driver_ptr self) {
   auto& st = self->state;
   const auto& o = st.job->options;
   if (st.ls++ >= o.max_line_search) {
-    finish(self,
-           "line search failed at iteration " + std::to_string(st.iterations));
+    // As the serial reference: the point stays where it is (at the limit of
+    // the precision, no step decreases f enough).
+    finish(self, "the line search found no step at iteration "
+                     + std::to_string(st.iterations) + " (after "
+                     + std::to_string(o.max_line_search) + " trials)");
     return;
   }
   start_pass(self, st.step, [self](double ft) {
@@ -218,129 +200,101 @@ void trial(driver_ptr self) {
   });
 }
 
-void iterate(driver_ptr self) {
+/// Starts the line search along d, whose slope is g.d < 0.
+void search(driver_ptr self, double slope) {
   auto& st = self->state;
+  st.slope = slope;
+  st.lo = 0;
+  st.hi = std::numeric_limits<double>::infinity();
+  st.step = 1;
+  st.ls = 0;
+  trial(self);
+}
+
+void iterate(driver_ptr self) {
   all(self, {vop::dot, optim::slot_g, optim::slot_g, 0}, [self](double gg) {
     auto& st = self->state;
     const auto& o = st.job->options;
     st.gnorm = std::sqrt(gg);
-    if (st.iterations >= o.max_iterations || st.gnorm < o.gradient_tolerance) {
-      finish(self);
+    auto t = elapsed(st);
+    st.trace.push_back({{"iteration", st.iterations},
+                        {"passes", st.pass},
+                        {"seconds", t},
+                        {"f", st.fx},
+                        {"gradient_norm", st.gnorm}});
+    if (st.job->on_iteration)
+      st.job->on_iteration(
+          {st.iterations, st.pass, st.evaluated, st.fx, st.gnorm, t});
+    if (st.gnorm < o.gradient_tolerance) {
+      finish(self, "converged: the gradient norm is below "
+                       + nlohmann::json(o.gradient_tolerance).dump());
+      return;
+    }
+    if (st.iterations >= o.max_iterations) {
+      finish(self, "iteration limit (" + std::to_string(o.max_iterations)
+                       + ") reached");
+      return;
+    }
+    if (st.job->max_seconds > 0 && t >= st.job->max_seconds) {
+      finish(self, "time limit reached");
       return;
     }
     st.machine = std::make_shared<optim::two_loop>(st.h);
     run_machine(self, [self] {
       all(self, {vop::dot, optim::slot_g, optim::slot_d, 0},
           [self](double slope) {
-            auto& st = self->state;
-            if (!(slope < 0)) {
-              finish(self, "not a descent direction");
+            if (slope < 0) {
+              search(self, slope);
               return;
             }
-            st.slope = slope;
-            st.lo = 0;
-            st.hi = std::numeric_limits<double>::infinity();
-            st.step = 1;
-            st.ls = 0;
-            trial(self);
+            // Not a descent direction: as the serial reference, forget the
+            // history and restart from d = -g.
+            auto& st = self->state;
+            st.h.ring.clear();
+            st.h.rho.clear();
+            all(self, {vop::copy, optim::slot_g, optim::slot_d, 0},
+                [self](double) {
+                  all(self, {vop::scale, optim::slot_d, 0, -1.0},
+                      [self](double) {
+                        all(self, {vop::dot, optim::slot_g, optim::slot_d, 0},
+                            [self](double slope) { search(self, slope); });
+                      });
+                });
           });
     });
   });
-  (void)st;
 }
 
-void finish(driver_ptr self, std::optional<std::string> error) {
-  auto& st = self->state;
-  auto x = std::make_shared<std::vector<double>>(st.job->init->size(), 0.0);
-  to_shards<std::uint64_t, std::string>(
-      self,
-      [self, x](std::size_t k, std::uint64_t&, std::string& raw) {
-        auto v = unpack_doubles(raw);
-        std::copy(
-            v.begin(), v.end(),
-            x->begin()
-                + static_cast<std::ptrdiff_t>(self->state.ranges[k].offset));
-      },
-      [self, x, error] {
-        auto& st = self->state;
-        nlohmann::json out{{"x", *x},
-                           {"iterations", st.iterations},
-                           {"passes", st.pass},
-                           {"f", st.fx},
-                           {"gradient_norm", st.gnorm},
-                           {"portions_counted", st.counted},
-                           {"duplicates_discarded", st.duplicates},
-                           {"backups", st.backups},
-                           {"reissued", st.reissued},
-                           {"lost_workers", st.lost},
-                           {"pairs_rejected", st.rejected},
-                           {"results_by_worker", st.results}};
-        if (error)
-          out["error"] = *error;
-        st.result.deliver(out.dump());
-        for (auto& w : st.workers)
-          self->send_exit(w, caf::exit_reason::user_shutdown);
-        for (auto& s : st.shards)
-          self->send_exit(s, caf::exit_reason::user_shutdown);
-        self->quit();
-      },
-      point_atom::value);
-}
+} // namespace
 
-caf::behavior lbfgs_driver(caf::stateful_actor<driver_state>* self,
-                           const lbfgs_job* job) {
+caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
+                           std::shared_ptr<const lbfgs_job> job,
+                           placement_plan where) {
   auto& st = self->state;
-  st.job = job;
-  st.h.memory = job->options.memory;
-  st.ranges = optim::balanced_split(job->init->size(), job->shards);
-  for (std::uint32_t i = 0; i < job->shards; ++i)
-    st.shards.push_back(
-        self->spawn(lbfgs_shard, lbfgs_shard_config{i, st.ranges[i], job->init,
-                                                    job->options.memory}));
-  for (std::uint32_t w = 0; w < job->workers; ++w) {
-    st.workers.push_back(self->spawn(detail::lbfgs_worker, w,
-                                     caf::actor_cast<caf::actor>(self),
-                                     st.shards, st.ranges, job));
-    self->monitor(st.workers.back());
-  }
-  st.live.assign(job->workers, true);
-  st.busy.assign(job->workers, false);
-  st.results.assign(job->workers, 0);
-  // A lost worker: its portions go back to the pool for the others.
-  self->set_down_handler([self](caf::down_msg& msg) {
-    auto& st = self->state;
-    for (std::size_t w = 0; w < st.workers.size(); ++w)
-      if (st.live[w] && st.workers[w].address() == msg.source) {
-        st.live[w] = false;
-        st.busy[w] = false;
-        ++st.lost;
-        detail::log().warn("lbfgs: worker {} lost; its portions re-issued", w);
-        if (st.table)
-          st.table->lose(static_cast<std::uint32_t>(w));
-        if (std::find(st.live.begin(), st.live.end(), true) == st.live.end()) {
-          finish(self, "every worker was lost");
-          return;
-        }
-        for (std::size_t v = 0; v < st.workers.size(); ++v)
-          give(self, v);
-      }
-  });
+  st.job = std::move(job);
+  st.where = std::move(where);
+  st.h.memory = st.job->options.memory;
+  st.ranges = optim::balanced_split(st.job->init->size(), st.job->shards);
+  self->set_down_handler([self](caf::down_msg& msg) { role_down(self, msg); });
   return {
       [self](result_atom) {
         auto& st = self->state;
         st.result = self->make_response_promise();
-        start_pass(self, 0.0, [self](double f) {
-          self->state.fx = f;
-          // g = grad f(x0); the pair formed on the way is not kept.
-          to_shards<std::vector<real>>(
-              self, {}, [self] { iterate(self); }, accept_atom::value);
+        st.started = std::chrono::steady_clock::now();
+        place_roles(self, [self] {
+          start_pass(self, 0.0, [self](double f) {
+            self->state.fx = f;
+            // g = grad f(x0); the pair formed on the way is not kept.
+            to_shards<std::vector<real>>(
+                self, {}, [self] { iterate(self); }, accept_atom::value);
+          });
         });
         return st.result;
       },
       [self](done_atom, std::uint32_t w, std::uint64_t pass,
              std::uint64_t portion, real loss, std::uint64_t samples) {
         auto& st = self->state;
-        if (w >= st.workers.size())
+        if (w >= st.workers.size() || st.finished)
           return;
         st.busy[w] = false;
         ++st.results[w];
@@ -364,25 +318,4 @@ caf::behavior lbfgs_driver(caf::stateful_actor<driver_state>* self,
   };
 }
 
-} // namespace
-
-nlohmann::json run_lbfgs(const lbfgs_job& job) {
-  if (!job.init || job.init->empty() || job.shards == 0 || job.workers == 0
-      || job.portions == 0 || !job.compute)
-    return {{"error", "lbfgs: needs parameters, shards, workers, portions "
-                      "and a portion function"}};
-  caf::actor_system_config cfg;
-  messages::register_types(cfg);
-  caf::actor_system sys{cfg};
-  caf::scoped_actor self{sys};
-  auto driver = sys.spawn(lbfgs_driver, &job);
-  nlohmann::json out;
-  self->request(driver, std::chrono::minutes{10}, result_atom::value)
-      .receive([&](std::string& text) { out = nlohmann::json::parse(text); },
-               [&](caf::error& e) {
-                 out = {{"error", "lbfgs: " + sys.render(e)}};
-               });
-  return out;
-}
-
-} // namespace troupe::actors
+} // namespace troupe::actors::detail

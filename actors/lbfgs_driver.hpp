@@ -10,17 +10,21 @@
 #include <caf/duration.hpp>
 #include <nlohmann/json.hpp>
 
+#include "actors/interfaces.hpp"
 #include "optim/lbfgs.hpp"
 #include "optim/range_table.hpp"
 
-// Sandblaster L-BFGS in one process (algorithms.md §2): a driver actor (the
-// coordinator: scalars only) runs the iterations as rounds of vector
-// commands to the L-BFGS shards and batch passes over the workers, which
-// take portions from its table (backup copies at the end of a pass, first
-// result wins, a lost worker's portions re-issued). Groundwork for issue
-// [8]: no CLI, no nodes yet.
+// Sandblaster L-BFGS (algorithms.md §2): a driver actor (the coordinator:
+// scalars only) runs the iterations as rounds of vector commands to the
+// L-BFGS shards and batch passes over the workers, which take portions from
+// its table (backup copies at the end of a pass, first result wins, a lost
+// worker's portions re-issued). The shards and workers run in the driver's
+// process or on the nodes of a distributed job (node_agent.hpp), the same
+// roles either way.
 
 namespace troupe::actors {
+
+struct placement_plan;
 
 /// A worker's computation of one portion at point x (n values): writes the
 /// gradient sum over the portion's examples to `grad`, sets `samples`,
@@ -29,15 +33,36 @@ using portion_fn
     = std::function<double(const double* x, std::size_t n, std::size_t portion,
                            double* grad, std::uint64_t& samples)>;
 
+/// One L-BFGS iteration done, for progress displays and traces.
+struct lbfgs_progress {
+  std::size_t iteration = 0;
+  std::uint64_t passes = 0;  ///< batch passes so far (line search included)
+  std::uint64_t samples = 0; ///< examples evaluated so far (backups too)
+  double f = 0, gradient_norm = 0, seconds = 0;
+};
+
 /// Settings of a Sandblaster run.
 struct lbfgs_job {
   std::shared_ptr<const std::vector<float>> init;
   std::uint32_t shards = 1;
   std::uint32_t workers = 1;
   std::size_t portions = 8;
+  /// The portion function: one per worker from `make_compute` (each gets
+  /// its own model and buffers), else `compute`, shared (must be
+  /// thread-safe).
+  std::function<portion_fn()> make_compute;
   portion_fn compute;
   optim::lbfgs_options options;
   caf::duration request_timeout{std::chrono::seconds{30}};
+  /// Stop after this many seconds (0: no limit).
+  double max_seconds = 0;
+  /// Backup copies of outstanding portions at the end of a pass.
+  bool backups = true;
+  /// Per worker: a factor >= 1 by which its portions take longer (it sleeps
+  /// factor - 1 times its compute time after each); for benchmarks.
+  std::vector<double> slowdown;
+  /// Called by the driver after each iteration (in the driver's thread).
+  std::function<void(const lbfgs_progress&)> on_iteration;
   /// Tests: a delay per portion for some workers, and a worker that dies
   /// when it receives its n-th portion, before computing it (0: never).
   std::vector<std::chrono::microseconds> delays;
@@ -45,8 +70,20 @@ struct lbfgs_job {
 };
 
 /// Runs the job in a fresh actor system; returns the final JSON (x,
-/// iterations, passes, f, gradient norm, portions counted, duplicates
-/// discarded, backups, re-issued, lost workers) or {"error": ...}.
+/// iterations, passes, f, gradient norm, seconds, stop reason, a trace per
+/// iteration, portions counted, duplicates discarded, backups, re-issued,
+/// lost workers) with "error" if it failed.
 nlohmann::json run_lbfgs(const lbfgs_job& job);
+
+/// The same in an existing actor system, with the shards and workers placed
+/// by `where` (nodes whose agents built the same job; empty: all here).
+nlohmann::json run_lbfgs_in(caf::actor_system& sys,
+                            std::shared_ptr<const lbfgs_job> job,
+                            const placement_plan& where,
+                            std::chrono::seconds timeout);
+
+/// Checks a job's settings; throws std::invalid_argument naming the
+/// problem.
+void check(const lbfgs_job& job);
 
 } // namespace troupe::actors

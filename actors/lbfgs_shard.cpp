@@ -36,6 +36,21 @@ std::size_t slots_of(const lbfgs_shard_state& st) {
   return 4 + 2 * st.config.memory + 1;
 }
 
+/// Adds the waiting portions to the trial gradient in id order: those that
+/// continue the added prefix, or (at the end of the pass, `all`) every one.
+void fold(lbfgs_shard_state& st, bool all) {
+  auto& gt = st.store->slot(slot_trial_gradient(st.config.memory));
+  while (!st.parts.empty()
+         && (all || st.parts.begin()->first == st.next_fold)) {
+    auto& [id, part] = *st.parts.begin();
+    st.folded_samples += part.first;
+    for (std::size_t i = 0; i < gt.size(); ++i)
+      gt[i] += part.second[i];
+    st.next_fold = id + 1;
+    st.parts.erase(st.parts.begin());
+  }
+}
+
 double run(lbfgs_shard_state& st, std::uint8_t op, std::uint32_t a,
            std::uint32_t b, double alpha) {
   using vop = optim::vector_command::op;
@@ -80,6 +95,11 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
           st.point[i] = x[i] + t.value * d[i];
         st.pass = pass;
         st.parts.clear();
+        st.counted.clear();
+        st.next_fold = 0;
+        st.folded_samples = 0;
+        auto& gt = st.store->slot(slot_trial_gradient(st.config.memory));
+        std::fill(gt.begin(), gt.end(), 0.0);
         return ack_atom::value;
       },
       [self](point_atom) -> caf::result<std::uint64_t, std::string> {
@@ -93,7 +113,7 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
           ++st.stale;
           return false;
         }
-        if (st.parts.count(portion)) {
+        if (st.counted.count(portion)) {
           ++st.duplicates; // a backup's twin: the first result counted
           return false;
         }
@@ -103,7 +123,9 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
             throw std::invalid_argument(std::to_string(g.size())
                                         + " values for a slice of "
                                         + std::to_string(st.point.size()));
+          st.counted.insert(portion);
           st.parts.emplace(portion, std::make_pair(samples, std::move(g)));
+          fold(st, false);
           return true;
         } catch (const std::invalid_argument& e) {
           ++st.malformed;
@@ -116,18 +138,12 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
         auto& st = self->state;
         if (pass != st.pass)
           return caf::make_error(caf::sec::invalid_argument, "stale pass");
+        fold(st, true);
         auto& gt = st.store->slot(slot_trial_gradient(st.config.memory));
-        std::fill(gt.begin(), gt.end(), 0.0);
-        std::uint64_t samples = 0;
-        for (auto& [id, part] : st.parts) { // portion order: reproducible
-          samples += part.first;
-          for (std::size_t i = 0; i < gt.size(); ++i)
-            gt[i] += part.second[i];
-        }
-        if (samples > 0)
+        if (st.folded_samples > 0)
           for (auto& v : gt)
-            v /= static_cast<double>(samples);
-        return static_cast<std::uint64_t>(st.parts.size());
+            v /= static_cast<double>(st.folded_samples);
+        return static_cast<std::uint64_t>(st.counted.size());
       },
       [self](accept_atom) {
         auto& st = self->state;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,14 @@ struct lbfgs_shard_state {
   std::unique_ptr<optim::dense_store> store; ///< slots + 3 extra
   std::vector<double> point, scratch_s, scratch_y;
   std::uint64_t pass = 0;
-  /// This pass's portions: id -> (samples, gradient sum).
+  /// This pass's portions that arrived ahead of a lower one: id ->
+  /// (samples, gradient sum). The others are already added to the trial
+  /// gradient, in id order (next_fold: the lowest not yet added), so the
+  /// sum is the same whatever the arrival order, and memory holds only the
+  /// portions that arrived early.
   std::map<std::uint64_t, std::pair<std::uint64_t, std::vector<double>>> parts;
+  std::set<std::uint64_t> counted; ///< this pass's portion ids
+  std::uint64_t next_fold = 0, folded_samples = 0;
   std::uint64_t duplicates = 0, stale = 0, malformed = 0;
   probe_ref probe;
 };

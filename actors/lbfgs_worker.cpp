@@ -4,6 +4,8 @@
 
 #include <caf/all.hpp>
 
+#include "actors/detail/log.hpp"
+
 namespace troupe::actors::detail {
 
 using namespace messages;
@@ -15,15 +17,16 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
                            std::uint32_t id, caf::actor driver,
                            std::vector<lbfgs_shard_actor> shards,
                            std::vector<optim::slice> ranges,
-                           const lbfgs_job* job) {
+                           std::shared_ptr<const lbfgs_job> job) {
   auto& st = self->state;
   st.id = id;
   st.driver = std::move(driver);
   st.shards = std::move(shards);
   st.ranges = std::move(ranges);
-  st.job = job;
-  st.x.assign(job->init->size(), 0.0);
-  st.grad.assign(job->init->size(), 0.0);
+  st.job = std::move(job);
+  st.compute = st.job->make_compute ? st.job->make_compute() : st.job->compute;
+  st.x.assign(st.job->init->size(), 0.0);
+  st.grad.assign(st.job->init->size(), 0.0);
   auto compute = [self](std::uint64_t pass, std::uint64_t portion) {
     auto& st = self->state;
     auto& job = *st.job;
@@ -35,8 +38,21 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
     if (st.id < job.delays.size() && job.delays[st.id].count() > 0)
       std::this_thread::sleep_for(job.delays[st.id]);
     std::uint64_t samples = 0;
-    double loss = job.compute(st.x.data(), st.x.size(), portion, st.grad.data(),
-                              samples);
+    double loss = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      loss = st.compute(st.x.data(), st.x.size(), portion, st.grad.data(),
+                        samples);
+    } catch (const std::exception& e) {
+      // A non-finite loss or a broken portion: the worker leaves (its
+      // portions go to the others) and says why.
+      log().error("lbfgs worker {}: portion {}: {}", st.id, portion, e.what());
+      self->quit(caf::make_error(caf::sec::runtime_error, e.what()));
+      return;
+    }
+    if (st.id < job.slowdown.size() && job.slowdown[st.id] > 1)
+      std::this_thread::sleep_for((std::chrono::steady_clock::now() - t0)
+                                  * (job.slowdown[st.id] - 1));
     auto left = std::make_shared<std::size_t>(st.shards.size());
     for (std::size_t k = 0; k < st.shards.size(); ++k)
       self->request(st.shards[k], job.request_timeout, grad_atom::value, pass,

@@ -3,7 +3,10 @@
 #include <caf/actor_cast.hpp>
 #include <caf/sec.hpp>
 
+#include "actors/detail/lbfgs_worker.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/lbfgs_driver.hpp"
+#include "actors/lbfgs_shard.hpp"
 #include "actors/roles.hpp"
 
 namespace troupe::actors {
@@ -120,6 +123,48 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
           auto h = caf::actor_cast<caf::actor>(self->spawn(
               shadow_syncer, syncer_config_of(*st.job, g, std::move(members),
                                               shard_refs(*st.job, shards))));
+          host(self, h);
+          return h;
+        } catch (const std::exception& e) {
+          return failure(e.what());
+        }
+      },
+      [self](spawn_atom, lbfgs_atom, shard_atom,
+             std::uint32_t i) -> caf::result<caf::actor> {
+        auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::spawn,
+                                small_message_bytes);
+        if (!st.job || !st.job->lbfgs)
+          return failure("spawn of an L-BFGS shard without an L-BFGS job");
+        const auto& job = *st.job->lbfgs;
+        if (i >= job.shards)
+          return failure("no L-BFGS shard " + std::to_string(i));
+        auto ranges = optim::balanced_split(job.init->size(), job.shards);
+        auto h = caf::actor_cast<caf::actor>(
+            self->spawn(lbfgs_shard, lbfgs_shard_config{i, ranges[i], job.init,
+                                                        job.options.memory}));
+        host(self, h);
+        return h;
+      },
+      [self](spawn_atom, lbfgs_atom, worker_atom, worker_id w,
+             const std::vector<caf::actor>& shards,
+             const caf::actor& driver) -> caf::result<caf::actor> {
+        auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::spawn,
+                                small_message_bytes);
+        if (!st.job || !st.job->lbfgs)
+          return failure("spawn of an L-BFGS worker without an L-BFGS job");
+        auto job = st.job->lbfgs;
+        if (w >= job->workers || shards.size() != job->shards)
+          return failure("L-BFGS worker " + std::to_string(w) + " with "
+                         + std::to_string(shards.size()) + " shards");
+        std::vector<lbfgs_shard_actor> typed;
+        for (auto& s : shards)
+          typed.push_back(caf::actor_cast<lbfgs_shard_actor>(s));
+        try {
+          auto h = caf::actor_cast<caf::actor>(self->spawn<caf::detached>(
+              detail::lbfgs_worker, w, driver, std::move(typed),
+              optim::balanced_split(job->init->size(), job->shards), job));
           host(self, h);
           return h;
         } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 #include "actors/job.hpp"
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
+#include "apps/lbfgs_train.hpp"
 #include "apps/run_report.hpp"
 #include "net/cluster.hpp"
 #include "net/monitor.hpp"
@@ -16,10 +17,6 @@
 
 namespace troupe::apps {
 
-namespace {
-
-/// Model, seed and data in one string: equal on every process that builds
-/// the same job.
 std::string fingerprint(const std::vector<float>& init,
                         const optim::train_test& data) {
   const auto& x = data.train.x;
@@ -30,15 +27,13 @@ std::string fingerprint(const std::vector<float>& init,
          + ", test " + std::to_string(data.test.size());
 }
 
-} // namespace
-
 bool is_decentral_algo(const std::string& algo) {
   return algo == "sgp" || algo == "dssync" || algo == "shadow";
 }
 
 bool is_cluster_algo(const std::string& algo) {
   return algo == "downpour" || algo == "sync" || algo == "easgd"
-         || algo == "lsgd" || is_decentral_algo(algo);
+         || algo == "lsgd" || algo == "lbfgs" || is_decentral_algo(algo);
 }
 
 cluster_job prepare_cluster_job(const train_options& o,
@@ -246,6 +241,28 @@ cluster_job prepare_cluster_job(const train_options& o,
   return out;
 }
 
+nlohmann::json run_placed(const train_options& o, actors::job_config job,
+                          const std::string& fingerprint, progress& bar,
+                          actors::runtime_options rt) {
+  nlohmann::json result;
+  if (o.listen.empty()) {
+    result = actors::run_job(std::move(job), rt);
+  } else {
+    net::cluster_options co;
+    co.listen = net::parse_endpoint(o.listen, "--listen");
+    co.expect = static_cast<std::uint32_t>(o.expect);
+    co.join_timeout = o.link.join_timeout;
+    co.link = link_settings(o.link, "troupe train");
+    co.on_listening = o.on_listening;
+    co.guard = o.port_guard;
+    bar.message("troupe train: waiting for " + std::to_string(o.expect)
+                + " node(s) to join at " + o.listen);
+    result
+        = net::run_distributed(std::move(job), to_spec(o), fingerprint, co, rt);
+  }
+  return result;
+}
+
 nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
                            progress& bar) {
   auto prepared = prepare_cluster_job(o, std::move(loaded));
@@ -291,22 +308,7 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
     bar.message("troupe train: monitoring at " + monitor_url
                 + " (the dashboard; Prometheus at " + monitor_url + "metrics)");
   }
-  nlohmann::json result;
-  if (o.listen.empty()) {
-    result = actors::run_job(std::move(job), rt);
-  } else {
-    net::cluster_options co;
-    co.listen = net::parse_endpoint(o.listen, "--listen");
-    co.expect = static_cast<std::uint32_t>(o.expect);
-    co.join_timeout = o.link.join_timeout;
-    co.link = link_settings(o.link, "troupe train");
-    co.on_listening = o.on_listening;
-    co.guard = o.port_guard;
-    bar.message("troupe train: waiting for " + std::to_string(o.expect)
-                + " node(s) to join at " + o.listen);
-    result = net::run_distributed(std::move(job), to_spec(o),
-                                  prepared.fingerprint, co, rt);
-  }
+  auto result = run_placed(o, std::move(job), prepared.fingerprint, bar, rt);
   bar.message("troupe train: " + result["stop_reason"].get<std::string>());
   result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
   if (endpoint)
@@ -333,7 +335,8 @@ actors::built_job build_from_spec(const std::string& spec) {
   auto data = load_data(o.data, o.seed);
   if (o.standardize)
     optim::standardize(data);
-  auto prepared = prepare_cluster_job(o, std::move(data));
+  auto prepared = o.algo == "lbfgs" ? prepare_lbfgs_job(o, std::move(data))
+                                    : prepare_cluster_job(o, std::move(data));
   return {std::move(prepared.job), std::move(prepared.fingerprint)};
 }
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/job.hpp"
 #include "actors/node_agent.hpp"
 #include "apps/progress.hpp"
 #include "apps/train_command.hpp"
@@ -35,6 +36,16 @@ cluster_job prepare_cluster_job(const train_options& o, optim::train_test data);
 /// Builds the job a coordinator's spec describes (nodes): loads and scales
 /// the data as `troupe train` does. Throws with the reason.
 actors::built_job build_from_spec(const std::string& spec);
+
+/// Runs a built job here, or with `o.listen` on the nodes that join there.
+nlohmann::json run_placed(const train_options& o, actors::job_config job,
+                          const std::string& fingerprint, progress& bar,
+                          actors::runtime_options rt);
+
+/// Model, seed and data in one string: equal on every process that builds
+/// the same job.
+std::string fingerprint(const std::vector<float>& init,
+                        const optim::train_test& data);
 
 /// Trains with `o.algo` = downpour or sync: shards, workers, evaluator and
 /// coordinator as actors in this process. `o` is validated and defaults are

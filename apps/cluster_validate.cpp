@@ -5,6 +5,7 @@
 
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
+#include "apps/lbfgs_train.hpp"
 #include "optim/compress.hpp"
 #include "optim/optimizer.hpp"
 
@@ -155,6 +156,12 @@ void validate_cluster(const train_options& o) {
   if (o.staleness_bound >= 0 && (o.n_push != 1 || o.n_fetch != 1))
     fail("under --staleness-bound a worker's clock advances with every "
          "push and fetch; --n-fetch and --n-push must be 1");
+  if (o.algo == "lbfgs")
+    validate_lbfgs(o);
+  else if (o.portions != 0 || o.memory != 10 || o.gradient_tolerance != 1e-6
+           || !o.backups)
+    fail("--portions, --memory, --gradient-tolerance and --backups apply to "
+         "lbfgs");
 }
 
 } // namespace troupe::apps

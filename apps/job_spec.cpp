@@ -16,7 +16,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     request_timeout, tau, alpha, easgd_momentum, groups, lambda, lambda_g,
     tau_g, score_window, peers, overlap, group_size, shadow, shadow_period,
     block_momentum, block_lr, compress, bin_fc, bin_conv, topk_fc, topk_conv,
-    gossip_gamma)
+    gossip_gamma, portions, memory, gradient_tolerance, backups)
 
 std::string to_spec(const train_options& o) {
   return nlohmann::json(o).dump();

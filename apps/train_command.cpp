@@ -7,6 +7,7 @@
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
+#include "apps/lbfgs_train.hpp"
 #include "apps/progress.hpp"
 #include "apps/run_report.hpp"
 #include "apps/single_train.hpp"
@@ -95,7 +96,9 @@ void add_train_options(option_parser& p, train_options& o) {
            "stop after this many seconds (default: no limit)")
       .add(o.target_accuracy, "target-accuracy",
            "stop once test accuracy reaches this")
-      .add(o.max_steps, "max-steps", "stop after this many optimizer steps")
+      .add(o.max_steps, "max-steps",
+           "stop after this many optimizer steps (lbfgs: iterations, "
+           "default 100)")
       .add(o.train_examples, "train-examples",
            "train on the first N examples only (0: all)")
       .add(o.optimizer, "optimizer",
@@ -103,7 +106,8 @@ void add_train_options(option_parser& p, train_options& o) {
            "paper's) | adagrad | adam")
       .add(o.momentum, "momentum", "momentum factor (default 0.9)")
       .add(o.weight_decay, "weight-decay",
-           "L2 penalty (default 0; lsgd: 1e-4, the paper's)")
+           "L2 penalty (default 0; lsgd: 1e-4, the paper's; sgp, dssync, "
+           "shadow and lbfgs: 1e-4)")
       .add(o.schedule, "schedule", "constant | step (default) | cosine")
       .add(o.lr_decay, "lr-decay",
            "step schedule: factor per period ("
@@ -209,6 +213,7 @@ void add_train_options(option_parser& p, train_options& o) {
            "DIR: write train.csv, evaluations.csv, result.json and curves.svg "
            "when the run ends");
   add_link_options(p, o.link);
+  add_lbfgs_options(p, o);
 }
 
 namespace {
@@ -217,7 +222,7 @@ void validate(train_options& o) {
   if (o.algo != "sgd" && !is_cluster_algo(o.algo))
     throw usage_error("troupe train: unknown --algo=" + o.algo
                       + " (this build offers: sgd, downpour, sync, easgd, "
-                        "lsgd, sgp, dssync, shadow)");
+                        "lsgd, sgp, dssync, shadow, lbfgs)");
   if (is_cluster_algo(o.algo))
     validate_cluster(o);
   else if (o.workers != 1 || o.shards != 1)
@@ -272,6 +277,8 @@ void validate(train_options& o) {
   } else if (o.expect > 0) {
     throw usage_error("troupe train: --expect needs --listen=HOST:PORT");
   }
+  if (o.algo == "lbfgs")
+    return; // no rates, epochs or evaluations: validate_lbfgs checked it
   const auto& d = defaults_for(o.model);
   if (o.algo == "downpour" && o.server_optimizer.empty()) {
     // Asynchrony acts like extra momentum (staleness ~ workers - 1), so the
@@ -332,8 +339,9 @@ nlohmann::json run_train(train_options o) {
   auto load_seconds = seconds_since(t_load);
   auto name = data.train.name;
   progress bar{style, o.algo + "/" + o.model};
-  auto result = is_cluster_algo(o.algo) ? run_cluster(o, std::move(data), bar)
-                                        : run_single(o, data, bar);
+  auto result = o.algo == "lbfgs" ? run_lbfgs_train(o, std::move(data), bar)
+                : is_cluster_algo(o.algo) ? run_cluster(o, std::move(data), bar)
+                                          : run_single(o, data, bar);
   result["algo"] = o.algo;
   result["model"] = o.model;
   result["data"] = name;
@@ -343,8 +351,9 @@ nlohmann::json run_train(train_options o) {
                          ? 0
                          : o.shards;
   result["batch"] = o.batch;
-  result["lr"] = o.lr;
-  result["optimizer"] = o.optimizer;
+  result["lr"] = o.algo == "lbfgs" ? nlohmann::json(nullptr)
+                                   : nlohmann::json(o.lr); // line search
+  result["optimizer"] = o.algo == "lbfgs" ? "lbfgs" : o.optimizer;
   result["seed"] = o.seed;
   result["target_accuracy"] = o.target_accuracy > 0
                                   ? nlohmann::json(o.target_accuracy)

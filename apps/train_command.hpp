@@ -73,6 +73,11 @@ struct train_options {
   double topk_fc = 0.01;         ///< top-k density, dense layers
   double topk_conv = 0.01;       ///< top-k density, conv layers
   double gossip_gamma = 0.5;     ///< sgp with compression: consensus step
+  // -- Sandblaster L-BFGS (lbfgs) --------------------------------------------
+  std::uint64_t portions = 0;       ///< portions per batch (0: automatic)
+  std::uint64_t memory = 10;        ///< L-BFGS history pairs m
+  double gradient_tolerance = 1e-6; ///< stop below this gradient norm
+  bool backups = true;              ///< backup copies at the end of a pass
   // -- distributed jobs (not part of the job's spec) ----------------------
   std::string listen;        ///< HOST:PORT: place the roles on joined nodes
   std::uint64_t expect = 0;  ///< nodes to wait for (with --listen)

@@ -94,6 +94,10 @@ using sum_atom = caf::atom_constant<caf::atom("sum")>;
 using accept_atom = caf::atom_constant<caf::atom("accept")>;
 using keep_atom = caf::atom_constant<caf::atom("keep")>;
 
+/// Asks a node to spawn a Sandblaster L-BFGS role (after spawn_atom, before
+/// shard_atom or worker_atom).
+using lbfgs_atom = caf::atom_constant<caf::atom("lbfgs")>;
+
 /// Asks a node to spawn a shadow syncer (after spawn_atom).
 using shadow_atom = caf::atom_constant<caf::atom("shadow")>;
 

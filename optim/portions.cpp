@@ -5,7 +5,8 @@
 
 namespace troupe::optim {
 
-portion_table::portion_table(std::size_t portions) : state_(portions) {
+portion_table::portion_table(std::size_t portions, bool backups)
+    : state_(portions), backup_copies_(backups) {
   if (portions == 0)
     throw std::invalid_argument("portion_table: a batch needs portions");
   pool_.resize(portions);
@@ -31,6 +32,8 @@ std::optional<std::size_t> portion_table::assign(std::uint32_t worker) {
     last_[worker] = p;
     return p;
   }
+  if (!backup_copies_)
+    return std::nullopt;
   // Backup task: the outstanding portion with the fewest holders (lowest
   // id among equals) that this worker is not already computing.
   std::optional<std::size_t> best;

@@ -17,8 +17,10 @@ namespace troupe::optim {
 
 class portion_table {
 public:
-  /// Throws std::invalid_argument for zero portions.
-  explicit portion_table(std::size_t portions);
+  /// Throws std::invalid_argument for zero portions. Without `backups` an
+  /// idle worker gets nothing once the pool is empty (to measure what
+  /// backup copies gain).
+  explicit portion_table(std::size_t portions, bool backups = true);
 
   /// The next portion for `worker`, or nullopt if every portion is done or
   /// all outstanding ones are already being computed by this worker.
@@ -63,6 +65,7 @@ private:
   std::vector<entry> state_;
   std::vector<std::size_t> pool_;                ///< unassigned, ascending
   std::vector<std::optional<std::size_t>> last_; ///< per worker
+  bool backup_copies_ = true;
   std::size_t completed_ = 0, duplicates_ = 0, backups_ = 0, reissued_ = 0;
 };
 

@@ -7,6 +7,7 @@
 // loss sum, samples) to the driver.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <caf/stateful_actor.hpp>
@@ -21,7 +22,9 @@ struct lbfgs_worker_state {
   caf::actor driver;
   std::vector<lbfgs_shard_actor> shards;
   std::vector<optim::slice> ranges;
-  const lbfgs_job* job = nullptr;
+  static inline const char* name = "lbfgs_worker";
+  std::shared_ptr<const lbfgs_job> job;
+  portion_fn compute; ///< this worker's own (make_compute) or the shared one
   std::uint64_t pass = 0, done = 0;
   std::vector<double> x, grad;
 };
@@ -30,6 +33,6 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
                            std::uint32_t id, caf::actor driver,
                            std::vector<lbfgs_shard_actor> shards,
                            std::vector<optim::slice> ranges,
-                           const lbfgs_job* job);
+                           std::shared_ptr<const lbfgs_job> job);
 
 } // namespace troupe::actors::detail

@@ -3,7 +3,7 @@
 # 127.0.0.1 (and, as root, in two network namespaces). Every wait is bounded.
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls, token,
-# hostile, hosts, netns, monitor, stuck, lsgd, decentral.
+# hostile, hosts, netns, monitor, stuck, lsgd, decentral, lbfgs.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -202,6 +202,42 @@ lsgd)
   acc=$(key coord2.json /test_accuracy)
   awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "accuracy $acc < 0.75"
   wait_for "$N3" 30 || fail "surviving node exited with status $?"
+  ;;
+lbfgs)
+  # Sandblaster L-BFGS over two nodes of 2 workers, the shards in the
+  # coordinator's process. One node dies mid-run: its workers' portions are
+  # re-issued, and the run ends at exactly the objective of the same job in
+  # one process (a portion's sums do not depend on who computes them, the
+  # shards add them in portion order).
+  LB=(--algo=lbfgs --model=mlp --train-examples=3000 --seed="$SEED"
+      --workers=4 --shards=2 --portions=32 --max-steps=10 --progress=lines
+      --json --request-timeout=20)
+  start_coordinator coord "${LB[@]}" --listen=127.0.0.1:0 --expect=2
+  start_node n1 --workers=2; N1=$NODE
+  start_node n2 --workers=2; N2=$NODE
+  wait_log coord.log "epoch [2-9]\." 90 || fail "training did not start"
+  kill -9 "$N2"
+  wait_for "$COORD" 180 || fail "coordinator exited with status $?"
+  wait_for "$N1" 30 || fail "surviving node exited with status $?"
+  [ "$(key coord.json /stop_reason)" = "iteration limit (10) reached" ] \
+    || fail "job did not complete: $(key coord.json /stop_reason)"
+  [ "$(key coord.json /lost_workers)" = 2 ] || fail "2 lost workers not reported"
+  "$TROUPE" train "${LB[@]}" >one.json 2>one.log || fail "one-process run failed"
+  a=$(key coord.json /objective) b=$(key one.json /objective)
+  echo "objective distributed (a node killed) $a, one process $b" >&2
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "objectives differ: $a vs $b"
+  # The node holding the shards dies: the run ends at once with an error
+  # naming the lost shard.
+  start_coordinator coord2 "${LB[@]}" --max-steps=1000 \
+    --listen=127.0.0.1:0 --expect=1
+  start_node n3 --workers=4 --shards=2; N3=$NODE
+  wait_log coord2.log "epoch [1-9]\." 90 || fail "training did not start (2)"
+  kill -9 "$N3"
+  wait_for "$COORD" 60
+  status=$?
+  [ "$status" = 1 ] || fail "coordinator exited with status $status, not 1"
+  key coord2.json /error | grep -q "shard [01] (node .*) was lost" \
+    || fail "no error naming the lost shard: $(key coord2.json /error)"
   ;;
 decentral)
   # SGP, DS-Sync and ShadowSync over two nodes of 2 workers, with the flags

@@ -1,0 +1,288 @@
+// Sandblaster's roles and ends: placing the shards and workers (here or on
+// the nodes), losing them, collecting the result, and running a job.
+
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+
+#include <caf/all.hpp>
+
+#include "actors/detail/lbfgs_driver.hpp"
+#include "actors/detail/lbfgs_worker.hpp"
+#include "actors/detail/log.hpp"
+#include "messages/registry.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+namespace detail {
+
+double elapsed(const lbfgs_driver_state& st) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now()
+                                       - st.started)
+      .count();
+}
+
+namespace {
+
+nlohmann::json summary(const lbfgs_driver_state& st, const std::string& reason,
+                       const std::optional<std::string>& error) {
+  nlohmann::json out{{"stop_reason", reason},
+                     {"iterations", st.iterations},
+                     {"passes", st.pass},
+                     {"f", st.fx},
+                     {"gradient_norm", st.gnorm},
+                     {"seconds", elapsed(st)},
+                     {"samples", st.evaluated},
+                     {"portions_counted", st.counted},
+                     {"duplicates_discarded", st.duplicates},
+                     {"backups", st.backups},
+                     {"reissued", st.reissued},
+                     {"lost_workers", st.lost},
+                     {"pairs_rejected", st.rejected},
+                     {"results_by_worker", st.results},
+                     {"trace", st.trace}};
+  if (error)
+    out["error"] = *error;
+  return out;
+}
+
+void stop_roles(lbfgs_driver_ptr self) {
+  auto& st = self->state;
+  for (auto& w : st.workers)
+    self->send_exit(w, caf::exit_reason::user_shutdown);
+  for (auto& s : st.shards)
+    self->send_exit(s, caf::exit_reason::user_shutdown);
+  for (auto& n : st.where.nodes)
+    self->send(n, stop_atom::value, std::string{"lbfgs: the job is over"});
+  self->quit();
+}
+
+std::string where_name(const placement_plan& where,
+                       const std::vector<std::int32_t>& node, std::size_t i) {
+  if (i >= node.size() || node[i] < 0)
+    return "this process";
+  return "node " + where.node_names.at(static_cast<std::size_t>(node[i]));
+}
+
+} // namespace
+
+void finish(lbfgs_driver_ptr self, const std::string& reason,
+            std::optional<std::string> error, bool collect) {
+  auto& st = self->state;
+  if (st.finished)
+    return;
+  st.finished = true;
+  st.table.reset(); // nothing more is handed out
+  log().info("lbfgs: {} after {} iterations and {} passes (f = {})", reason,
+             st.iterations, st.pass, st.fx);
+  if (!collect || st.shards.empty()) {
+    if (st.result.pending())
+      st.result.deliver(summary(st, reason, error).dump());
+    stop_roles(self);
+    return;
+  }
+  auto x = std::make_shared<std::vector<double>>(st.job->init->size(), 0.0);
+  auto left = std::make_shared<std::size_t>(st.shards.size());
+  auto complete = [self, x, reason, error] {
+    auto out = summary(self->state, reason, error);
+    out["x"] = *x;
+    self->state.result.deliver(out.dump());
+    stop_roles(self);
+  };
+  for (std::size_t k = 0; k < st.shards.size(); ++k)
+    self->request(st.shards[k], st.job->request_timeout, point_atom::value)
+        .then(
+            [self, k, x, left, complete](std::uint64_t, std::string& raw) {
+              auto v = unpack_doubles(raw);
+              std::copy(v.begin(), v.end(),
+                        x->begin()
+                            + static_cast<std::ptrdiff_t>(
+                                self->state.ranges[k].offset));
+              if (--*left == 0)
+                complete();
+            },
+            [self, reason, error](caf::error& e) {
+              auto& st = self->state;
+              auto what = "lbfgs: cannot collect the parameters: "
+                          + self->system().render(e);
+              if (st.result.pending())
+                st.result.deliver(
+                    summary(st, reason, error ? *error : what).dump());
+              stop_roles(self);
+            });
+}
+
+void role_down(lbfgs_driver_ptr self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  if (st.finished)
+    return;
+  for (std::size_t k = 0; k < st.shards.size(); ++k)
+    if (st.shards[k].address() == msg.source) {
+      auto what = "lbfgs: shard " + std::to_string(k) + " ("
+                  + where_name(st.where, st.where.shard_node, k)
+                  + ") was lost: " + self->system().render(msg.reason);
+      log().error("{}", what);
+      finish(self, "failed", what, false);
+      return;
+    }
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (st.live[w] && st.workers[w].address() == msg.source) {
+      st.live[w] = false;
+      st.busy[w] = false;
+      ++st.lost;
+      log().warn("lbfgs: worker {} ({}) lost; its portions re-issued", w,
+                 where_name(st.where, st.where.worker_node, w));
+      if (st.table)
+        st.table->lose(static_cast<std::uint32_t>(w));
+      if (std::find(st.live.begin(), st.live.end(), true) == st.live.end()) {
+        finish(self, "failed",
+               "lbfgs: every worker was lost (the last: "
+                   + self->system().render(msg.reason) + ")");
+        return;
+      }
+      for (std::size_t v = 0; v < st.workers.size(); ++v)
+        give(self, v);
+    }
+}
+
+void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
+  auto& st = self->state;
+  const auto& job = *st.job;
+  const auto& where = st.where;
+  auto node_of = [](const std::vector<std::int32_t>& v, std::size_t i) {
+    return i < v.size() ? v[i] : -1;
+  };
+  st.shards.resize(job.shards);
+  st.workers.resize(job.workers);
+  st.live.assign(job.workers, true);
+  st.busy.assign(job.workers, false);
+  st.results.assign(job.workers, 0);
+  auto failed = [self](const std::string& what, const caf::error& e) {
+    finish(self, "placement failed",
+           "lbfgs: " + what + ": " + self->system().render(e), false);
+  };
+  // Workers once every shard exists (they are given the shards' handles).
+  auto spawn_workers = [self, k, node_of, failed] {
+    auto& st = self->state;
+    const auto& job = *st.job;
+    std::vector<caf::actor> shard_handles;
+    for (auto& s : st.shards)
+      shard_handles.push_back(caf::actor_cast<caf::actor>(s));
+    auto left = std::make_shared<std::size_t>(job.workers);
+    auto placed = [self, left, k](std::size_t w, caf::actor h) {
+      self->state.workers[w] = h;
+      self->monitor(h);
+      if (--*left == 0)
+        k();
+    };
+    for (std::uint32_t w = 0; w < job.workers; ++w) {
+      auto n = node_of(st.where.worker_node, w);
+      if (n < 0) {
+        placed(w, self->spawn<caf::detached>(lbfgs_worker, w,
+                                             caf::actor_cast<caf::actor>(self),
+                                             st.shards, st.ranges, st.job));
+        continue;
+      }
+      self->request(st.where.nodes.at(static_cast<std::size_t>(n)),
+                    job.request_timeout, spawn_atom::value, lbfgs_atom::value,
+                    worker_atom::value, worker_id{w}, shard_handles,
+                    caf::actor_cast<caf::actor>(self))
+          .then([placed, w](caf::actor& h) { placed(w, h); },
+                [failed, w, n, self](caf::error& e) {
+                  failed("worker " + std::to_string(w) + " on node "
+                             + self->state.where.node_names.at(
+                                 static_cast<std::size_t>(n)),
+                         e);
+                });
+    }
+  };
+  auto left = std::make_shared<std::size_t>(job.shards);
+  auto placed
+      = [self, left, spawn_workers](std::size_t i, lbfgs_shard_actor h) {
+          self->state.shards[i] = h;
+          self->monitor(h);
+          if (--*left == 0)
+            spawn_workers();
+        };
+  for (std::uint32_t i = 0; i < job.shards; ++i) {
+    auto n = node_of(where.shard_node, i);
+    if (n < 0) {
+      placed(i, self->spawn(lbfgs_shard,
+                            lbfgs_shard_config{i, st.ranges[i], job.init,
+                                               job.options.memory}));
+      continue;
+    }
+    self->request(where.nodes.at(static_cast<std::size_t>(n)),
+                  job.request_timeout, spawn_atom::value, lbfgs_atom::value,
+                  shard_atom::value, i)
+        .then(
+            [placed, i](caf::actor& h) {
+              placed(i, caf::actor_cast<lbfgs_shard_actor>(h));
+            },
+            [failed, i, n, self](caf::error& e) {
+              failed("shard " + std::to_string(i) + " on node "
+                         + self->state.where.node_names.at(
+                             static_cast<std::size_t>(n)),
+                     e);
+            });
+  }
+}
+
+} // namespace detail
+
+void check(const lbfgs_job& job) {
+  if (!job.init || job.init->empty())
+    throw std::invalid_argument("lbfgs: no parameters");
+  if (job.shards == 0 || job.shards > job.init->size())
+    throw std::invalid_argument(
+        "lbfgs: " + std::to_string(job.shards) + " shards for "
+        + std::to_string(job.init->size()) + " parameters");
+  if (job.workers == 0)
+    throw std::invalid_argument("lbfgs: no workers");
+  if (job.portions == 0)
+    throw std::invalid_argument("lbfgs: no portions");
+  if (!job.compute && !job.make_compute)
+    throw std::invalid_argument("lbfgs: no portion function");
+  if (job.options.memory == 0)
+    throw std::invalid_argument("lbfgs: the memory must be at least 1");
+  for (auto f : job.slowdown)
+    if (!(f >= 1))
+      throw std::invalid_argument("lbfgs: a slowdown factor below 1");
+}
+
+nlohmann::json run_lbfgs_in(caf::actor_system& sys,
+                            std::shared_ptr<const lbfgs_job> job,
+                            const placement_plan& where,
+                            std::chrono::seconds timeout) {
+  check(*job);
+  auto driver = sys.spawn(detail::lbfgs_driver, job, where);
+  nlohmann::json out;
+  caf::scoped_actor self{sys};
+  self->request(driver, timeout, result_atom::value)
+      .receive([&](std::string& text) { out = nlohmann::json::parse(text); },
+               [&](caf::error& e) {
+                 caf::anon_send_exit(driver, caf::exit_reason::user_shutdown);
+                 out = {{"error", "lbfgs: " + sys.render(e)},
+                        {"stop_reason", "failed"}};
+               });
+  return out;
+}
+
+nlohmann::json run_lbfgs(const lbfgs_job& job) {
+  try {
+    check(job);
+  } catch (const std::invalid_argument& e) {
+    return {{"error", e.what()}, {"stop_reason", "failed"}};
+  }
+  caf::actor_system_config cfg;
+  messages::register_types(cfg);
+  caf::actor_system sys{cfg};
+  // The caller keeps `job`; an aliasing pointer that owns nothing.
+  std::shared_ptr<const lbfgs_job> ref{std::shared_ptr<const lbfgs_job>{},
+                                       &job};
+  return run_lbfgs_in(sys, ref, {}, std::chrono::hours{24});
+}
+
+} // namespace troupe::actors
