@@ -36,6 +36,18 @@ bool is_cluster_algo(const std::string& algo) {
          || algo == "lsgd" || algo == "lbfgs" || is_decentral_algo(algo);
 }
 
+optim::sequential<float> initial_model(const train_options& o,
+                                       const optim::dataset& train) {
+  auto model
+      = optim::make_model<float>(o.model, train.sample_shape, train.classes);
+  model.init(o.seed);
+  if (o.shards > model.size())
+    throw usage_error("troupe train: --shards=" + std::to_string(o.shards)
+                      + " exceeds the model's " + std::to_string(model.size())
+                      + " parameters");
+  return model;
+}
+
 cluster_job prepare_cluster_job(const train_options& o,
                                 optim::train_test loaded) {
   auto data = std::make_shared<const optim::train_test>(std::move(loaded));
@@ -46,15 +58,9 @@ cluster_job prepare_cluster_job(const train_options& o,
   if (n < o.workers)
     throw usage_error("troupe train: " + std::to_string(o.workers)
                       + " workers need at least as many training examples");
-  auto init_model
-      = optim::make_model<float>(o.model, train->sample_shape, train->classes);
-  init_model.init(o.seed);
+  auto init_model = initial_model(o, *train);
   auto init = std::make_shared<const std::vector<float>>(
       init_model.params(), init_model.params() + init_model.size());
-  if (o.shards > init->size())
-    throw usage_error("troupe train: --shards=" + std::to_string(o.shards)
-                      + " exceeds the model's " + std::to_string(init->size())
-                      + " parameters");
 
   bool sync = o.algo == "sync";
   auto workers = static_cast<std::uint32_t>(o.workers);

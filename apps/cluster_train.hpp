@@ -7,6 +7,7 @@
 #include "apps/progress.hpp"
 #include "apps/train_command.hpp"
 #include "optim/dataset.hpp"
+#include "optim/sequential.hpp"
 
 namespace troupe::apps {
 
@@ -29,6 +30,11 @@ struct cluster_job {
   double steps_per_epoch = 0;
   std::string description; ///< one line for the progress display
 };
+
+/// The model `o` names, initialized from its seed; throws usage_error if it
+/// has fewer parameters than `o.shards`.
+optim::sequential<float> initial_model(const train_options& o,
+                                       const optim::dataset& train);
 
 /// Builds the job of validated options `o` on loaded, scaled data.
 cluster_job prepare_cluster_job(const train_options& o, optim::train_test data);

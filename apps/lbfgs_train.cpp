@@ -85,15 +85,9 @@ cluster_job prepare_lbfgs_job(const train_options& o,
     throw usage_error("troupe train: --portions=" + std::to_string(o.portions)
                       + " exceeds the " + std::to_string(n)
                       + " training examples");
-  auto model
-      = optim::make_model<float>(o.model, train->sample_shape, train->classes);
-  model.init(o.seed);
+  auto model = initial_model(o, *train);
   auto init = std::make_shared<const std::vector<float>>(
       model.params(), model.params() + model.size());
-  if (o.shards > init->size())
-    throw usage_error("troupe train: --shards=" + std::to_string(o.shards)
-                      + " exceeds the model's " + std::to_string(init->size())
-                      + " parameters");
   auto job = std::make_shared<actors::lbfgs_job>();
   job->init = init;
   job->shards = static_cast<std::uint32_t>(o.shards);
