@@ -48,14 +48,22 @@ nlohmann::json summary(const lbfgs_driver_state& st, const std::string& reason,
   return out;
 }
 
+/// Stops the roles: the nodes' agents stop theirs (told why), the driver
+/// its own (an exit sent to a node's role would end its agent first,
+/// without the reason).
 void stop_roles(lbfgs_driver_ptr self) {
   auto& st = self->state;
-  for (auto& w : st.workers)
-    self->send_exit(w, caf::exit_reason::user_shutdown);
-  for (auto& s : st.shards)
-    self->send_exit(s, caf::exit_reason::user_shutdown);
   for (auto& n : st.where.nodes)
     self->send(n, stop_atom::value, std::string{"lbfgs: the job is over"});
+  auto here = [](const std::vector<std::int32_t>& node, std::size_t i) {
+    return i >= node.size() || node[i] < 0;
+  };
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (st.workers[w] && here(st.where.worker_node, w))
+      self->send_exit(st.workers[w], caf::exit_reason::user_shutdown);
+  for (std::size_t k = 0; k < st.shards.size(); ++k)
+    if (st.shards[k] && here(st.where.shard_node, k))
+      self->send_exit(st.shards[k], caf::exit_reason::user_shutdown);
   self->quit();
 }
 
