@@ -113,10 +113,25 @@ void end_pass(driver_ptr self) {
   st.reissued += st.table->reissued();
   for (auto n : st.samples)
     st.evaluated += n;
+  // T2 at run time: every shard holds each portion once; one that refused
+  // a portion (a malformed or non-finite slice) would leave a hole.
+  auto short_of = std::make_shared<std::optional<std::size_t>>();
   to_shards<std::uint64_t>(
-      self, {},
-      [self] {
+      self,
+      [self, short_of](std::size_t k, std::uint64_t& counted) {
+        if (counted != self->state.job->portions && !*short_of)
+          *short_of = k;
+      },
+      [self, short_of] {
         auto& st = self->state;
+        if (*short_of) {
+          finish(self, "failed",
+                 "lbfgs: shard " + std::to_string(**short_of)
+                     + " is missing portions of pass " + std::to_string(st.pass)
+                     + " (it refused a malformed or non-finite gradient "
+                       "slice)");
+          return;
+        }
         double loss = 0;
         std::uint64_t n = 0;
         for (std::size_t p = 0; p < st.losses.size(); ++p)

@@ -4,6 +4,8 @@
 // serial reference's point to 1e-9 in as many iterations (T1) for several
 // K, R and P, every portion counted once per pass (T2).
 
+#include <atomic>
+#include <cmath>
 #include <iostream>
 
 #include <catch2/catch.hpp>
@@ -79,4 +81,46 @@ TEST_CASE("Sandblaster with a slow and a dying worker matches serial "
     CHECK(out["trace"].size() == serial.iterations + 1);
     CHECK(out["backups"].get<std::uint64_t>() > 0); // the slow worker's
   }
+}
+
+TEST_CASE("Sandblaster: a NaN gradient ends the run with an error naming "
+          "the shard, and the last accepted point is kept") {
+  const std::uint64_t seed = 422;
+  std::cout << "sandblaster NaN: seed " << seed << std::endl;
+  optim::logreg_options lo;
+  lo.m = 256;
+  lo.d = 6;
+  lo.seed = seed;
+  auto prob
+      = std::make_shared<const optim::logreg_problem>(optim::make_logreg(lo));
+  const std::size_t portions = 4;
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  actors::lbfgs_job job;
+  job.init = std::make_shared<const std::vector<float>>(lo.d, 0.0f);
+  job.shards = 2;
+  job.workers = 2;
+  job.portions = portions;
+  job.options.max_iterations = 50;
+  // From the 9th portion on (the third pass), portion 1's gradient has a
+  // NaN in the last coordinate (shard 1's slice).
+  job.compute = [prob, calls](const double* x, std::size_t n, std::size_t p,
+                              double* grad, std::uint64_t& samples) {
+    auto loss = test::logreg_portion(*prob, portions, p, x, grad, samples);
+    if (++*calls > 8 && p == 1)
+      grad[n - 1] = std::nan("");
+    return loss;
+  };
+  auto out = actors::run_lbfgs(job);
+  INFO(out.dump());
+  REQUIRE(out.contains("error"));
+  CHECK_THAT(out["error"].get<std::string>(),
+             Catch::Contains("shard 1 is missing portions"));
+  // The point reached before is returned, finite, and better than x0.
+  REQUIRE(out.contains("x"));
+  auto x = out["x"].get<std::vector<double>>();
+  CHECK(out["iterations"].get<std::size_t>() >= 1);
+  std::vector<double> g(lo.d);
+  std::vector<double> zero(lo.d, 0.0);
+  CHECK(optim::full_gradient(*prob, x.data(), g.data())
+        < optim::full_gradient(*prob, zero.data(), g.data()));
 }
