@@ -39,8 +39,14 @@ nlohmann::json run_job(job_config config, runtime_options rt) {
 
 nlohmann::json run_job_in(caf::actor_system& sys, job_config config,
                           std::chrono::seconds timeout) {
-  if (config.lbfgs) // Sandblaster has its own driver
-    return run_lbfgs_in(sys, config.lbfgs, config.placement, timeout);
+  if (config.lbfgs) { // Sandblaster has its own driver
+    auto job = std::make_shared<lbfgs_job>(*config.lbfgs);
+    job->observers = config.observers;
+    job->monitor = config.monitor;
+    job->monitor_interval = config.monitor_interval;
+    job->node_name = config.node_name;
+    return run_lbfgs_in(sys, job, config.placement, timeout);
+  }
   auto coord = sys.spawn(coordinator, std::move(config));
   std::string text, failure;
   {

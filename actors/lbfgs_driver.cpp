@@ -9,6 +9,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
 
 namespace troupe::actors::detail {
@@ -79,8 +80,14 @@ void give(driver_ptr self, std::size_t w) {
   if (auto p = st.table->assign(static_cast<std::uint32_t>(w))) {
     log().debug("lbfgs: pass {} portion {} to worker {}", st.pass, *p, w);
     st.busy[w] = true;
+    auto serial = ++st.handed;
+    st.assignment[w] = serial;
     self->send(st.workers[w], grad_atom::value, st.pass,
                static_cast<std::uint64_t>(*p));
+    // A worker that does not answer within the request timeout (hung, or
+    // its node frozen) is given up: its portions go to the others.
+    self->delayed_send(self, to_chrono(st.job->request_timeout),
+                       tick_atom::value, static_cast<std::uint32_t>(w), serial);
   }
 }
 
@@ -215,9 +222,33 @@ void trial(driver_ptr self) {
   });
 }
 
+/// The iteration to the probe's gauges and the observers (a step of the
+/// driver whose loss is the objective).
+void report_iteration(driver_ptr self, double seconds) {
+  auto& st = self->state;
+  if (st.probe) {
+    st.probe->gauge("iteration", static_cast<double>(st.iterations));
+    st.probe->gauge("passes", static_cast<double>(st.pass));
+    st.probe->gauge("objective", st.fx);
+    st.probe->gauge("gradient_norm", st.gnorm);
+    st.probe->gauge("backups", static_cast<double>(st.backups));
+    st.probe->gauge("lost_workers", static_cast<double>(st.lost));
+  }
+  step_event ev;
+  ev.steps = st.iterations;
+  ev.samples = st.evaluated - st.reported;
+  st.reported = st.evaluated;
+  ev.loss = st.fx;
+  ev.seconds = seconds;
+  for (auto& o : st.job->observers)
+    o->on_step(ev);
+}
+
 /// Starts the line search along d, whose slope is g.d < 0.
 void search(driver_ptr self, double slope) {
   auto& st = self->state;
+  if (st.probe)
+    st.probe->activity("line search");
   st.slope = slope;
   st.lo = 0;
   st.hi = std::numeric_limits<double>::infinity();
@@ -240,6 +271,7 @@ void iterate(driver_ptr self) {
     if (st.job->on_iteration)
       st.job->on_iteration(
           {st.iterations, st.pass, st.evaluated, st.fx, st.gnorm, t});
+    report_iteration(self, t);
     if (st.gnorm < o.gradient_tolerance) {
       finish(self, "converged: the gradient norm is below "
                        + nlohmann::json(o.gradient_tolerance).dump());
@@ -255,6 +287,8 @@ void iterate(driver_ptr self) {
       return;
     }
     st.machine = std::make_shared<optim::two_loop>(st.h);
+    if (st.probe)
+      st.probe->activity("two-loop recursion");
     run_machine(self, [self] {
       all(self, {vop::dot, optim::slot_g, optim::slot_d, 0},
           [self](double slope) {
@@ -290,10 +324,13 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
   st.where = std::move(where);
   st.h.memory = st.job->options.memory;
   st.ranges = optim::balanced_split(st.job->init->size(), st.job->shards);
+  st.probe = make_probe(self, "lbfgs driver", "coordinator", true);
   self->set_down_handler([self](caf::down_msg& msg) { role_down(self, msg); });
   return {
       [self](result_atom) {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::result,
+                                small_message_bytes);
         st.result = self->make_response_promise();
         st.started = std::chrono::steady_clock::now();
         place_roles(self, [self] {
@@ -306,9 +343,24 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
         });
         return st.result;
       },
+      [self](tick_atom, std::uint32_t w, std::uint64_t serial) {
+        auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::other,
+                                small_message_bytes);
+        if (st.finished || w >= st.workers.size() || !st.live[w] || !st.busy[w]
+            || st.assignment[w] != serial)
+          return; // answered in time
+        log().warn("lbfgs: worker {} did not answer within the request "
+                   "timeout; given up",
+                   w);
+        self->send_exit(st.workers[w], caf::exit_reason::user_shutdown);
+        lose_worker(self, w);
+      },
       [self](done_atom, std::uint32_t w, std::uint64_t pass,
              std::uint64_t portion, real loss, std::uint64_t samples) {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::done,
+                                small_message_bytes);
         if (w >= st.workers.size() || st.finished)
           return;
         st.busy[w] = false;
@@ -318,6 +370,8 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
           return;
         }
         if (st.table->complete(portion, w)) {
+          if (st.probe)
+            st.probe->progress(); // a pass is progress too (one can be long)
           st.losses[portion] = loss.value;
           st.samples[portion] = samples;
           // The pass ends once, on its last first result (a backup's twin

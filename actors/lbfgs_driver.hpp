@@ -10,7 +10,9 @@
 #include <caf/duration.hpp>
 #include <nlohmann/json.hpp>
 
+#include "actors/events.hpp"
 #include "actors/interfaces.hpp"
+#include "actors/monitor.hpp"
 #include "optim/lbfgs.hpp"
 #include "optim/range_table.hpp"
 
@@ -63,6 +65,13 @@ struct lbfgs_job {
   std::vector<double> slowdown;
   /// Called by the driver after each iteration (in the driver's thread).
   std::function<void(const lbfgs_progress&)> on_iteration;
+  /// Monitoring, as the coordinator's (job_config): an on_step per
+  /// iteration (loss: the objective) and on_finish; the nodes' actor
+  /// metrics polled into `monitor` every `monitor_interval`.
+  std::vector<std::shared_ptr<job_observer>> observers;
+  std::shared_ptr<cluster_view> monitor;
+  std::chrono::milliseconds monitor_interval{500};
+  std::string node_name = "local";
   /// Tests: a delay per portion for some workers, and a worker that dies
   /// when it receives its n-th portion, before computing it (0: never).
   std::vector<std::chrono::microseconds> delays;

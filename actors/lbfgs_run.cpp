@@ -53,6 +53,8 @@ nlohmann::json summary(const lbfgs_driver_state& st, const std::string& reason,
 /// without the reason).
 void stop_roles(lbfgs_driver_ptr self) {
   auto& st = self->state;
+  if (st.probe)
+    st.probe->activity("done");
   for (auto& n : st.where.nodes)
     self->send(n, stop_atom::value, std::string{"lbfgs: the job is over"});
   auto here = [](const std::vector<std::int32_t>& node, std::size_t i) {
@@ -65,6 +67,34 @@ void stop_roles(lbfgs_driver_ptr self) {
     if (st.shards[k] && here(st.where.shard_node, k))
       self->send_exit(st.shards[k], caf::exit_reason::user_shutdown);
   self->quit();
+}
+
+/// Replies the final JSON, tells the observers, stops the roles.
+void deliver(lbfgs_driver_ptr self, const nlohmann::json& out) {
+  auto& st = self->state;
+  auto text = out.dump();
+  for (auto& o : st.job->observers)
+    o->on_finish(text);
+  if (st.result.pending())
+    st.result.deliver(std::move(text));
+  stop_roles(self);
+}
+
+/// The nodes' actor metrics (this process's and the placed nodes'), polled
+/// into the job's view until the driver ends, as the coordinator does.
+void start_monitoring(lbfgs_driver_ptr self) {
+  auto& st = self->state;
+  if (!st.job->monitor)
+    return;
+  auto local = caf::actor_cast<caf::actor>(
+      self->spawn(node_monitor, st.job->node_name));
+  std::vector<metrics_source> sources{{st.job->node_name, local}};
+  for (std::size_t n = 0; n < st.where.nodes.size(); ++n)
+    sources.push_back({st.where.node_names[n],
+                       caf::actor_cast<caf::actor>(st.where.nodes[n])});
+  self->spawn(cluster_monitor, st.job->monitor, std::move(sources),
+              st.job->monitor_interval, caf::actor_cast<caf::actor>(self),
+              std::vector<caf::actor>{local});
 }
 
 std::string where_name(const placement_plan& where,
@@ -86,9 +116,7 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
   log().info("lbfgs: {} after {} iterations and {} passes (f = {})", reason,
              st.iterations, st.pass, st.fx);
   if (!collect || st.shards.empty()) {
-    if (st.result.pending())
-      st.result.deliver(summary(st, reason, error).dump());
-    stop_roles(self);
+    deliver(self, summary(st, reason, error));
     return;
   }
   auto x = std::make_shared<std::vector<double>>(st.job->init->size(), 0.0);
@@ -96,8 +124,7 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
   auto complete = [self, x, reason, error] {
     auto out = summary(self->state, reason, error);
     out["x"] = *x;
-    self->state.result.deliver(out.dump());
-    stop_roles(self);
+    deliver(self, out);
   };
   for (std::size_t k = 0; k < st.shards.size(); ++k)
     self->request(st.shards[k], st.job->request_timeout, point_atom::value)
@@ -115,10 +142,7 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
               auto& st = self->state;
               auto what = "lbfgs: cannot collect the parameters: "
                           + self->system().render(e);
-              if (st.result.pending())
-                st.result.deliver(
-                    summary(st, reason, error ? *error : what).dump());
-              stop_roles(self);
+              deliver(self, summary(st, reason, error ? *error : what));
             });
 }
 
@@ -137,22 +161,28 @@ void role_down(lbfgs_driver_ptr self, const caf::down_msg& msg) {
     }
   for (std::size_t w = 0; w < st.workers.size(); ++w)
     if (st.live[w] && st.workers[w].address() == msg.source) {
-      st.live[w] = false;
-      st.busy[w] = false;
-      ++st.lost;
-      log().warn("lbfgs: worker {} ({}) lost; its portions re-issued", w,
-                 where_name(st.where, st.where.worker_node, w));
-      if (st.table)
-        st.table->lose(static_cast<std::uint32_t>(w));
-      if (std::find(st.live.begin(), st.live.end(), true) == st.live.end()) {
-        finish(self, "failed",
-               "lbfgs: every worker was lost (the last: "
-                   + self->system().render(msg.reason) + ")");
-        return;
-      }
-      for (std::size_t v = 0; v < st.workers.size(); ++v)
-        give(self, v);
+      log().warn("lbfgs: worker {} ({}) lost: {}", w,
+                 where_name(st.where, st.where.worker_node, w),
+                 self->system().render(msg.reason));
+      lose_worker(self, w);
+      return;
     }
+}
+
+void lose_worker(lbfgs_driver_ptr self, std::size_t w) {
+  auto& st = self->state;
+  st.live[w] = false;
+  st.busy[w] = false;
+  ++st.lost;
+  log().warn("lbfgs: worker {}'s portions re-issued", w);
+  if (st.table)
+    st.table->lose(static_cast<std::uint32_t>(w));
+  if (std::find(st.live.begin(), st.live.end(), true) == st.live.end()) {
+    finish(self, "failed", "lbfgs: every worker was lost");
+    return;
+  }
+  for (std::size_t v = 0; v < st.workers.size(); ++v)
+    give(self, v);
 }
 
 void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
@@ -166,6 +196,7 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
   st.workers.resize(job.workers);
   st.live.assign(job.workers, true);
   st.busy.assign(job.workers, false);
+  st.assignment.assign(job.workers, 0);
   st.results.assign(job.workers, 0);
   auto failed = [self](const std::string& what, const caf::error& e) {
     finish(self, "placement failed",
@@ -182,8 +213,10 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
     auto placed = [self, left, k](std::size_t w, caf::actor h) {
       self->state.workers[w] = h;
       self->monitor(h);
-      if (--*left == 0)
+      if (--*left == 0) {
+        start_monitoring(self); // its first poll sees every role
         k();
+      }
     };
     for (std::uint32_t w = 0; w < job.workers; ++w) {
       auto n = node_of(st.where.worker_node, w);

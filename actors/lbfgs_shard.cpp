@@ -104,11 +104,15 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
       },
       [self](point_atom) -> caf::result<std::uint64_t, std::string> {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::fetch,
+                                small_message_bytes);
         return {st.pass, pack_doubles(st.point.data(), st.point.size())};
       },
       [self](grad_atom, std::uint64_t pass, std::uint64_t portion,
              std::uint64_t samples, const std::string& raw) -> bool {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::push,
+                                raw.size() + small_message_bytes);
         if (pass != st.pass) {
           ++st.stale;
           return false;
@@ -139,6 +143,11 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
         if (pass != st.pass)
           return caf::make_error(caf::sec::invalid_argument, "stale pass");
         fold(st, true);
+        if (st.probe) {
+          st.probe->gauge("duplicates", static_cast<double>(st.duplicates));
+          st.probe->gauge("malformed", static_cast<double>(st.malformed));
+          st.probe->gauge("stale", static_cast<double>(st.stale));
+        }
         auto& gt = st.store->slot(slot_trial_gradient(st.config.memory));
         if (st.folded_samples > 0)
           for (auto& v : gt)

@@ -27,6 +27,8 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
   st.compute = st.job->make_compute ? st.job->make_compute() : st.job->compute;
   st.x.assign(st.job->init->size(), 0.0);
   st.grad.assign(st.job->init->size(), 0.0);
+  st.probe
+      = make_probe(self, "lbfgs worker " + std::to_string(id), "worker", true);
   auto compute = [self](std::uint64_t pass, std::uint64_t portion) {
     auto& st = self->state;
     auto& job = *st.job;
@@ -39,6 +41,8 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
       std::this_thread::sleep_for(job.delays[st.id]);
     std::uint64_t samples = 0;
     double loss = 0;
+    if (st.probe)
+      st.probe->activity("computing a portion");
     auto t0 = std::chrono::steady_clock::now();
     try {
       loss = st.compute(st.x.data(), st.x.size(), portion, st.grad.data(),
@@ -65,6 +69,11 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
                   return;
                 auto& st = self->state;
                 ++st.done;
+                if (st.probe) {
+                  st.probe->progress();
+                  st.probe->gauge("portions", static_cast<double>(st.done));
+                  st.probe->activity("waiting for a portion");
+                }
                 self->send(st.driver, done_atom::value, st.id, pass, portion,
                            real{loss}, samples);
               },
@@ -73,6 +82,8 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
   return {
       [self, compute](grad_atom, std::uint64_t pass, std::uint64_t portion) {
         auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::step,
+                                small_message_bytes);
         if (pass == st.pass) {
           compute(pass, portion);
           return;

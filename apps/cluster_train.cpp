@@ -269,6 +269,53 @@ nlohmann::json run_placed(const train_options& o, actors::job_config job,
   return result;
 }
 
+run_monitoring attach_monitoring(const train_options& o,
+                                 actors::job_config& job, progress& bar) {
+  // The monitoring endpoint lives as long as the job (monitor before server:
+  // the server's routes use it).
+  run_monitoring m;
+  if (!o.monitor.empty() || !o.report.empty()) {
+    m.monitor = std::make_shared<net::job_monitor>();
+    m.monitor->set_algo(o.algo);
+    if (o.algo == "lbfgs") { // a point per iteration, the objective as is
+      m.monitor->set_step_interval(1);
+      m.monitor->set_loss_smoothing(0);
+    }
+    job.observers.push_back(m.monitor);
+    job.monitor = m.monitor->view();
+    job.node_name = net::process_name();
+  }
+  if (!o.monitor.empty()) {
+    net::http_options ho;
+    ho.listen = net::parse_endpoint(o.monitor, "--monitor");
+    ho.token = o.monitor_token;
+    ho.public_paths = {"/"};
+    m.endpoint = std::make_unique<net::http_server>(ho, m.monitor->routes());
+    m.url = "http://" + ho.listen.host + ":"
+            + std::to_string(m.endpoint->port()) + "/";
+    bar.message("troupe train: monitoring at " + m.url
+                + " (the dashboard; Prometheus at " + m.url + "metrics)");
+  }
+  return m;
+}
+
+void finish_monitoring(const train_options& o, run_monitoring& m,
+                       nlohmann::json& result, progress& bar) {
+  if (m.endpoint)
+    result["monitor"] = m.url;
+  if (!o.report.empty()) {
+    // The result is printed even if the report cannot be written.
+    try {
+      write_report(o.report, m.monitor->series(), result);
+      result["report"] = o.report;
+      bar.message("troupe train: report written to " + o.report);
+    } catch (const std::exception& e) {
+      result["report_error"] = e.what();
+      bar.message(std::string{"troupe train: "} + e.what());
+    }
+  }
+}
+
 nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
                            progress& bar) {
   auto prepared = prepare_cluster_job(o, std::move(loaded));
@@ -291,45 +338,11 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   bar.message(prepared.description);
   actors::runtime_options rt;
   rt.threads = o.threads;
-  // The monitoring endpoint lives as long as the job (monitor before server:
-  // the server's routes use it).
-  std::shared_ptr<net::job_monitor> monitor;
-  std::unique_ptr<net::http_server> endpoint;
-  std::string monitor_url;
-  if (!o.monitor.empty() || !o.report.empty()) {
-    monitor = std::make_shared<net::job_monitor>();
-    monitor->set_algo(o.algo);
-    job.observers.push_back(monitor);
-    job.monitor = monitor->view();
-    job.node_name = net::process_name();
-  }
-  if (!o.monitor.empty()) {
-    net::http_options ho;
-    ho.listen = net::parse_endpoint(o.monitor, "--monitor");
-    ho.token = o.monitor_token;
-    ho.public_paths = {"/"};
-    endpoint = std::make_unique<net::http_server>(ho, monitor->routes());
-    monitor_url = "http://" + ho.listen.host + ":"
-                  + std::to_string(endpoint->port()) + "/";
-    bar.message("troupe train: monitoring at " + monitor_url
-                + " (the dashboard; Prometheus at " + monitor_url + "metrics)");
-  }
+  auto watch = attach_monitoring(o, job, bar);
   auto result = run_placed(o, std::move(job), prepared.fingerprint, bar, rt);
   bar.message("troupe train: " + result["stop_reason"].get<std::string>());
   result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
-  if (endpoint)
-    result["monitor"] = monitor_url;
-  if (!o.report.empty()) {
-    // The result is printed even if the report cannot be written.
-    try {
-      write_report(o.report, monitor->series(), result);
-      result["report"] = o.report;
-      bar.message("troupe train: report written to " + o.report);
-    } catch (const std::exception& e) {
-      result["report_error"] = e.what();
-      bar.message(std::string{"troupe train: "} + e.what());
-    }
-  }
+  finish_monitoring(o, watch, result, bar);
   return result;
 }
 

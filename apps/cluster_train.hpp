@@ -6,6 +6,8 @@
 #include "actors/node_agent.hpp"
 #include "apps/progress.hpp"
 #include "apps/train_command.hpp"
+#include "net/http_server.hpp"
+#include "net/monitor.hpp"
 #include "optim/dataset.hpp"
 #include "optim/sequential.hpp"
 
@@ -42,6 +44,22 @@ cluster_job prepare_cluster_job(const train_options& o, optim::train_test data);
 /// Builds the job a coordinator's spec describes (nodes): loads and scales
 /// the data as `troupe train` does. Throws with the reason.
 actors::built_job build_from_spec(const std::string& spec);
+
+/// The monitoring of a run: the recorder (--monitor or --report) and the
+/// HTTP endpoint (--monitor), alive as long as this object.
+struct run_monitoring {
+  std::shared_ptr<net::job_monitor> monitor;
+  std::unique_ptr<net::http_server> endpoint;
+  std::string url;
+};
+
+/// Hooks the recorder into `job` and opens the endpoint, as `o` asks.
+run_monitoring attach_monitoring(const train_options& o,
+                                 actors::job_config& job, progress& bar);
+
+/// Adds the endpoint's address to `result` and writes --report.
+void finish_monitoring(const train_options& o, run_monitoring& m,
+                       nlohmann::json& result, progress& bar);
 
 /// Runs a built job here, or with `o.listen` on the nodes that join there.
 nlohmann::json run_placed(const train_options& o, actors::job_config job,

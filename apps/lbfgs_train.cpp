@@ -41,9 +41,6 @@ void validate_lbfgs(const train_options& o) {
     fail("--epochs, --target-accuracy and --eval-every do not apply; stop "
          "with --max-steps (iterations), --max-seconds or "
          "--gradient-tolerance");
-  if (!o.monitor.empty() || !o.report.empty())
-    fail("--monitor and --report watch the parameter-server and "
-         "decentralized algorithms; lbfgs prints its trace with --json");
   if (o.memory < 1 || o.memory > 1000)
     fail("--memory must be in [1, 1000]");
   if (o.portions > 1000000)
@@ -158,6 +155,7 @@ nlohmann::json run_lbfgs_train(const train_options& o, optim::train_test loaded,
   bar.message(prepared.description);
   actors::runtime_options rt;
   rt.threads = o.threads;
+  auto watch = attach_monitoring(o, prepared.job, bar);
   auto result
       = run_placed(o, std::move(prepared.job), prepared.fingerprint, bar, rt);
   // The final point's test accuracy (in float, as every algorithm's).
@@ -184,6 +182,7 @@ nlohmann::json run_lbfgs_train(const train_options& o, optim::train_test loaded,
   result["l2"] = l2_of(o);
   result["train_examples"] = n;
   bar.message("troupe train: " + result.value("stop_reason", std::string{}));
+  finish_monitoring(o, watch, result, bar);
   return result;
 }
 

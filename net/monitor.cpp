@@ -1,5 +1,6 @@
 #include "net/monitor.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -83,7 +84,7 @@ struct job_monitor::impl {
   bool ended = false;
   double ended_at = 0, accuracy_now = -1;
   std::uint64_t step_interval = 10, total_steps = 0, total_samples = 0;
-  double smooth_loss = 0;
+  double smooth_loss = 0, keep = 0.98;
   nlohmann::json train = nlohmann::json::array();
   nlohmann::json evaluations = nlohmann::json::array();
 
@@ -107,6 +108,11 @@ void job_monitor::set_step_interval(std::uint64_t n) {
   impl_->step_interval = n == 0 ? 1 : n;
 }
 
+void job_monitor::set_loss_smoothing(double keep) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->keep = std::clamp(keep, 0.0, 1.0);
+}
+
 void job_monitor::on_step(const actors::step_event& e) {
   auto& m = impl_->of(e.worker);
   m.steps->Increment();
@@ -116,8 +122,9 @@ void job_monitor::on_step(const actors::step_event& e) {
   auto& st = *impl_;
   ++st.total_steps;
   st.total_samples += e.samples;
-  st.smooth_loss
-      = st.total_steps == 1 ? e.loss : 0.98 * st.smooth_loss + 0.02 * e.loss;
+  st.smooth_loss = st.total_steps == 1
+                       ? e.loss
+                       : st.keep * st.smooth_loss + (1 - st.keep) * e.loss;
   if (st.total_steps % st.step_interval == 0)
     st.train.push_back({{"seconds", e.seconds},
                         {"steps", st.total_steps},

@@ -62,6 +62,11 @@ public:
   /// Training-curve points keep one step in this many (default 10).
   void set_step_interval(std::uint64_t n);
 
+  /// The training loss in the series is smoothed, each step keeping
+  /// `keep` of the previous value (default 0.98; 0: the raw values, as
+  /// Sandblaster's objective per iteration).
+  void set_loss_smoothing(double keep);
+
 private:
   struct impl;
   std::unique_ptr<impl> impl_;

@@ -18,6 +18,7 @@
 #include "actors/coordinator.hpp"
 #include "actors/lbfgs_driver.hpp"
 #include "actors/lbfgs_shard.hpp"
+#include "actors/probe.hpp"
 #include "optim/portions.hpp"
 
 namespace troupe::actors::detail {
@@ -30,6 +31,9 @@ struct lbfgs_driver_state {
   std::vector<optim::slice> ranges;
   std::vector<caf::actor> workers;
   std::vector<bool> live, busy;
+  /// Per worker: the serial of its current portion (handed out so far).
+  std::vector<std::uint64_t> assignment;
+  std::uint64_t handed = 0;
   std::vector<std::uint64_t> results; ///< per worker, counted or not
   optim::lbfgs_history h;
   std::optional<optim::portion_table> table;
@@ -37,7 +41,8 @@ struct lbfgs_driver_state {
   std::vector<std::uint64_t> samples;
   std::function<void(double)> pass_done;
   std::uint64_t pass = 0, counted = 0, duplicates = 0, backups = 0,
-                reissued = 0, lost = 0, rejected = 0, evaluated = 0;
+                reissued = 0, lost = 0, rejected = 0, evaluated = 0,
+                reported = 0;
   std::size_t iterations = 0, ls = 0;
   double fx = 0, slope = 0, lo = 0, hi = 0, step = 1, gnorm = 0;
   std::shared_ptr<optim::two_loop> machine;
@@ -45,6 +50,7 @@ struct lbfgs_driver_state {
   nlohmann::json trace = nlohmann::json::array();
   caf::response_promise result;
   bool finished = false;
+  probe_ref probe;
 };
 
 using lbfgs_driver_ptr = caf::stateful_actor<lbfgs_driver_state>*;
@@ -65,6 +71,10 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k);
 /// A monitored role is gone: a worker's portions go back to the pool, a
 /// shard ends the run.
 void role_down(lbfgs_driver_ptr self, const caf::down_msg& msg);
+
+/// Worker w is gone (down, or silent past the request timeout): its
+/// portions go back to the pool; with no worker left the run ends.
+void lose_worker(lbfgs_driver_ptr self, std::size_t w);
 
 /// Hands worker w the next portion of the current pass, if any.
 void give(lbfgs_driver_ptr self, std::size_t w);

@@ -14,6 +14,7 @@
 
 #include "actors/lbfgs_driver.hpp"
 #include "actors/lbfgs_shard.hpp"
+#include "actors/probe.hpp"
 
 namespace troupe::actors::detail {
 
@@ -27,6 +28,7 @@ struct lbfgs_worker_state {
   portion_fn compute; ///< this worker's own (make_compute) or the shared one
   std::uint64_t pass = 0, done = 0;
   std::vector<double> x, grad;
+  probe_ref probe;
 };
 
 caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,

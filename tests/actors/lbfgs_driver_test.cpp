@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iostream>
 
+#include <caf/duration.hpp>
 #include <catch2/catch.hpp>
 
 #include "actors/lbfgs_driver.hpp"
@@ -123,4 +124,52 @@ TEST_CASE("Sandblaster: a NaN gradient ends the run with an error naming "
   std::vector<double> zero(lo.d, 0.0);
   CHECK(optim::full_gradient(*prob, x.data(), g.data())
         < optim::full_gradient(*prob, zero.data(), g.data()));
+}
+
+TEST_CASE("Sandblaster without backups gives up a worker that does not "
+          "answer within the request timeout; the run ends at the serial "
+          "point") {
+  const std::uint64_t seed = 423;
+  std::cout << "sandblaster silent worker: seed " << seed << std::endl;
+  optim::logreg_options lo;
+  lo.m = 512;
+  lo.d = 8;
+  lo.mu = 1e-2;
+  lo.seed = seed;
+  auto prob
+      = std::make_shared<const optim::logreg_problem>(optim::make_logreg(lo));
+  const std::size_t portions = 6;
+  actors::lbfgs_job job;
+  job.init = std::make_shared<const std::vector<float>>(lo.d, 0.0f);
+  job.shards = 2;
+  job.workers = 3;
+  job.portions = portions;
+  job.backups = false; // nobody else takes its portion unless it is given up
+  job.options.memory = 4;
+  job.options.max_iterations = 20;
+  job.request_timeout = caf::duration{std::chrono::milliseconds{200}};
+  job.compute = [prob](const double* x, std::size_t, std::size_t p,
+                       double* grad, std::uint64_t& samples) {
+    return test::logreg_portion(*prob, portions, p, x, grad, samples);
+  };
+  job.delays = {std::chrono::microseconds{1500000}, {}, {}};
+  auto out = actors::run_lbfgs(job);
+  INFO(out.dump().substr(0, 2000));
+  REQUIRE_FALSE(out.contains("error"));
+  optim::objective_fn f
+      = [&](const std::vector<double>& x, std::vector<double>& g) {
+          g.resize(x.size());
+          return optim::full_gradient(*prob, x.data(), g.data());
+        };
+  auto serial
+      = optim::lbfgs_minimize(f, std::vector<double>(lo.d, 0.0), job.options);
+  auto x = out["x"].get<std::vector<double>>();
+  double worst = 0;
+  for (std::size_t i = 0; i < lo.d; ++i)
+    worst = std::max(worst, std::abs(x[i] - serial.x[i]));
+  CHECK(out["lost_workers"] == 1);
+  CHECK(out["backups"] == 0);
+  CHECK(worst < 1e-9);
+  CHECK(out["portions_counted"].get<std::uint64_t>()
+        == out["passes"].get<std::uint64_t>() * portions);
 }

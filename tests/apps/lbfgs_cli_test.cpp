@@ -4,6 +4,8 @@
 // counted once per pass (T2); the JSON reports the common fields.
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <catch2/catch.hpp>
@@ -34,7 +36,6 @@ TEST_CASE("lbfgs flags that do not fit are refused by name") {
             "--gradient-tolerance"},
            {{"--algo=lbfgs", "--weight-decay=-0.5"}, "--weight-decay"},
            {{"--algo=lbfgs", "--compress=topk"}, "--compress"},
-           {{"--algo=lbfgs", "--monitor=127.0.0.1:0"}, "--monitor"},
            {{"--algo=lbfgs", "--tau=3"}, "--tau"},
            {{"--algo=downpour", "--portions=8"}, "--portions"},
            {{"--algo=sync", "--memory=5"}, "--memory"},
@@ -143,4 +144,38 @@ TEST_CASE("lbfgs without backups reaches the same point; a time limit "
   INFO(timed["stop_reason"]);
   CHECK(timed["stop_reason"] == "time limit reached");
   CHECK(timed["seconds"].get<double>() < 5);
+}
+
+TEST_CASE("lbfgs --report records the objective per iteration; --monitor "
+          "serves while it runs") {
+  namespace fs = std::filesystem;
+  auto dir = fs::path{TROUPE_BINARY_DIR} / "lbfgs_report_test";
+  fs::remove_all(dir);
+  apps::train_options o;
+  o.algo = "lbfgs";
+  o.model = "logreg";
+  o.data = "synthetic-logreg";
+  o.workers = 2;
+  o.shards = 2;
+  o.max_steps = 8;
+  o.progress = "none";
+  o.report = dir.string();
+  o.monitor = "127.0.0.1:0";
+  auto r = apps::run_train(o);
+  INFO(r.dump().substr(0, 2000));
+  REQUIRE_FALSE(r.contains("error"));
+  CHECK(r["report"] == dir.string());
+  CHECK_THAT(r["monitor"].get<std::string>(),
+             Catch::StartsWith("http://127.0.0.1:"));
+  std::ifstream csv{dir / "train.csv"};
+  REQUIRE(csv);
+  std::string header, line;
+  std::getline(csv, header);
+  std::size_t rows = 0;
+  while (std::getline(csv, line))
+    ++rows;
+  CHECK(rows >= 2);
+  CHECK(fs::exists(dir / "result.json"));
+  CHECK(fs::exists(dir / "curves.svg"));
+  fs::remove_all(dir);
 }

@@ -210,16 +210,33 @@ lbfgs)
   # one process (a portion's sums do not depend on who computes them, the
   # shards add them in portion order).
   LB=(--algo=lbfgs --model=mlp --train-examples=3000 --seed="$SEED"
-      --workers=4 --shards=2 --portions=32 --max-steps=10 --progress=lines
+      --workers=4 --shards=2 --portions=32 --max-steps=15 --progress=lines
       --json --request-timeout=20)
-  start_coordinator coord "${LB[@]}" --listen=127.0.0.1:0 --expect=2
+  start_coordinator coord "${LB[@]}" --listen=127.0.0.1:0 --expect=2 \
+    --monitor=127.0.0.1:0
   start_node n1 --workers=2; N1=$NODE
   start_node n2 --workers=2; N2=$NODE
   wait_log coord.log "epoch [2-9]\." 90 || fail "training did not start"
+  # The monitor lists the driver, the shards and every node's workers.
+  MPORT=$(grep -o 'monitoring at http://127.0.0.1:[0-9]*' coord.log | sed 's/.*://')
+  for i in $(seq 20); do
+    cluster_state "$MPORT"
+    n=$(key cluster.json "/actors/[name=lbfgs worker 3]/gauges/portions" 2>/dev/null)
+    [ "${n:-0}" != 0 ] && break
+    sleep 0.25
+  done
+  for w in 0 1 2 3; do
+    n=$(key cluster.json "/actors/[name=lbfgs worker $w]/gauges/portions" 2>/dev/null)
+    [ "${n:-0}" != 0 ] || fail "the monitor shows no portions of worker $w"
+  done
+  key cluster.json "/actors/[name=lbfgs driver]/gauges/objective" >/dev/null \
+    || fail "the monitor shows no objective"
+  n=$(key cluster.json "/actors/[name=lbfgs shard 1]/received/push")
+  [ "${n:-0}" -gt 0 ] || fail "the monitor shows no portion sums at shard 1"
   kill -9 "$N2"
   wait_for "$COORD" 180 || fail "coordinator exited with status $?"
   wait_for "$N1" 30 || fail "surviving node exited with status $?"
-  [ "$(key coord.json /stop_reason)" = "iteration limit (10) reached" ] \
+  [ "$(key coord.json /stop_reason)" = "iteration limit (15) reached" ] \
     || fail "job did not complete: $(key coord.json /stop_reason)"
   [ "$(key coord.json /lost_workers)" = 2 ] || fail "2 lost workers not reported"
   "$TROUPE" train "${LB[@]}" >one.json 2>one.log || fail "one-process run failed"
