@@ -4,9 +4,10 @@
 // serial reference's point to 1e-9 in as many iterations (T1) for several
 // K, R and P, every portion counted once per pass (T2).
 
-#include <atomic>
 #include <cmath>
 #include <iostream>
+#include <mutex>
+#include <set>
 
 #include <caf/duration.hpp>
 #include <catch2/catch.hpp>
@@ -17,43 +18,76 @@
 
 using namespace troupe;
 
+namespace {
+
+using problem_ptr = std::shared_ptr<const optim::logreg_problem>;
+
+problem_ptr logreg(std::uint64_t seed, std::size_t m, std::size_t d,
+                   double mu) {
+  optim::logreg_options lo;
+  lo.m = m;
+  lo.d = d;
+  lo.mu = mu;
+  lo.seed = seed;
+  return std::make_shared<const optim::logreg_problem>(optim::make_logreg(lo));
+}
+
+/// A job over `prob` cut into `portions`, from x = 0.
+actors::lbfgs_job job_of(problem_ptr prob, std::uint32_t shards,
+                         std::uint32_t workers, std::size_t portions) {
+  actors::lbfgs_job job;
+  job.init = std::make_shared<const std::vector<float>>(
+      static_cast<std::size_t>(prob->x_star.size()), 0.0f);
+  job.shards = shards;
+  job.workers = workers;
+  job.portions = portions;
+  job.compute = [prob, portions](const double* x, std::size_t, std::size_t p,
+                                 double* grad, std::uint64_t& samples) {
+    return test::logreg_portion(*prob, portions, p, x, grad, samples);
+  };
+  return job;
+}
+
+/// The serial reference from x = 0.
+optim::lbfgs_result serial_of(problem_ptr prob,
+                              const optim::lbfgs_options& options) {
+  optim::objective_fn f
+      = [prob](const std::vector<double>& x, std::vector<double>& g) {
+          g.resize(x.size());
+          return optim::full_gradient(*prob, x.data(), g.data());
+        };
+  return optim::lbfgs_minimize(
+      f,
+      std::vector<double>(static_cast<std::size_t>(prob->x_star.size()), 0.0),
+      options);
+}
+
+double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+  return worst;
+}
+
+} // namespace
+
 TEST_CASE("Sandblaster with a slow and a dying worker matches serial "
           "L-BFGS (T1) and counts each portion once per pass (T2)") {
   const std::uint64_t seed = 421;
   std::cout << "sandblaster driver: seed " << seed << std::endl;
-  optim::logreg_options lo;
-  lo.m = 1024;
-  lo.d = 12;
-  lo.mu = 1e-2;
-  lo.seed = seed;
-  auto prob
-      = std::make_shared<const optim::logreg_problem>(optim::make_logreg(lo));
+  auto prob = logreg(seed, 1024, 12, 1e-2);
   optim::lbfgs_options options;
   options.memory = 4;
   options.max_iterations = 30;
-  optim::objective_fn f
-      = [&](const std::vector<double>& x, std::vector<double>& g) {
-          g.resize(x.size());
-          return optim::full_gradient(*prob, x.data(), g.data());
-        };
-  auto serial
-      = optim::lbfgs_minimize(f, std::vector<double>(lo.d, 0.0), options);
+  auto serial = serial_of(prob, options);
   struct config {
     std::uint32_t shards, workers;
     std::size_t portions;
   };
   for (auto c : {config{1, 3, 4}, config{2, 3, 16}, config{3, 4, 33}}) {
     const std::size_t portions = c.portions;
-    actors::lbfgs_job job;
-    job.init = std::make_shared<const std::vector<float>>(lo.d, 0.0f);
-    job.shards = c.shards;
-    job.workers = c.workers;
-    job.portions = portions;
+    auto job = job_of(prob, c.shards, c.workers, portions);
     job.options = options;
-    job.compute = [prob, portions](const double* x, std::size_t, std::size_t p,
-                                   double* grad, std::uint64_t& samples) {
-      return test::logreg_portion(*prob, portions, p, x, grad, samples);
-    };
     // Worker 0 takes 20 ms per portion (its portions get backups); the last
     // worker dies on its first portion (which is re-issued).
     job.delays.assign(c.workers, {});
@@ -63,10 +97,7 @@ TEST_CASE("Sandblaster with a slow and a dying worker matches serial "
     auto out = actors::run_lbfgs(job);
     INFO(out.dump().substr(0, 2000));
     REQUIRE_FALSE(out.contains("error"));
-    auto x = out["x"].get<std::vector<double>>();
-    double worst = 0;
-    for (std::size_t i = 0; i < lo.d; ++i)
-      worst = std::max(worst, std::abs(x[i] - serial.x[i]));
+    auto worst = max_diff(out["x"].get<std::vector<double>>(), serial.x);
     std::cout << "  " << c.shards << " shards, " << c.workers << " workers, "
               << portions << " portions: " << out["iterations"]
               << " iterations (" << serial.iterations << " serial), "
@@ -88,26 +119,24 @@ TEST_CASE("Sandblaster: a NaN gradient ends the run with an error naming "
           "the shard, and the last accepted point is kept") {
   const std::uint64_t seed = 422;
   std::cout << "sandblaster NaN: seed " << seed << std::endl;
-  optim::logreg_options lo;
-  lo.m = 256;
-  lo.d = 6;
-  lo.seed = seed;
-  auto prob
-      = std::make_shared<const optim::logreg_problem>(optim::make_logreg(lo));
+  auto prob = logreg(seed, 256, 6, 1e-3);
   const std::size_t portions = 4;
-  auto calls = std::make_shared<std::atomic<int>>(0);
-  actors::lbfgs_job job;
-  job.init = std::make_shared<const std::vector<float>>(lo.d, 0.0f);
-  job.shards = 2;
-  job.workers = 2;
-  job.portions = portions;
+  auto job = job_of(prob, 2, 2, portions);
   job.options.max_iterations = 50;
-  // From the 9th portion on (the third pass), portion 1's gradient has a
-  // NaN in the last coordinate (shard 1's slice).
-  job.compute = [prob, calls](const double* x, std::size_t n, std::size_t p,
-                              double* grad, std::uint64_t& samples) {
+  // At the third point evaluated (the third pass, whichever worker and
+  // copy), portion 1's gradient has a NaN in the last coordinate (shard
+  // 1's slice).
+  struct seen_points {
+    std::mutex mtx;
+    std::set<std::vector<double>> points;
+  };
+  auto seen = std::make_shared<seen_points>();
+  job.compute = [prob, seen](const double* x, std::size_t n, std::size_t p,
+                             double* grad, std::uint64_t& samples) {
     auto loss = test::logreg_portion(*prob, portions, p, x, grad, samples);
-    if (++*calls > 8 && p == 1)
+    std::lock_guard<std::mutex> guard{seen->mtx};
+    seen->points.insert(std::vector<double>(x, x + n));
+    if (seen->points.size() >= 3 && p == 1)
       grad[n - 1] = std::nan("");
     return loss;
   };
@@ -120,8 +149,8 @@ TEST_CASE("Sandblaster: a NaN gradient ends the run with an error naming "
   REQUIRE(out.contains("x"));
   auto x = out["x"].get<std::vector<double>>();
   CHECK(out["iterations"].get<std::size_t>() >= 1);
-  std::vector<double> g(lo.d);
-  std::vector<double> zero(lo.d, 0.0);
+  std::vector<double> g(x.size());
+  std::vector<double> zero(x.size(), 0.0);
   CHECK(optim::full_gradient(*prob, x.data(), g.data())
         < optim::full_gradient(*prob, zero.data(), g.data()));
 }
@@ -131,42 +160,19 @@ TEST_CASE("Sandblaster without backups gives up a worker that does not "
           "point") {
   const std::uint64_t seed = 423;
   std::cout << "sandblaster silent worker: seed " << seed << std::endl;
-  optim::logreg_options lo;
-  lo.m = 512;
-  lo.d = 8;
-  lo.mu = 1e-2;
-  lo.seed = seed;
-  auto prob
-      = std::make_shared<const optim::logreg_problem>(optim::make_logreg(lo));
+  auto prob = logreg(seed, 512, 8, 1e-2);
   const std::size_t portions = 6;
-  actors::lbfgs_job job;
-  job.init = std::make_shared<const std::vector<float>>(lo.d, 0.0f);
-  job.shards = 2;
-  job.workers = 3;
-  job.portions = portions;
+  auto job = job_of(prob, 2, 3, portions);
   job.backups = false; // nobody else takes its portion unless it is given up
   job.options.memory = 4;
   job.options.max_iterations = 20;
   job.request_timeout = caf::duration{std::chrono::milliseconds{200}};
-  job.compute = [prob](const double* x, std::size_t, std::size_t p,
-                       double* grad, std::uint64_t& samples) {
-    return test::logreg_portion(*prob, portions, p, x, grad, samples);
-  };
   job.delays = {std::chrono::microseconds{1500000}, {}, {}};
   auto out = actors::run_lbfgs(job);
   INFO(out.dump().substr(0, 2000));
   REQUIRE_FALSE(out.contains("error"));
-  optim::objective_fn f
-      = [&](const std::vector<double>& x, std::vector<double>& g) {
-          g.resize(x.size());
-          return optim::full_gradient(*prob, x.data(), g.data());
-        };
-  auto serial
-      = optim::lbfgs_minimize(f, std::vector<double>(lo.d, 0.0), job.options);
-  auto x = out["x"].get<std::vector<double>>();
-  double worst = 0;
-  for (std::size_t i = 0; i < lo.d; ++i)
-    worst = std::max(worst, std::abs(x[i] - serial.x[i]));
+  auto serial = serial_of(prob, job.options);
+  auto worst = max_diff(out["x"].get<std::vector<double>>(), serial.x);
   CHECK(out["lost_workers"] == 1);
   CHECK(out["backups"] == 0);
   CHECK(worst < 1e-9);
