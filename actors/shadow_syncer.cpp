@@ -307,7 +307,13 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
         auto scope
             = on_message(st.probe.get(), self, msg_type::shadow, wire_size(m));
         bool done = m.round < st.round || (m.round == st.round && !st.in_round);
-        if (done || m.syncer >= st.peers.size())
+        // A peer may start its first round before this syncer has its peer
+        // list: its sums are kept, not dropped (dropping them left this
+        // syncer waiting out the whole timeout in its first round). A
+        // syncer's index is below the job's worker count.
+        auto known = st.peers.empty() ? std::size_t{st.config.workers}
+                                      : st.peers.size();
+        if (done || m.syncer >= known)
           return; // its round ended at the timeout here
         auto round = m.round;
         st.inbox[round][m.syncer] = std::move(m);

@@ -9,7 +9,9 @@
 #include <future>
 #include <iostream>
 #include <numeric>
+#include <thread>
 
+#include <caf/scoped_actor.hpp>
 #include <catch2/catch.hpp>
 
 #include "harness.hpp"
@@ -320,4 +322,46 @@ TEST_CASE("256 SGP peers in one process train LOGREG to its optimum") {
             << secs << " s" << std::endl;
   CHECK(gap < 1e-3 * start);
   CHECK(out["sgp"]["weight_sum"].get<double>() == Approx(256).margin(1e-6));
+}
+
+TEST_CASE("ShadowSync: a peer's sums that arrive before this syncer knows "
+          "its peers are kept, so the first round does not wait out the "
+          "timeout") {
+  caf::actor_system_config cfg;
+  messages::register_types(cfg);
+  caf::actor_system sys{cfg};
+  auto make = [&](std::uint32_t index) {
+    actors::shadow_syncer_config c;
+    c.index = index;
+    c.workers = 2;
+    c.init = std::make_shared<const std::vector<float>>(4, 0.0f);
+    c.timeout = caf::duration{std::chrono::seconds{60}};
+    return sys.spawn(actors::shadow_syncer, std::move(c)); // no members
+  };
+  auto a = make(0), b = make(1);
+  std::vector<caf::actor> peers{caf::actor_cast<caf::actor>(a),
+                                caf::actor_cast<caf::actor>(b)};
+  caf::scoped_actor self{sys};
+  auto rounds_of = [&](const actors::shadow_syncer_actor& s) {
+    double r = -1;
+    self->request(s, std::chrono::seconds{5}, messages::stats_atom::value)
+        .receive(
+            [&](const std::string& text) {
+              r = nlohmann::json::parse(text)["rounds"].get<double>();
+            },
+            [&](caf::error&) {});
+    return r;
+  };
+  // A starts its first round and sends B its sums before B has its peers.
+  self->send(a, messages::peers_atom::value, peers);
+  CHECK(rounds_of(a) == 0); // A handled its peers (and sent its sums)
+  self->send(b, messages::peers_atom::value, peers);
+  std::this_thread::sleep_for(std::chrono::milliseconds{300});
+  auto ra = rounds_of(a), rb = rounds_of(b);
+  std::cout << "shadow early sums: rounds " << ra << " and " << rb << " in "
+            << "300 ms" << std::endl;
+  CHECK(ra >= 5);
+  CHECK(rb >= 5);
+  self->send_exit(a, caf::exit_reason::user_shutdown);
+  self->send_exit(b, caf::exit_reason::user_shutdown);
 }
