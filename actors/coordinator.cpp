@@ -139,15 +139,8 @@ void start_monitoring(self_ptr self) {
   auto& c = self->state.config;
   if (!c.monitor)
     return;
-  auto local
-      = caf::actor_cast<caf::actor>(self->spawn(node_monitor, c.node_name));
-  std::vector<metrics_source> sources{{c.node_name, local}};
-  for (std::size_t n = 0; n < c.placement.nodes.size(); ++n)
-    sources.push_back({c.placement.node_names[n],
-                       caf::actor_cast<caf::actor>(c.placement.nodes[n])});
-  self->spawn(cluster_monitor, c.monitor, std::move(sources),
-              c.monitor_interval, caf::actor_cast<caf::actor>(self),
-              std::vector<caf::actor>{local});
+  spawn_cluster_monitoring(self, c.monitor, c.node_name, c.placement.nodes,
+                           c.placement.node_names, c.monitor_interval);
 }
 
 } // namespace detail

@@ -50,6 +50,17 @@ struct placement_plan {
   bool empty() const noexcept {
     return nodes.empty();
   }
+  /// The node index of worker w / shard i (-1: this process).
+  std::int32_t worker_at(std::size_t w) const noexcept {
+    return w < worker_node.size() ? worker_node[w] : -1;
+  }
+  std::int32_t shard_at(std::size_t i) const noexcept {
+    return i < shard_node.size() ? shard_node[i] : -1;
+  }
+  /// Node n's name, or `here` for -1.
+  std::string name_of(std::int32_t n, const std::string& here) const {
+    return n < 0 ? here : node_names.at(static_cast<std::size_t>(n));
+  }
 };
 
 /// Everything a job is made of. The coordinator spawns the shards, the

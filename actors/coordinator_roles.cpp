@@ -16,16 +16,12 @@ using namespace messages;
 
 std::string worker_node_name(const coordinator_state& st, std::size_t w) {
   const auto& plan = st.config.placement;
-  if (w >= plan.worker_node.size() || plan.worker_node[w] < 0)
-    return "local";
-  return plan.node_names.at(static_cast<std::size_t>(plan.worker_node[w]));
+  return plan.name_of(plan.worker_at(w), "local");
 }
 
 std::string shard_node_name(const coordinator_state& st, std::size_t i) {
   const auto& plan = st.config.placement;
-  if (i >= plan.shard_node.size() || plan.shard_node[i] < 0)
-    return "local";
-  return plan.node_names.at(static_cast<std::size_t>(plan.shard_node[i]));
+  return plan.name_of(plan.shard_at(i), "local");
 }
 
 namespace detail {
@@ -48,10 +44,6 @@ void placement_failed(coordinator_ptr self, const std::string& what) {
 
 namespace {
 
-int node_of(const std::vector<std::int32_t>& where, std::size_t i) {
-  return i < where.size() ? where[i] : -1;
-}
-
 void provision_workers(coordinator_ptr self) {
   auto& st = self->state;
   auto& c = st.config;
@@ -61,7 +53,7 @@ void provision_workers(coordinator_ptr self) {
     handles.push_back(caf::actor_cast<caf::actor>(s.handle));
   auto pending = std::make_shared<std::size_t>(0);
   for (std::uint32_t w = 0; w < c.workers; ++w) {
-    auto n = node_of(c.placement.worker_node, w);
+    auto n = c.placement.worker_at(w);
     if (n < 0) {
       st.workers[w]
           = spawn_worker(self, c, worker_config_of(c, w, st.shards, me));
@@ -163,7 +155,7 @@ void provision(coordinator_ptr self) {
   auto pending = std::make_shared<std::size_t>(0);
   for (std::uint32_t i = 0; i < c.shards; ++i) {
     st.shards[i].range = ranges[i];
-    auto n = node_of(c.placement.shard_node, i);
+    auto n = c.placement.shard_at(i);
     if (n < 0) {
       st.shards[i].handle = self->spawn(parameter_shard, shard_config(c, i));
       continue;

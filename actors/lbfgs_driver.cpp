@@ -268,9 +268,6 @@ void iterate(driver_ptr self) {
                         {"seconds", t},
                         {"f", st.fx},
                         {"gradient_norm", st.gnorm}});
-    if (st.job->on_iteration)
-      st.job->on_iteration(
-          {st.iterations, st.pass, st.evaluated, st.fx, st.gnorm, t});
     report_iteration(self, t);
     if (st.gnorm < o.gradient_tolerance) {
       finish(self, "converged: the gradient norm is below "
@@ -323,7 +320,7 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
   st.job = std::move(job);
   st.where = std::move(where);
   st.h.memory = st.job->options.memory;
-  st.ranges = optim::balanced_split(st.job->init->size(), st.job->shards);
+  st.ranges = st.job->ranges();
   st.probe = make_probe(self, "lbfgs driver", "coordinator", true);
   self->set_down_handler([self](caf::down_msg& msg) { role_down(self, msg); });
   return {

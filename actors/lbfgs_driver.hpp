@@ -35,14 +35,6 @@ using portion_fn
     = std::function<double(const double* x, std::size_t n, std::size_t portion,
                            double* grad, std::uint64_t& samples)>;
 
-/// One L-BFGS iteration done, for progress displays and traces.
-struct lbfgs_progress {
-  std::size_t iteration = 0;
-  std::uint64_t passes = 0;  ///< batch passes so far (line search included)
-  std::uint64_t samples = 0; ///< examples evaluated so far (backups too)
-  double f = 0, gradient_norm = 0, seconds = 0;
-};
-
 /// Settings of a Sandblaster run.
 struct lbfgs_job {
   std::shared_ptr<const std::vector<float>> init;
@@ -63,15 +55,20 @@ struct lbfgs_job {
   /// Per worker: a factor >= 1 by which its portions take longer (it sleeps
   /// factor - 1 times its compute time after each); for benchmarks.
   std::vector<double> slowdown;
-  /// Called by the driver after each iteration (in the driver's thread).
-  std::function<void(const lbfgs_progress&)> on_iteration;
-  /// Monitoring, as the coordinator's (job_config): an on_step per
-  /// iteration (loss: the objective) and on_finish; the nodes' actor
-  /// metrics polled into `monitor` every `monitor_interval`.
+  /// Progress and monitoring, as the coordinator's (job_config): observers
+  /// get an on_step per iteration (steps: iterations; samples: examples
+  /// evaluated since the last one; loss: the objective) and on_finish; the
+  /// nodes' actor metrics are polled into `monitor` every
+  /// `monitor_interval`.
   std::vector<std::shared_ptr<job_observer>> observers;
   std::shared_ptr<cluster_view> monitor;
   std::chrono::milliseconds monitor_interval{500};
   std::string node_name = "local";
+
+  /// The shards' slices of the parameter vector.
+  std::vector<optim::slice> ranges() const {
+    return optim::balanced_split(init->size(), shards);
+  }
   /// Tests: a delay per portion for some workers, and a worker that dies
   /// when it receives its n-th portion, before computing it (0: never).
   std::vector<std::chrono::microseconds> delays;

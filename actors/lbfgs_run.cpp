@@ -57,14 +57,11 @@ void stop_roles(lbfgs_driver_ptr self) {
     st.probe->activity("done");
   for (auto& n : st.where.nodes)
     self->send(n, stop_atom::value, std::string{"lbfgs: the job is over"});
-  auto here = [](const std::vector<std::int32_t>& node, std::size_t i) {
-    return i >= node.size() || node[i] < 0;
-  };
   for (std::size_t w = 0; w < st.workers.size(); ++w)
-    if (st.workers[w] && here(st.where.worker_node, w))
+    if (st.workers[w] && st.where.worker_at(w) < 0)
       self->send_exit(st.workers[w], caf::exit_reason::user_shutdown);
   for (std::size_t k = 0; k < st.shards.size(); ++k)
-    if (st.shards[k] && here(st.where.shard_node, k))
+    if (st.shards[k] && st.where.shard_at(k) < 0)
       self->send_exit(st.shards[k], caf::exit_reason::user_shutdown);
   self->quit();
 }
@@ -86,22 +83,14 @@ void start_monitoring(lbfgs_driver_ptr self) {
   auto& st = self->state;
   if (!st.job->monitor)
     return;
-  auto local = caf::actor_cast<caf::actor>(
-      self->spawn(node_monitor, st.job->node_name));
-  std::vector<metrics_source> sources{{st.job->node_name, local}};
-  for (std::size_t n = 0; n < st.where.nodes.size(); ++n)
-    sources.push_back({st.where.node_names[n],
-                       caf::actor_cast<caf::actor>(st.where.nodes[n])});
-  self->spawn(cluster_monitor, st.job->monitor, std::move(sources),
-              st.job->monitor_interval, caf::actor_cast<caf::actor>(self),
-              std::vector<caf::actor>{local});
+  spawn_cluster_monitoring(self, st.job->monitor, st.job->node_name,
+                           st.where.nodes, st.where.node_names,
+                           st.job->monitor_interval);
 }
 
-std::string where_name(const placement_plan& where,
-                       const std::vector<std::int32_t>& node, std::size_t i) {
-  if (i >= node.size() || node[i] < 0)
-    return "this process";
-  return "node " + where.node_names.at(static_cast<std::size_t>(node[i]));
+/// "node host:pid" or "this process", for messages.
+std::string where_name(const placement_plan& where, std::int32_t n) {
+  return n < 0 ? "this process" : "node " + where.name_of(n, "");
 }
 
 } // namespace
@@ -153,7 +142,7 @@ void role_down(lbfgs_driver_ptr self, const caf::down_msg& msg) {
   for (std::size_t k = 0; k < st.shards.size(); ++k)
     if (st.shards[k].address() == msg.source) {
       auto what = "lbfgs: shard " + std::to_string(k) + " ("
-                  + where_name(st.where, st.where.shard_node, k)
+                  + where_name(st.where, st.where.shard_at(k))
                   + ") was lost: " + self->system().render(msg.reason);
       log().error("{}", what);
       finish(self, "failed", what, false);
@@ -162,7 +151,7 @@ void role_down(lbfgs_driver_ptr self, const caf::down_msg& msg) {
   for (std::size_t w = 0; w < st.workers.size(); ++w)
     if (st.live[w] && st.workers[w].address() == msg.source) {
       log().warn("lbfgs: worker {} ({}) lost: {}", w,
-                 where_name(st.where, st.where.worker_node, w),
+                 where_name(st.where, st.where.worker_at(w)),
                  self->system().render(msg.reason));
       lose_worker(self, w);
       return;
@@ -189,9 +178,6 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
   auto& st = self->state;
   const auto& job = *st.job;
   const auto& where = st.where;
-  auto node_of = [](const std::vector<std::int32_t>& v, std::size_t i) {
-    return i < v.size() ? v[i] : -1;
-  };
   st.shards.resize(job.shards);
   st.workers.resize(job.workers);
   st.live.assign(job.workers, true);
@@ -203,7 +189,7 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
            "lbfgs: " + what + ": " + self->system().render(e), false);
   };
   // Workers once every shard exists (they are given the shards' handles).
-  auto spawn_workers = [self, k, node_of, failed] {
+  auto spawn_workers = [self, k, failed] {
     auto& st = self->state;
     const auto& job = *st.job;
     std::vector<caf::actor> shard_handles;
@@ -219,7 +205,7 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
       }
     };
     for (std::uint32_t w = 0; w < job.workers; ++w) {
-      auto n = node_of(st.where.worker_node, w);
+      auto n = st.where.worker_at(w);
       if (n < 0) {
         placed(w, self->spawn<caf::detached>(lbfgs_worker, w,
                                              caf::actor_cast<caf::actor>(self),
@@ -232,9 +218,8 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
                     caf::actor_cast<caf::actor>(self))
           .then([placed, w](caf::actor& h) { placed(w, h); },
                 [failed, w, n, self](caf::error& e) {
-                  failed("worker " + std::to_string(w) + " on node "
-                             + self->state.where.node_names.at(
-                                 static_cast<std::size_t>(n)),
+                  failed("worker " + std::to_string(w) + " on "
+                             + where_name(self->state.where, n),
                          e);
                 });
     }
@@ -248,7 +233,7 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
             spawn_workers();
         };
   for (std::uint32_t i = 0; i < job.shards; ++i) {
-    auto n = node_of(where.shard_node, i);
+    auto n = where.shard_at(i);
     if (n < 0) {
       placed(i, self->spawn(lbfgs_shard,
                             lbfgs_shard_config{i, st.ranges[i], job.init,
@@ -263,9 +248,8 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
               placed(i, caf::actor_cast<lbfgs_shard_actor>(h));
             },
             [failed, i, n, self](caf::error& e) {
-              failed("shard " + std::to_string(i) + " on node "
-                         + self->state.where.node_names.at(
-                             static_cast<std::size_t>(n)),
+              failed("shard " + std::to_string(i) + " on "
+                         + where_name(self->state.where, n),
                      e);
             });
   }

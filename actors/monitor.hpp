@@ -106,4 +106,22 @@ caf::behavior cluster_monitor(caf::event_based_actor* self,
                               std::chrono::milliseconds interval,
                               caf::actor owner, std::vector<caf::actor> owned);
 
+/// Spawns this process's node monitor (named `here`) and a cluster monitor
+/// polling it and the placed nodes' agents into `view` every `interval`
+/// until `self` (the coordinator, Sandblaster's driver) ends.
+template <class Self>
+void spawn_cluster_monitoring(Self* self, std::shared_ptr<cluster_view> view,
+                              const std::string& here,
+                              const std::vector<node_actor>& nodes,
+                              const std::vector<std::string>& names,
+                              std::chrono::milliseconds interval) {
+  auto local = caf::actor_cast<caf::actor>(self->spawn(node_monitor, here));
+  std::vector<metrics_source> sources{{here, local}};
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    sources.push_back({names.at(n), caf::actor_cast<caf::actor>(nodes[n])});
+  self->spawn(cluster_monitor, std::move(view), std::move(sources), interval,
+              caf::actor_cast<caf::actor>(self),
+              std::vector<caf::actor>{local});
+}
+
 } // namespace troupe::actors

@@ -139,10 +139,9 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         const auto& job = *st.job->lbfgs;
         if (i >= job.shards)
           return failure("no L-BFGS shard " + std::to_string(i));
-        auto ranges = optim::balanced_split(job.init->size(), job.shards);
-        auto h = caf::actor_cast<caf::actor>(
-            self->spawn(lbfgs_shard, lbfgs_shard_config{i, ranges[i], job.init,
-                                                        job.options.memory}));
+        auto h = caf::actor_cast<caf::actor>(self->spawn(
+            lbfgs_shard, lbfgs_shard_config{i, job.ranges()[i], job.init,
+                                            job.options.memory}));
         host(self, h);
         return h;
       },
@@ -162,9 +161,9 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         for (auto& s : shards)
           typed.push_back(caf::actor_cast<lbfgs_shard_actor>(s));
         try {
-          auto h = caf::actor_cast<caf::actor>(self->spawn<caf::detached>(
-              detail::lbfgs_worker, w, driver, std::move(typed),
-              optim::balanced_split(job->init->size(), job->shards), job));
+          auto h = caf::actor_cast<caf::actor>(
+              self->spawn<caf::detached>(detail::lbfgs_worker, w, driver,
+                                         std::move(typed), job->ranges(), job));
           host(self, h);
           return h;
         } catch (const std::exception& e) {

@@ -71,6 +71,30 @@ double l2_of(const train_options& o) {
   return o.weight_decay >= 0 ? o.weight_decay : lbfgs_default_l2;
 }
 
+/// The progress display, fed by the driver's step per iteration.
+class iteration_display : public actors::job_observer {
+public:
+  iteration_display(progress& bar, double iterations, std::size_t examples)
+      : bar_(bar), iterations_(iterations),
+        examples_(static_cast<double>(examples)) {}
+
+  void on_step(const actors::step_event& e) override {
+    samples_ += static_cast<double>(e.samples);
+    progress_state s;
+    s.step = e.steps;
+    s.fraction = static_cast<double>(e.steps) / iterations_;
+    s.epoch = samples_ / examples_;
+    s.loss = e.loss;
+    s.elapsed = e.seconds;
+    s.samples_per_sec = e.seconds > 0 ? samples_ / e.seconds : 0;
+    bar_.update(s, true);
+  }
+
+private:
+  progress& bar_;
+  double iterations_, examples_, samples_ = 0;
+};
+
 } // namespace
 
 cluster_job prepare_lbfgs_job(const train_options& o,
@@ -138,20 +162,9 @@ nlohmann::json run_lbfgs_train(const train_options& o, optim::train_test loaded,
   auto classes = loaded.train.classes;
   auto n = examples_of(o, loaded.train);
   auto prepared = prepare_lbfgs_job(o, std::move(loaded));
-  auto job = std::make_shared<actors::lbfgs_job>(*prepared.job.lbfgs);
-  auto limit = static_cast<double>(job->options.max_iterations);
-  job->on_iteration = [&bar, limit, n](const actors::lbfgs_progress& p) {
-    progress_state s;
-    s.step = p.iteration;
-    s.fraction = static_cast<double>(p.iteration) / limit;
-    s.epoch = static_cast<double>(p.samples) / static_cast<double>(n);
-    s.loss = p.f;
-    s.elapsed = p.seconds;
-    s.samples_per_sec
-        = p.seconds > 0 ? static_cast<double>(p.samples) / p.seconds : 0;
-    bar.update(s, true);
-  };
-  prepared.job.lbfgs = job;
+  auto job = prepared.job.lbfgs; // kept: prepared.job moves on
+  prepared.job.observers.push_back(std::make_shared<iteration_display>(
+      bar, static_cast<double>(job->options.max_iterations), n));
   bar.message(prepared.description);
   actors::runtime_options rt;
   rt.threads = o.threads;
