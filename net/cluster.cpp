@@ -1,9 +1,11 @@
 #include "net/cluster.hpp"
 
+#include <mutex>
 #include <stdexcept>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/binary_serializer.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/publish.hpp>
 #include <caf/scoped_actor.hpp>
@@ -19,11 +21,37 @@ using namespace messages;
 
 namespace {
 
+/// The guard the registrar admits nodes at, while it exists.
+struct admission {
+  std::mutex mtx;
+  basp_guard* guard = nullptr;
+
+  /// Lets the connections of node `id` send any frame (guard.hpp).
+  void admit(const caf::node_id& id) {
+    std::vector<char> key;
+    caf::binary_serializer sink{nullptr, key};
+    if (auto err = sink(const_cast<caf::node_id&>(id)))
+      return;
+    std::lock_guard<std::mutex> lock{mtx};
+    if (guard)
+      guard->admit(std::string{key.begin(), key.end()});
+  }
+};
+
+/// Unsets the admission's guard before the guard is destroyed.
+struct admission_scope {
+  std::shared_ptr<admission> adm;
+  ~admission_scope() {
+    std::lock_guard<std::mutex> lock{adm->mtx};
+    adm->guard = nullptr;
+  }
+};
+
 /// Opens the job's port: with TLS CAF's own; else CAF's on the loopback
 /// interface behind a guard on the public endpoint (guard.hpp).
 std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
                         const cluster_options& opts,
-                        std::unique_ptr<basp_guard>& guard) {
+                        std::unique_ptr<basp_guard>& guard, admission& adm) {
   const auto& host = opts.listen.host;
   auto fail = [&](const caf::error& err) {
     return std::runtime_error("cannot listen on " + host + ":"
@@ -48,7 +76,11 @@ std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
   auto inner = sys.middleman().publish(reg, 0, "127.0.0.1", true);
   if (!inner)
     throw fail(inner.error());
-  guard = std::make_unique<basp_guard>(opts.listen, *inner, guard_options{});
+  guard_options g;
+  g.registrar_id = reg.id();
+  guard = std::make_unique<basp_guard>(opts.listen, *inner, g);
+  std::lock_guard<std::mutex> lock{adm.mtx};
+  adm.guard = guard.get();
   return guard->port();
 }
 
@@ -70,13 +102,16 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
   rc.timeout_ms = opts.link.timeout_ms();
   rc.spec = spec;
   rc.fingerprint = fingerprint;
+  auto adm = std::make_shared<admission>();
+  rc.on_admitted = [adm](const caf::node_id& id) { adm->admit(id); };
   auto reg = sys.spawn(registrar, std::move(rc));
   auto stop_registrar
       = [&] { caf::anon_send_exit(reg, caf::exit_reason::user_shutdown); };
   std::uint16_t port = 0;
   std::unique_ptr<basp_guard> guard;
+  admission_scope unset_guard{adm}; // before the guard goes
   try {
-    port = open_port(sys, reg, opts, guard);
+    port = open_port(sys, reg, opts, guard, *adm);
   } catch (...) {
     stop_registrar();
     throw;
@@ -149,7 +184,10 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
     const auto& c = guard->counters();
     result["guard"] = {{"accepted", c.accepted.load()},
                        {"refused", c.refused.load()},
-                       {"timed_out", c.timed_out.load()}};
+                       {"timed_out", c.timed_out.load()},
+                       {"dropped", c.dropped.load()},
+                       {"admitted", c.admitted.load()},
+                       {"unreceived_peak", c.unreceived_peak.load()}};
   }
   return result;
 }

@@ -1,29 +1,20 @@
 #include "net/guard.hpp"
 
-#include <algorithm>
 #include <cerrno>
-#include <condition_variable>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
-#include <mutex>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
-#include <set>
 #include <stdexcept>
 #include <sys/socket.h>
-#include <thread>
 #include <unistd.h>
 
 #include "actors/detail/log.hpp"
+#include "net/guard_session.hpp"
 
-// Each connection gets two threads that block on their sockets: frames from
-// the peer are read header by header (32 bytes to user space, checked) and
-// their payloads moved with splice(2) through a pipe, without copying them
-// through user space; the other direction is spliced as it comes. A blocking
-// relay wakes as soon as bytes arrive, so the extra hop costs little latency.
+// The listener, its limits, admission and the refusal log; one connection's
+// relay is in guard_session.cpp.
 
 namespace troupe::net {
 
@@ -34,98 +25,40 @@ std::uint32_t read_be32(const unsigned char* p) {
          | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
 }
 
-// BASP 0.17 operations: server_handshake 0 ... heartbeat 6.
+std::uint64_t read_be64(const unsigned char* p) {
+  return (std::uint64_t{read_be32(p)} << 32) | read_be32(p + 4);
+}
+
+// BASP 0.17 operations (caf/io/basp/message_type.hpp).
+constexpr unsigned char server_handshake = 0;
 constexpr unsigned char client_handshake = 1;
+constexpr unsigned char direct_message = 2;
+constexpr unsigned char routed_message = 3;
+constexpr unsigned char monitor_message = 4;
+constexpr unsigned char down_message = 5;
 constexpr unsigned char last_operation = 6;
-constexpr std::size_t chunk = 1 << 20;
+// caf::io::basp::header::named_receiver_flag.
+constexpr unsigned char named_receiver = 0x01;
 
-/// Reads exactly n bytes; false on EOF, error or receive timeout.
-bool read_exact(int fd, unsigned char* buf, std::size_t n) {
-  while (n > 0) {
-    auto got = ::recv(fd, buf, n, 0);
-    if (got > 0) {
-      buf += got;
-      n -= static_cast<std::size_t>(got);
-    } else if (got < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return false;
-    }
-  }
-  return true;
+frame_verdict refuse(std::string why) {
+  return {frame_action::refuse, std::move(why)};
 }
 
-bool write_all(int fd, const unsigned char* buf, std::size_t n) {
-  while (n > 0) {
-    auto put = ::send(fd, buf, n, MSG_NOSIGNAL);
-    if (put > 0) {
-      buf += put;
-      n -= static_cast<std::size_t>(put);
-    } else if (put < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return false;
-    }
-  }
-  return true;
+std::string too_large(const char* what, std::uint32_t len,
+                      std::uint32_t limit) {
+  return std::string{what} + " payload of " + std::to_string(len)
+         + " bytes exceeds the " + std::to_string(limit) + "-byte limit";
 }
 
-/// A pipe for splice(2), as large as the system allows (1 MiB by default).
-struct pipe_pair {
-  int fd[2] = {-1, -1};
-  pipe_pair() {
-    if (::pipe2(fd, O_CLOEXEC) != 0)
-      throw std::runtime_error(std::string{"pipe: "} + std::strerror(errno));
-    ::fcntl(fd[1], F_SETPIPE_SZ, static_cast<int>(chunk));
-  }
-  ~pipe_pair() {
-    ::close(fd[0]);
-    ::close(fd[1]);
-  }
-};
-
-/// Moves up to `limit` bytes (all of them unless EOF or error) from `in` to
-/// `out` through the pipe. Returns the bytes moved; stops early only on EOF
-/// or error (then less than `limit`).
-std::uint64_t splice_bytes(int in, int out, pipe_pair& p, std::uint64_t limit) {
-  std::uint64_t moved = 0;
-  while (moved < limit) {
-    auto want = static_cast<std::size_t>(
-        std::min<std::uint64_t>(limit - moved, chunk));
-    auto got = ::splice(in, nullptr, p.fd[1], nullptr, want, SPLICE_F_MOVE);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0)
-      return moved;
-    auto left = static_cast<std::size_t>(got);
-    while (left > 0) {
-      auto put = ::splice(p.fd[0], nullptr, out, nullptr, left, SPLICE_F_MOVE);
-      if (put < 0 && errno == EINTR)
-        continue;
-      if (put <= 0)
-        return moved;
-      left -= static_cast<std::size_t>(put);
-    }
-    moved += static_cast<std::uint64_t>(got);
-  }
-  return moved;
-}
-
-void set_receive_timeout(int fd, double seconds) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(seconds);
-  tv.tv_usec = static_cast<suseconds_t>((seconds - tv.tv_sec) * 1e6);
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-}
-
-std::string peer_name(const sockaddr_storage& addr) {
+/// Host and port of a peer, numerically.
+std::pair<std::string, std::string> peer_name(const sockaddr_storage& addr) {
   char host[NI_MAXHOST] = {}, port[NI_MAXSERV] = {};
   if (::getnameinfo(reinterpret_cast<const sockaddr*>(&addr), sizeof(addr),
                     host, sizeof(host), port, sizeof(port),
                     NI_NUMERICHOST | NI_NUMERICSERV)
       != 0)
-    return "?";
-  return std::string{host} + ":" + port;
+    return {"?", "?"};
+  return {host, port};
 }
 
 } // namespace
@@ -139,155 +72,197 @@ std::string basp_guard::check_header(const unsigned char* h, bool first,
            + std::to_string(h[0]) + ")";
   auto len = read_be32(h + 4);
   if (len > max_payload)
-    return "frame payload of " + std::to_string(len) + " bytes exceeds the "
-           + std::to_string(max_payload) + "-byte limit";
+    return too_large("frame", len, max_payload);
   return {};
 }
 
-struct basp_guard::impl {
-  int listener = -1;
-  std::uint16_t port = 0, back = 0;
-  guard_options opts;
-  guard_counters counters;
-  std::thread acceptor;
-  std::mutex mtx;
-  std::condition_variable all_gone;
-  std::set<int> open; ///< sockets of live sessions (to shut down at the end)
-  std::uint32_t pending = 0, sessions = 0;
-  bool stopping = false;
-
-  int connect_back() {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(back);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0
-        || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      if (fd >= 0)
-        ::close(fd);
-      return -1;
-    }
-    return fd;
+frame_verdict basp_guard::check_frame(const unsigned char* h,
+                                      const frame_rules& rules,
+                                      const guard_options& opts) {
+  if (rules.first && h[0] == 0x16 && h[1] == 0x03)
+    return refuse("a TLS client at a plaintext port: start the coordinator "
+                  "with --tls-cert, --tls-key and --tls-ca too, or the node "
+                  "without them");
+  if (auto why = check_header(h, rules.first, opts.max_payload); !why.empty())
+    return refuse(why);
+  auto op = h[0];
+  auto len = read_be32(h + 4);
+  if (op == client_handshake && len > opts.max_handshake)
+    return refuse(too_large("client handshake", len, opts.max_handshake));
+  if (rules.admitted)
+    return {};
+  if (len > opts.max_unadmitted_payload)
+    return refuse(too_large("before admission, a frame", len,
+                            opts.max_unadmitted_payload));
+  auto dest = read_be64(h + 24);
+  auto addressable = [&] {
+    return dest == opts.registrar_id
+           || (rules.callers != nullptr && rules.callers->count(dest) > 0);
+  };
+  auto not_registrar = [&](const char* what) {
+    return refuse(std::string{what} + " actor " + std::to_string(dest)
+                  + " before the registrar admitted the node (only the "
+                    "registrar, actor "
+                  + std::to_string(opts.registrar_id)
+                  + ", and actors that sent it a message may be addressed)");
+  };
+  switch (op) {
+  case server_handshake:
+    return refuse("a server handshake from a client");
+  case direct_message:
+    if ((h[3] & named_receiver) != 0)
+      return {frame_action::drop,
+              "a message to a CAF actor by name (SpawnServ, ConfigServ) "
+              "before admission"};
+    if (!addressable())
+      return not_registrar("a message to");
+    return {};
+  case routed_message:
+    return refuse("a routed message before admission");
+  case monitor_message:
+    if (!addressable())
+      return not_registrar("a monitor of");
+    return {};
+  case down_message:
+  default: // client handshake, heartbeat
+    return {};
   }
+}
 
-  void relay(int client, std::string peer) {
-    int server = connect_back();
+void basp_guard::impl::note(const std::string& line) {
+  std::string extra;
+  {
+    std::lock_guard<std::mutex> guard{log_mtx};
+    auto now = clock::now();
+    if (now - log_window >= std::chrono::seconds{1}) {
+      log_window = now;
+      log_lines = 0;
+    }
+    if (log_lines >= opts.log_lines_per_second) {
+      ++log_suppressed;
+      return;
+    }
+    ++log_lines;
+    if (log_suppressed > 0)
+      extra = " (" + std::to_string(log_suppressed)
+              + " similar lines suppressed before this one)";
+    log_suppressed = 0;
+  }
+  actors::detail::log().warn("guard: {}{}", line, extra);
+}
+
+void basp_guard::impl::leave_pending(guard_session& s) {
+  if (!s.pending)
+    return;
+  s.pending = false;
+  --pending;
+  auto i = pending_at.find(s.address);
+  if (i != pending_at.end() && --i->second == 0)
+    pending_at.erase(i);
+}
+
+bool basp_guard::impl::reserve(std::uint64_t n) {
+  auto now = counters.unreceived.load();
+  do {
+    if (now + n > opts.max_unreceived)
+      return false;
+  } while (!counters.unreceived.compare_exchange_weak(now, now + n));
+  auto peak = counters.unreceived_peak.load();
+  while (now + n > peak
+         && !counters.unreceived_peak.compare_exchange_weak(peak, now + n)) {
+  }
+  return true;
+}
+
+void basp_guard::impl::release(std::uint64_t n) {
+  counters.unreceived -= n;
+}
+
+int basp_guard::impl::connect_back() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(back);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0
+      || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    if (fd >= 0)
+      ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void basp_guard::impl::accept_loop() {
+  for (;;) {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    int fd = ::accept4(listener, reinterpret_cast<sockaddr*>(&addr), &len,
+                       SOCK_CLOEXEC);
+    if (fd < 0) {
+      auto err = errno;
+      {
+        std::lock_guard<std::mutex> guard{mtx};
+        if (stopping)
+          return; // the listener was shut down
+      }
+      if (err != EINTR && err != ECONNABORTED) {
+        note(std::string{"accept: "} + std::strerror(err));
+        // Out of descriptors (or worse): give the sessions time to end.
+        std::this_thread::sleep_for(std::chrono::milliseconds{50});
+      }
+      continue;
+    }
+    ++counters.accepted;
+    auto [host, port] = peer_name(addr);
+    auto s = std::make_shared<guard_session>();
+    s->client = fd;
+    s->address = host;
+    s->peer = host + ":" + port;
+    s->accepted = clock::now();
+    std::string why;
     {
       std::lock_guard<std::mutex> guard{mtx};
-      if (server >= 0)
-        open.insert(server);
+      auto& here = pending_at[host];
+      if (stopping)
+        why = "shutting down";
+      else if (pending >= opts.max_pending)
+        why = std::to_string(pending)
+              + " connections are not admitted yet (the limit)";
+      else if (here >= opts.max_pending_per_address)
+        why = std::to_string(here) + " connections from " + host
+              + " are not admitted yet (the per-address limit)";
+      if (why.empty()) {
+        ++here;
+        ++pending;
+        ++sessions;
+        live.push_back(s);
+      } else if (here == 0) {
+        pending_at.erase(host);
+      }
     }
-    if (server >= 0) {
-      int one = 1;
-      ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      ::setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      std::thread down{[this, client, server] {
-        try {
-          pipe_pair p;
-          splice_bytes(server, client, p, ~std::uint64_t{0});
-        } catch (const std::exception&) {
-        }
-        ::shutdown(client, SHUT_RDWR);
-        ::shutdown(server, SHUT_RDWR);
-      }};
-      upstream(client, server, peer);
-      ::shutdown(client, SHUT_RDWR);
-      ::shutdown(server, SHUT_RDWR);
-      down.join();
+    if (!why.empty()) {
+      ++counters.refused;
+      ::close(fd);
+      note("refused " + s->peer + ": " + why);
+      continue;
     }
-    std::lock_guard<std::mutex> guard{mtx};
-    open.erase(client);
-    open.erase(server);
-    ::close(client);
-    if (server >= 0)
-      ::close(server);
-    if (--sessions == 0)
-      all_gone.notify_all();
+    std::thread{[this, s] { relay(s); }}.detach();
   }
+}
 
-  /// Peer to CAF, frame by frame. Returns when either side is done or the
-  /// peer broke a rule.
-  void upstream(int client, int server, const std::string& peer) {
-    bool first = true;
-    auto leave_pending = [&] {
-      if (!first)
-        return;
-      first = false;
-      std::lock_guard<std::mutex> guard{mtx};
-      --pending;
-    };
-    set_receive_timeout(client, opts.handshake_timeout);
-    unsigned char header[header_size];
-    try {
-      pipe_pair p;
-      for (;;) {
-        if (!read_exact(client, header, header_size)) {
-          if (first && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            ++counters.timed_out;
-            actors::detail::log().warn("guard: {} sent no handshake in time",
-                                       peer);
-          }
-          break;
-        }
-        auto why = check_header(header, first, opts.max_payload);
-        if (!why.empty()) {
-          ++counters.refused;
-          actors::detail::log().warn("guard: cut off {}: {}", peer, why);
-          break;
-        }
-        if (first) {
-          leave_pending();
-          set_receive_timeout(client, 0);
-        }
-        auto len = read_be32(header + 4);
-        counters.bytes_in += header_size + len;
-        if (!write_all(server, header, header_size)
-            || splice_bytes(client, server, p, len) < len)
-          break;
-      }
-    } catch (const std::exception& e) {
-      actors::detail::log().warn("guard: {}: {}", peer, e.what());
+void basp_guard::admit(const std::string& node_key) {
+  auto& g = *impl_;
+  if (node_key.empty())
+    return;
+  std::lock_guard<std::mutex> guard{g.mtx};
+  for (auto& s : g.live)
+    if (!s->admitted && s->handshake.find(node_key) != std::string::npos) {
+      s->admitted = true;
+      g.leave_pending(*s);
+      ++g.counters.admitted;
     }
-    leave_pending();
-  }
-
-  void accept_loop() {
-    for (;;) {
-      sockaddr_storage addr{};
-      socklen_t len = sizeof(addr);
-      int fd = ::accept4(listener, reinterpret_cast<sockaddr*>(&addr), &len,
-                         SOCK_CLOEXEC);
-      if (fd < 0) {
-        auto err = errno;
-        {
-          std::lock_guard<std::mutex> guard{mtx};
-          if (stopping)
-            return; // the listener was shut down
-        }
-        if (err != EINTR && err != ECONNABORTED) {
-          actors::detail::log().warn("guard: accept: {}", std::strerror(err));
-          // Out of descriptors (or worse): give the sessions time to end.
-          std::this_thread::sleep_for(std::chrono::milliseconds{50});
-        }
-        continue;
-      }
-      ++counters.accepted;
-      std::lock_guard<std::mutex> guard{mtx};
-      if (stopping || pending >= opts.max_pending) {
-        ++counters.refused;
-        ::close(fd);
-        continue;
-      }
-      ++pending;
-      ++sessions;
-      open.insert(fd);
-      std::thread{[this, fd, peer = peer_name(addr)] {
-        relay(fd, peer);
-      }}.detach();
-    }
-  }
-};
+}
 
 basp_guard::basp_guard(const endpoint& front, std::uint16_t back,
                        guard_options opts)
@@ -344,8 +319,11 @@ basp_guard::~basp_guard() {
   {
     std::lock_guard<std::mutex> guard{g.mtx};
     g.stopping = true;
-    for (int fd : g.open)
-      ::shutdown(fd, SHUT_RDWR);
+    for (auto& s : g.live) {
+      ::shutdown(s->client, SHUT_RDWR);
+      if (s->server >= 0)
+        ::shutdown(s->server, SHUT_RDWR);
+    }
   }
   ::shutdown(g.listener, SHUT_RDWR);
   g.acceptor.join();

@@ -113,6 +113,8 @@ registrar_actor::behavior_type registrar(self_ptr self,
                   }
                   self->monitor(agent);
                   st.members.push_back({agent, hello, true});
+                  if (st.config.on_admitted)
+                    st.config.on_admitted(agent.node());
                   rp.deliver(std::string{});
                   maybe_complete(self);
                 },

@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/node_id.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -43,6 +45,8 @@ struct registrar_config {
   std::string fingerprint; ///< what each node must build from it
   /// How long a node may take to build the job (load its data).
   std::chrono::milliseconds setup_timeout{std::chrono::seconds{120}};
+  /// Called (from the registrar) with a node's id once it passed every check.
+  std::function<void(const caf::node_id&)> on_admitted;
 };
 
 struct member {

@@ -1,10 +1,11 @@
 // troupe_hostile_peer: a misbehaving TCP peer for robustness checks of a
 // published CAF port (BASP, plaintext or TLS). POSIX sockets only, no CAF.
 //
-//   troupe_hostile_peer --mode=random|truncated|oversized|silent
+//   troupe_hostile_peer --mode=random|truncated|oversized|silent|slowloris
 //                       --host=127.0.0.1 --port=N [--seconds=S]
 //                       [--connections=K] [--seed=S] [--bytes=B]
-//                       [--payload-len=L] [--op=O]
+//                       [--payload-len=L] [--op=O] [--interval=I]
+//                       [--bind=ADDR]
 //
 //   random     send B (default 65536) random bytes, then close
 //   truncated  send the first 13 bytes of a BASP client handshake header
@@ -12,6 +13,11 @@
 //   oversized  send a complete 32-byte BASP header claiming a payload of L
 //              bytes (default 0xFFFFFFF0), stay silent for S seconds, close
 //   silent     connect and say nothing for S seconds (default 30), close
+//   slowloris  send a client handshake (header and a 32-byte payload) one
+//              byte every I seconds (default 8) for S seconds (default 60)
+//
+// --bind=ADDR connects from that source address (e.g. 127.0.0.2: another
+// host as far as per-address limits go).
 //
 // K connections (default 1) are opened at once and attacked in parallel.
 // Every step has a timeout. Reports on stderr what it did and when the
@@ -48,6 +54,8 @@ struct options {
   std::size_t bytes = 65536;
   std::uint32_t payload_len = 0xFFFFFFF0u;
   int op = 1; // BASP client_handshake
+  double interval = 8;
+  std::string bind;
 };
 
 struct conn {
@@ -99,6 +107,10 @@ bool parse(int argc, char** argv, options& o) {
         o.payload_len = static_cast<std::uint32_t>(std::stoull(v, nullptr, 0));
       else if (k == "op")
         o.op = std::stoi(v, nullptr, 0);
+      else if (k == "interval")
+        o.interval = std::stod(v);
+      else if (k == "bind")
+        o.bind = v;
       else {
         std::fprintf(stderr, "hostile_peer: unknown option --%s\n", k.c_str());
         return false;
@@ -109,19 +121,22 @@ bool parse(int argc, char** argv, options& o) {
     return false;
   }
   if (o.mode != "random" && o.mode != "truncated" && o.mode != "oversized"
-      && o.mode != "silent") {
+      && o.mode != "silent" && o.mode != "slowloris") {
     std::fprintf(stderr, "hostile_peer: --mode must be random, truncated, "
-                         "oversized or silent\n");
+                         "oversized, silent or slowloris\n");
     return false;
   }
   if (o.port <= 0 || o.port > 65535 || o.connections < 1 || o.op < 0
-      || o.op > 255) {
+      || o.op > 255 || !(o.interval > 0)) {
     std::fprintf(stderr, "hostile_peer: need --port=1..65535, "
-                         "--connections>=1, --op=0..255\n");
+                         "--connections>=1, --op=0..255, --interval>0\n");
     return false;
   }
   if (o.seconds < 0)
-    o.seconds = o.mode == "silent" ? 30 : (o.mode == "oversized" ? 5 : 0);
+    o.seconds = o.mode == "silent"      ? 30
+                : o.mode == "oversized" ? 5
+                : o.mode == "slowloris" ? 60
+                                        : 0;
   return true;
 }
 
@@ -140,7 +155,20 @@ int connect_to(const options& o) {
                 ai->ai_protocol);
     if (fd < 0)
       continue;
-    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    int rc = 0;
+    if (!o.bind.empty()) {
+      addrinfo* local = nullptr;
+      addrinfo bh{};
+      bh.ai_family = ai->ai_family;
+      bh.ai_socktype = SOCK_STREAM;
+      rc = getaddrinfo(o.bind.c_str(), "0", &bh, &local) == 0
+               ? bind(fd, local->ai_addr, local->ai_addrlen)
+               : -1;
+      if (local != nullptr)
+        freeaddrinfo(local);
+    }
+    if (rc == 0)
+      rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
     if (rc != 0 && errno == EINPROGRESS) {
       pollfd p{fd, POLLOUT, 0};
       int err = ETIMEDOUT;
@@ -237,6 +265,21 @@ void hold(std::vector<conn>& cs, double seconds) {
   }
 }
 
+/// Sends `data` one byte per `interval` seconds on every connection still
+/// open, for `seconds` in all.
+void trickle(std::vector<conn>& cs, const std::vector<unsigned char>& data,
+             double interval, double seconds) {
+  auto start = clk::now();
+  for (std::size_t i = 0; ms_since(start) < seconds * 1000; ++i) {
+    for (auto& c : cs) {
+      drain(c);
+      if (c.closed_by_peer_ms < 0 && i < data.size())
+        send(c.fd, data.data() + i, 1, MSG_NOSIGNAL);
+    }
+    hold(cs, std::min(interval, seconds - ms_since(start) / 1000));
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -268,6 +311,9 @@ int main(int argc, char** argv) {
     payload.resize(13);
   } else if (o.mode == "oversized") {
     payload = basp_header(o.op, o.payload_len);
+  } else if (o.mode == "slowloris") {
+    payload = basp_header(o.op, 32);
+    payload.resize(payload.size() + 32, 0);
   }
   auto start = clk::now();
   std::size_t sent_ok = 0;
@@ -277,8 +323,15 @@ int main(int argc, char** argv) {
       for (auto& b : payload)
         b = static_cast<unsigned char>(rng());
     }
-    if (!payload.empty())
+    if (!payload.empty() && o.mode != "slowloris")
       sent_ok += send_all(c, payload) ? 1 : 0;
+  }
+  if (o.mode == "slowloris") {
+    std::fprintf(stderr,
+                 "hostile_peer: slowloris, one byte every %.1f s for %.1f s\n",
+                 o.interval, o.seconds);
+    trickle(cs, payload, o.interval, o.seconds);
+    o.seconds = 0;
   }
   std::fprintf(stderr,
                "hostile_peer: mode=%s sent %zu bytes on %zu/%d connection(s) "

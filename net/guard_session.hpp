@@ -1,0 +1,91 @@
+// The port guard's internals (guard.hpp), shared by guard.cpp (listener,
+// limits, admission, log) and guard_session.cpp (one connection's relay).
+
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "net/guard.hpp"
+
+namespace troupe::net {
+
+/// One relayed connection.
+struct guard_session {
+  int client = -1;
+  int server = -1;
+  std::string peer;    ///< "host:port", for logs
+  std::string address; ///< the source address, for the per-address limit
+  std::chrono::steady_clock::time_point accepted;
+  /// The client handshake's payload (the node's id), once read.
+  std::string handshake;
+  std::atomic<bool> admitted{false};
+  /// Our actors that sent the peer a message before admission.
+  std::set<std::uint64_t> callers;
+  std::mutex callers_mtx;
+  bool pending = true; ///< counted as not admitted (under the guard's mutex)
+};
+
+struct basp_guard::impl {
+  using clock = std::chrono::steady_clock;
+
+  int listener = -1;
+  std::uint16_t port = 0, back = 0;
+  guard_options opts;
+  guard_counters counters;
+  std::thread acceptor;
+  std::mutex mtx;
+  std::condition_variable all_gone;
+  std::list<std::shared_ptr<guard_session>> live;
+  std::map<std::string, std::uint32_t> pending_at; ///< per source address
+  std::uint32_t pending = 0, sessions = 0;
+  bool stopping = false;
+
+  // -- the log: at most opts.log_lines_per_second lines per second --
+
+  std::mutex log_mtx;
+  clock::time_point log_window;
+  std::uint32_t log_lines = 0;
+  std::uint64_t log_suppressed = 0;
+
+  /// Logs a refusal (a warning), unless over the rate.
+  void note(const std::string& line);
+
+  // -- admission bookkeeping (all under mtx) --
+
+  /// The session no longer counts as not admitted.
+  void leave_pending(guard_session& s);
+
+  /// Reserves `n` bytes of the unreceived budget; false if over it.
+  bool reserve(std::uint64_t n);
+
+  /// Gives `n` reserved bytes back.
+  void release(std::uint64_t n);
+
+  // -- connections --
+
+  int connect_back();
+
+  void accept_loop();
+
+  /// Relays one connection until either side is done (guard_session.cpp).
+  void relay(std::shared_ptr<guard_session> s);
+
+  /// Peer to CAF, frame by frame (guard_session.cpp).
+  void upstream(guard_session& s);
+
+  /// CAF to peer: frame by frame (noting the senders) until the peer is
+  /// admitted, then as it comes (guard_session.cpp).
+  void downstream(guard_session& s);
+};
+
+} // namespace troupe::net
