@@ -3,6 +3,7 @@
 #include <caf/actor_cast.hpp>
 #include <caf/sec.hpp>
 
+#include "actors/detail/caller.hpp"
 #include "actors/detail/lbfgs_worker.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/lbfgs_driver.hpp"
@@ -28,6 +29,18 @@ void host(node_actor::stateful_pointer<node_agent_state> self,
           const caf::actor& h) {
   self->link_to(h);
   self->state.hosted.push_back(h);
+}
+
+/// Whether the message being handled comes from the coordinator's node.
+bool from_coordinator(node_actor::stateful_pointer<node_agent_state> self) {
+  return detail::from_node(self, self->state.config.coordinator);
+}
+
+/// The refusal of `verb` from anyone else.
+caf::error refuse(node_actor::stateful_pointer<node_agent_state> self,
+                  std::string_view verb) {
+  return detail::refuse(self, "node agent " + self->state.config.node_name,
+                        verb, "the coordinator this node joined");
 }
 
 } // namespace
@@ -57,6 +70,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
   });
   return {
       [self](setup_atom, const std::string& spec) -> caf::result<std::string> {
+        if (!from_coordinator(self))
+          return refuse(self, "setup");
         auto& st = self->state;
         auto scope
             = on_message(st.probe.get(), self, msg_type::setup, spec.size());
@@ -74,6 +89,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
       },
       [self](spawn_atom, shard_atom,
              std::uint32_t i) -> caf::result<caf::actor> {
+        if (!from_coordinator(self))
+          return refuse(self, "spawn shard");
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
@@ -91,6 +108,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
       [self](spawn_atom, worker_atom, worker_id w,
              const std::vector<caf::actor>& shards,
              const caf::actor& coordinator) -> caf::result<caf::actor> {
+        if (!from_coordinator(self))
+          return refuse(self, "spawn worker");
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
@@ -111,6 +130,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
       [self](spawn_atom, shadow_atom, std::uint32_t g,
              const std::vector<caf::actor>& workers,
              const std::vector<caf::actor>& shards) -> caf::result<caf::actor> {
+        if (!from_coordinator(self))
+          return refuse(self, "spawn shadow");
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
@@ -131,6 +152,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
       },
       [self](spawn_atom, lbfgs_atom, shard_atom,
              std::uint32_t i) -> caf::result<caf::actor> {
+        if (!from_coordinator(self))
+          return refuse(self, "spawn lbfgs shard");
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
@@ -148,6 +171,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
       [self](spawn_atom, lbfgs_atom, worker_atom, worker_id w,
              const std::vector<caf::actor>& shards,
              const caf::actor& driver) -> caf::result<caf::actor> {
+        if (!from_coordinator(self))
+          return refuse(self, "spawn lbfgs worker");
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
@@ -170,7 +195,9 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
           return failure(e.what());
         }
       },
-      [self](stop_atom, const std::string& reason) {
+      [self](stop_atom, const std::string& reason) -> caf::result<void> {
+        if (!from_coordinator(self))
+          return refuse(self, "stop");
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::stop,
                                 small_message_bytes);
@@ -181,8 +208,11 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         st.hosted.clear();
         self->send_exit(st.monitor, caf::exit_reason::user_shutdown);
         self->quit();
+        return caf::unit;
       },
-      [self](metrics_atom m) {
+      [self](metrics_atom m) -> caf::result<node_metrics> {
+        if (!from_coordinator(self))
+          return refuse(self, "metrics");
         auto scope = on_message(self->state.probe.get(), self,
                                 msg_type::metrics, small_message_bytes);
         return self->delegate(self->state.monitor, m);

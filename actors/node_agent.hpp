@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <caf/node_id.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/coordinator.hpp"
@@ -31,6 +32,9 @@ struct node_agent_config {
   std::shared_ptr<std::string> stop_reason;
   /// This node's name (host:pid), as it introduced itself.
   std::string node_name = "node";
+  /// The node of the coordinator this node joined (its registrar's): the
+  /// only node whose actors the agent obeys. Unset: it obeys no one.
+  caf::node_id coordinator;
 };
 
 struct node_agent_state {
@@ -45,7 +49,8 @@ struct node_agent_state {
 /// The actor a node offers to a coordinator: it builds the job once, spawns
 /// the shards and workers placed on this node (the same roles, configured
 /// the same way, as in one process: roles.hpp), and stops them when the job
-/// ends.
+/// ends. Every request from an actor not on `config.coordinator` is refused
+/// with messages::errc::not_allowed (docs/deployment.md, "Who may call what").
 node_actor::behavior_type
 node_agent(node_actor::stateful_pointer<node_agent_state> self,
            node_agent_config config);

@@ -5,6 +5,7 @@
 #include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
+#include "messages/errors.hpp"
 #include "messages/gossip.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
@@ -59,6 +60,13 @@ void for_each_type(F f) {
 void register_types(caf::actor_system_config& cfg) {
   for_each_type([&](auto tag, const char* name) {
     cfg.add_message_type<typename decltype(tag)::type>(name);
+  });
+  cfg.add_error_category(errc_category, [](std::uint8_t code, caf::atom_value,
+                                           const caf::message& context) {
+    auto text = to_string(static_cast<errc>(code));
+    if (context.match_elements<std::string>())
+      text += ": " + context.get_as<std::string>(0);
+    return text;
   });
 }
 

@@ -56,6 +56,8 @@ node_outcome run_node(const node_options& opts,
   auto reason = std::make_shared<std::string>();
   agent_config.stop_reason = reason;
   agent_config.node_name = process_name();
+  // The agent obeys the coordinator it joins, and no one else.
+  agent_config.coordinator = reg->node();
   auto agent = sys.spawn(actors::node_agent, std::move(agent_config));
   hello_msg hello;
   hello.node = process_name();

@@ -4,6 +4,7 @@
 #include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "net/system.hpp"
 
@@ -71,6 +72,42 @@ std::string check_hello(const registrar_config& c, const hello_msg& h) {
   return {};
 }
 
+namespace {
+
+/// Why a join from the current sender with agent `handle` is refused ("" if
+/// it may go on to setup).
+std::string check_join(self_ptr self, const hello_msg& hello,
+                       const caf::actor& handle) {
+  auto& st = self->state;
+  if (auto why = check_hello(st.config, hello); !why.empty())
+    return why;
+  if (st.closed || count_up(st) + st.setting_up >= st.config.expect)
+    return "the job already has its " + std::to_string(st.config.expect)
+           + " nodes";
+  if (!handle)
+    return "no node agent";
+  // The agent obeys this coordinator's node only; a handle of another node
+  // would make the coordinator drive a third party's actor.
+  if (!actors::detail::from_node(self, handle.node()))
+    return "the node agent is not an actor of the joining node";
+  return {};
+}
+
+/// Logs a refused join (rate-limited), naming the peer.
+void log_refused(self_ptr self, const hello_msg& hello,
+                 const std::string& why) {
+  const auto& sender = self->current_sender();
+  auto name = hello.node.substr(0, 64);
+  for (auto& c : name)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
+  actors::detail::log_refusal("refused node "
+                              + (sender ? to_string(sender->node()) : "?")
+                              + " ('" + name + "'): " + why);
+}
+
+} // namespace
+
 registrar_actor::behavior_type registrar(self_ptr self,
                                          registrar_config config) {
   self->state.config = std::move(config);
@@ -89,13 +126,13 @@ registrar_actor::behavior_type registrar(self_ptr self,
       [self](join_atom, hello_msg& hello,
              caf::actor& handle) -> caf::result<std::string> {
         auto& st = self->state;
-        if (auto why = check_hello(st.config, hello); !why.empty())
+        auto why = check_join(self, hello, handle);
+        // Checked: the token is not kept, so no answer can carry it.
+        hello.token.clear();
+        if (!why.empty()) {
+          log_refused(self, hello, why);
           return why;
-        if (st.closed || count_up(st) + st.setting_up >= st.config.expect)
-          return "the job already has its " + std::to_string(st.config.expect)
-                 + " nodes";
-        if (!handle)
-          return std::string{"no node agent"};
+        }
         auto agent = caf::actor_cast<actors::node_actor>(handle);
         auto rp = self->make_response_promise<std::string>();
         ++st.setting_up;
@@ -127,6 +164,9 @@ registrar_actor::behavior_type registrar(self_ptr self,
       },
       [self](members_atom)
           -> caf::result<std::vector<caf::actor>, std::vector<hello_msg>> {
+        if (!actors::detail::from_here(self))
+          return actors::detail::refuse(self, "the join service", "members",
+                                        "the coordinator's process");
         auto rp = self->make_response_promise<std::vector<caf::actor>,
                                               std::vector<hello_msg>>();
         self->state.waiting.push_back(rp);
@@ -134,6 +174,9 @@ registrar_actor::behavior_type registrar(self_ptr self,
         return rp;
       },
       [self](stop_atom) -> caf::result<std::uint32_t> {
+        if (!actors::detail::from_here(self))
+          return actors::detail::refuse(self, "the join service", "stop",
+                                        "the coordinator's process");
         auto& st = self->state;
         st.closed = true;
         auto rp = self->make_response_promise<std::uint32_t>();

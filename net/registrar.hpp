@@ -2,6 +2,9 @@
 // listening port. Nodes join through it; it checks each one (wire version,
 // join token, heartbeat settings, slots), gives it the job's spec, checks the
 // node built the same job (fingerprint) and only then counts it as a member.
+// Anyone who reaches the port may send `join`; `members` and `stop` are
+// answered to this process only (not_allowed otherwise), and no answer ever
+// carries a join token (docs/deployment.md, "Who may call what").
 
 #pragma once
 
@@ -25,15 +28,17 @@
 namespace troupe::net {
 
 using registrar_actor = caf::typed_actor<
-    // A node asks to join with its hello and its agent's handle. The answer
-    // is empty when it joined, else the reason it was refused.
+    // A node asks to join with its hello and its agent's handle (an actor of
+    // the joining node). The answer is empty when it joined, else the reason
+    // it was refused. Anyone may ask.
     caf::replies_to<messages::join_atom, messages::hello_msg,
                     caf::actor>::with<std::string>,
-    // The members, answered once the expected number has joined.
+    // The members (their hellos without token), answered once the expected
+    // number has joined. This process only.
     caf::replies_to<messages::members_atom>::with<
         std::vector<caf::actor>, std::vector<messages::hello_msg>>,
     // Answered (with the number of members still up) once every member has
-    // gone down: the nodes have exited.
+    // gone down: the nodes have exited. This process only.
     caf::replies_to<messages::stop_atom>::with<std::uint32_t>>;
 
 /// Settings of the registrar.
@@ -45,13 +50,15 @@ struct registrar_config {
   std::string fingerprint; ///< what each node must build from it
   /// How long a node may take to build the job (load its data).
   std::chrono::milliseconds setup_timeout{std::chrono::seconds{120}};
-  /// Called (from the registrar) with a node's id once it passed every check.
+  /// Called (in the registrar's thread) with a node's id once it passed
+  /// every check and became a member; the port guard lifts its restrictions
+  /// for that node's connection. May be empty.
   std::function<void(const caf::node_id&)> on_admitted;
 };
 
 struct member {
   actors::node_actor agent;
-  messages::hello_msg hello;
+  messages::hello_msg hello; ///< as the node sent it, token cleared
   bool up = true;
 };
 
