@@ -350,13 +350,18 @@ tls)
   start_coordinator coord --algo=downpour --workers=1 "${JOB[@]}" \
     --target-accuracy=0.78 --epochs=5 --listen=127.0.0.1:0 --expect=1 "${TLS[@]}"
   # A node with a certificate from another CA, and one without TLS: refused.
+  # Each says why within seconds, well before its 60 s join timeout.
   start_node wrong --tls-cert=certs/wrong.pem --tls-key=certs/wrong.key \
-    --tls-ca=certs/wrong-ca.pem --join-timeout=3; W=$NODE
-  start_node plain --join-timeout=3; P=$NODE
-  wait_for "$W" 30; s=$?
-  [ "$s" = 1 ] || fail "wrong-CA node exited with $s, expected 1"
-  wait_for "$P" 30; s=$?
-  [ "$s" = 1 ] || fail "plaintext node exited with $s, expected 1"
+    --tls-ca=certs/wrong-ca.pem --join-timeout=60; W=$NODE
+  start_node plain --join-timeout=60; P=$NODE
+  wait_for "$W" 15; s=$?
+  [ "$s" = 1 ] || fail "wrong-CA node exited with $s, expected 1 within 15 s"
+  grep -q "refused the TLS certificate.*wrong-ca.pem" wrong.log \
+    || fail "wrong-CA node does not say why"
+  wait_for "$P" 15; s=$?
+  [ "$s" = 1 ] || fail "plaintext node exited with $s, expected 1 within 15 s"
+  grep -q "speaks TLS: start this node with --tls-cert" plain.log \
+    || fail "plaintext node does not say why"
   start_node good "${TLS[@]}"; G=$NODE
   check_done coord
   wait_for "$G" 30 || fail "TLS node exited with status $?"
