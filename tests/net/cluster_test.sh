@@ -365,6 +365,15 @@ tls)
   start_node good "${TLS[@]}"; G=$NODE
   check_done coord
   wait_for "$G" 30 || fail "TLS node exited with status $?"
+  # A TLS node facing a plaintext (guarded) coordinator says so at once.
+  start_coordinator plaincoord --algo=downpour --workers=1 "${JOB[@]}" \
+    --epochs=1 --listen=127.0.0.1:0 --expect=1 --join-timeout=60
+  start_node tlsnode "${TLS[@]}" --join-timeout=60; T=$NODE
+  wait_for "$T" 15; s=$?
+  [ "$s" = 1 ] || fail "TLS node vs plaintext exited with $s, expected 1"
+  grep -q "this node speaks TLS but the coordinator" tlsnode.log \
+    || fail "TLS node vs plaintext does not say why"
+  kill -9 "$COORD" 2>/dev/null
   # An unusable certificate stops the process instead of falling back.
   "$TROUPE" node --join=127.0.0.1:1 --tls-cert=certs/garbage.pem \
     --tls-key=certs/node.key --tls-ca=certs/ca.pem 2>bad.log
