@@ -1,6 +1,9 @@
 #include "apps/cli.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -8,6 +11,8 @@
 #include <caf/config_value.hpp>
 #include <caf/pec.hpp>
 #include <caf/settings.hpp>
+
+#include "optim/quote.hpp"
 
 namespace troupe::apps {
 
@@ -25,6 +30,13 @@ std::string to_std(caf::string_view sv) {
   return std::string{sv.data(), sv.size()};
 }
 
+/// `s` itself when quoting would change nothing but add quotes, else quoted
+/// (escaped and truncated).
+std::string plain_or_quoted(const std::string& s) {
+  auto q = optim::quote(s);
+  return q == "'" + s + "'" ? s : q;
+}
+
 std::string option_name(const std::string& arg) {
   auto name = arg.substr(arg.rfind("--", 0) == 0 ? 2 : 0);
   return name.substr(0, name.find('='));
@@ -39,22 +51,43 @@ option_parser::option_parser(std::string command)
 
 std::vector<std::string>
 option_parser::read_config(const std::string& path) const {
+  auto refuse = [&](const std::string& why) {
+    throw usage_error(command_ + ": --config=" + optim::quote(path) + ": "
+                      + why);
+  };
+  if (path.empty())
+    refuse("no file name given (expected --config=FILE)");
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found)
+    refuse("no such file");
+  if (status.type() == std::filesystem::file_type::directory)
+    refuse("is a directory, not a file of 'name = value' lines");
+  if (!ec && status.type() != std::filesystem::file_type::regular)
+    refuse("is not a regular file");
+  errno = 0;
   std::ifstream in{path};
   if (!in)
-    throw usage_error(command_ + ": cannot open --config file '" + path + "'");
+    refuse(std::string{"cannot be read: "}
+           + (errno != 0 ? std::strerror(errno) : "open failed"));
   std::vector<std::string> args;
   std::string line;
-  for (int lineno = 1; std::getline(in, line); ++lineno) {
+  int lineno = 1;
+  for (; std::getline(in, line); ++lineno) {
     line = trim(line.substr(0, line.find('#')));
     if (line.empty() || line.front() == '[')
       continue;
     auto eq = line.find('=');
     if (eq == std::string::npos)
       throw usage_error(path + ":" + std::to_string(lineno)
-                        + ": expected 'name = value', got '" + line + "'");
+                        + ": expected 'name = value', got "
+                        + optim::quote(line));
     args.push_back("--" + trim(line.substr(0, eq)) + "="
                    + trim(line.substr(eq + 1)));
   }
+  if (in.bad())
+    throw usage_error(path + ":" + std::to_string(lineno)
+                      + ": read error: " + std::strerror(errno));
   return args;
 }
 
@@ -88,7 +121,8 @@ bool option_parser::parse(const std::vector<std::string>& cli_args) {
     auto value = arg.substr(eq + 1);
     if (value != "true" && value != "false")
       throw usage_error(command_ + ": invalid value for --" + option_name(arg)
-                        + ": '" + value + "' (expected true or false)");
+                        + ": " + optim::quote(value)
+                        + " (expected true or false)");
     flag->store(caf::config_value{value == "true"});
   }
   args = std::move(rest);
@@ -104,16 +138,18 @@ bool option_parser::parse(const std::vector<std::string>& cli_args) {
       opt = &o;
   std::string msg;
   if (arg.rfind("--", 0) != 0)
-    msg = "unexpected argument '" + arg + "' (options are --name=value)";
+    msg = "unexpected argument " + optim::quote(arg)
+          + " (options are --name=value)";
   else if (opt == nullptr)
-    msg = "unknown option --" + name;
+    msg = "unknown option --" + plain_or_quoted(name);
   else if (code == caf::pec::missing_argument
            || arg.find('=') == std::string::npos)
     msg = "option --" + name + " needs a value: --" + name + "=<"
           + to_std(opt->type_name()) + ">";
   else
-    msg = "invalid value for --" + name + ": '" + arg.substr(arg.find('=') + 1)
-          + "' is not a valid " + to_std(opt->type_name());
+    msg = "invalid value for --" + name + ": "
+          + optim::quote(arg.substr(arg.find('=') + 1)) + " is not a valid "
+          + to_std(opt->type_name());
   throw usage_error(command_ + ": " + msg + " (see " + command_ + " --help)");
 }
 

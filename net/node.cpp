@@ -1,5 +1,6 @@
 #include "net/node.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include <caf/actor_system.hpp>
@@ -11,6 +12,8 @@
 
 #include "actors/detail/log.hpp"
 #include "net/registrar.hpp"
+#include "net/tls_probe.hpp"
+#include "optim/quote.hpp"
 
 namespace troupe::net {
 
@@ -18,22 +21,42 @@ using namespace messages;
 
 namespace {
 
+/// The registrar, or why this node cannot reach it.
+struct connection {
+  caf::expected<registrar_actor> reg{caf::sec::runtime_error};
+  bool tried = false;  ///< whether CAF tried to connect at all
+  std::string refused; ///< a refusal that cannot succeed on retry
+  std::string probe;   ///< what the last probe saw, when not a clean go
+};
+
 /// Connects to the registrar, retrying until the deadline (the coordinator
-/// may not listen yet).
-caf::expected<registrar_actor> connect(caf::actor_system& sys,
-                                       const node_options& opts) {
+/// may not listen yet). Each try first probes the port (net/tls_probe.hpp):
+/// a TLS mismatch or a refused certificate ends the tries at once, with the
+/// reason CAF would not give.
+connection connect(caf::actor_system& sys, const node_options& opts) {
   using clock = std::chrono::steady_clock;
   auto deadline = clock::now()
                   + std::chrono::milliseconds{
                       static_cast<std::int64_t>(opts.join_timeout * 1000)};
+  connection out;
   for (;;) {
-    auto reg = opts.link.tls.enabled()
-                   ? caf::openssl::remote_actor<registrar_actor>(
-                       sys, opts.join.host, opts.join.port)
-                   : sys.middleman().remote_actor<registrar_actor>(
-                       opts.join.host, opts.join.port);
-    if (reg || clock::now() >= deadline)
-      return reg;
+    auto left = std::chrono::duration<double>(deadline - clock::now()).count();
+    auto probe = probe_coordinator(opts.join, opts.link.tls,
+                                   std::clamp(left, 0.5, 5.0));
+    out.probe = probe.message;
+    if (probe.verdict == probe_result::refused) {
+      out.refused = probe.message;
+      return out;
+    }
+    out.tried = out.tried || probe.verdict == probe_result::go;
+    if (probe.verdict == probe_result::go)
+      out.reg = opts.link.tls.enabled()
+                    ? caf::openssl::remote_actor<registrar_actor>(
+                        sys, opts.join.host, opts.join.port)
+                    : sys.middleman().remote_actor<registrar_actor>(
+                        opts.join.host, opts.join.port);
+    if (out.reg || clock::now() >= deadline)
+      return out;
     std::this_thread::sleep_for(std::chrono::milliseconds{250});
   }
 }
@@ -48,11 +71,19 @@ node_outcome run_node(const node_options& opts,
   link_config cfg{opts.link, opts.threads};
   caf::actor_system sys{cfg};
   auto where = opts.join.host + ":" + std::to_string(opts.join.port);
-  auto reg = connect(sys, opts);
+  auto conn = connect(sys, opts);
+  if (!conn.refused.empty())
+    return {1, conn.refused};
+  auto& reg = conn.reg;
   if (!reg)
-    return {1, "cannot reach the coordinator at " + where + " within "
-                   + std::to_string(static_cast<int>(opts.join_timeout))
-                   + " s: " + sys.render(reg.error())};
+    return {1,
+            "cannot reach the coordinator at " + where + " within "
+                + std::to_string(static_cast<int>(opts.join_timeout)) + " s: "
+                + (!conn.tried
+                       ? conn.probe
+                       : sys.render(reg.error())
+                             + (conn.probe.empty() ? ""
+                                                   : " (" + conn.probe + ")"))};
   auto reason = std::make_shared<std::string>();
   agent_config.stop_reason = reason;
   agent_config.node_name = process_name();
@@ -76,9 +107,10 @@ node_outcome run_node(const node_options& opts,
   if (!failure.empty() || !refused.empty()) {
     caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
     return {1, refused.empty()
-                   ? "the join request to " + where + " failed: " + failure
+                   ? "the join request to " + where
+                         + " failed: " + optim::sanitize(failure)
                    : "the coordinator at " + where
-                         + " refused this node: " + refused};
+                         + " refused this node: " + optim::sanitize(refused)};
   }
   actors::detail::log().info("node {} joined the job at {}", hello.node, where);
   self->monitor(agent);
@@ -89,7 +121,7 @@ node_outcome run_node(const node_options& opts,
     self->receive([&](caf::down_msg& down) {
       over = true;
       if (down.source == agent.address()) {
-        out = {0, "the job ended: " + *reason};
+        out = {0, "the job ended: " + optim::sanitize(*reason, 1000)};
       } else {
         caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
         out = {1, "lost the coordinator at " + where + " ("

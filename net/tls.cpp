@@ -17,6 +17,8 @@
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
 
+#include "optim/quote.hpp"
+
 namespace troupe::net {
 
 namespace {
@@ -61,8 +63,9 @@ using pkey_ptr = std::unique_ptr<EVP_PKEY, pkey_free>;
   throw std::invalid_argument("TLS: " + msg);
 }
 
+/// A path in a message: quoted, escaped, long ones cut.
 std::string quoted(const std::string& path) {
-  return "'" + path + "'";
+  return optim::quote(path, 256);
 }
 
 /// Reads a whole file; `what` names it in errors ("certificate file").

@@ -42,7 +42,8 @@ struct train_test {
 /// IDX label file (magic 0x00000801: n unsigned bytes), gzip-compressed or not
 /// (detected by content). Pixels are scaled to [0, 1]; the sample shape is
 /// {1, h, w}. With `classes` = 0 the number of classes is the largest label
-/// plus one; with `classes` > 0 every label must be below it. Throws
+/// plus one; with `classes` > 0 every label must be below it (the error
+/// names the index of the first label that is not). Throws
 /// data_error whose message starts with the offending file's path on a
 /// missing file, wrong magic, truncated header or data (bytes expected and
 /// found), trailing bytes, a zero dimension, more than 2^31 - 1 elements,
@@ -52,10 +53,14 @@ dataset read_idx(const std::string& images_path, const std::string& labels_path,
 
 /// Loads Fashion-MNIST (or MNIST) from a directory holding
 /// {train,t10k}-{images-idx3,labels-idx1}-ubyte, each with or without a .gz
-/// suffix. The test labels must lie below the training set's class count, and
-/// both sets share it. Throws data_error naming the missing directory or
-/// file, or the problem of a file as read_idx does.
-train_test load_mnist_dir(const std::string& dir);
+/// suffix. Both sets have `classes` classes; with 0 (the default) the count
+/// is inferred from the training labels, each of which must then occur: a
+/// label above a class that has no training example is refused as out of
+/// range (one corrupt byte of 255 would otherwise make 256 classes). The
+/// test labels must lie below the count. Throws data_error naming the
+/// missing directory or file, or the problem of a file as read_idx does (a
+/// label out of range with the file and the index of the first such label).
+train_test load_mnist_dir(const std::string& dir, int classes = 0);
 
 /// Default location of Debian's dataset-fashion-mnist package.
 inline constexpr const char* fashion_mnist_dir

@@ -171,6 +171,26 @@ std::string base_name(std::string dir) {
   return slash == std::string::npos ? dir : dir.substr(slash + 1);
 }
 
+/// Refuses inferred classes that some training label skips: the first label
+/// above the smallest class without an example is out of range.
+void check_inferred_classes(const std::string& path, const dataset& d) {
+  std::vector<std::size_t> count(static_cast<std::size_t>(d.classes), 0);
+  for (auto l : d.labels)
+    ++count[static_cast<std::size_t>(l)];
+  auto gap = std::find(count.begin(), count.end(), 0) - count.begin();
+  if (gap == static_cast<std::ptrdiff_t>(count.size()))
+    return;
+  auto bad = std::find_if(d.labels.begin(), d.labels.end(),
+                          [&](std::int32_t l) { return l > gap; });
+  throw data_error(
+      path + ": label " + std::to_string(*bad) + " at index "
+      + std::to_string(bad - d.labels.begin())
+      + " is out of range: no training label is " + std::to_string(gap)
+      + (gap == 0 ? " (classes count from 0)"
+                  : ", so the labels must be < " + std::to_string(gap)
+                        + " (number of classes)"));
+}
+
 } // namespace
 
 dataset read_idx(const std::string& images_path, const std::string& labels_path,
@@ -192,9 +212,10 @@ dataset read_idx(const std::string& images_path, const std::string& labels_path,
                  }
                });
   if (classes > 0 && max_label >= classes) {
-    auto at = std::find(result.labels.begin(), result.labels.end(), max_label)
-              - result.labels.begin();
-    throw data_error(labels_path + ": label " + std::to_string(max_label)
+    auto bad = std::find_if(result.labels.begin(), result.labels.end(),
+                            [&](std::int32_t l) { return l >= classes; });
+    auto at = bad - result.labels.begin();
+    throw data_error(labels_path + ": label " + std::to_string(*bad)
                      + " at index " + std::to_string(at)
                      + " is out of range: labels must be < "
                      + std::to_string(classes) + " (number of classes)");
@@ -224,7 +245,7 @@ dataset read_idx(const std::string& images_path, const std::string& labels_path,
   return result;
 }
 
-train_test load_mnist_dir(const std::string& dir) {
+train_test load_mnist_dir(const std::string& dir, int classes) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw data_error(dir + ": missing directory (expected the "
@@ -235,7 +256,9 @@ train_test load_mnist_dir(const std::string& dir) {
   auto test_images = find_file(dir, "t10k-images-idx3-ubyte");
   auto test_labels = find_file(dir, "t10k-labels-idx1-ubyte");
   train_test result;
-  result.train = read_idx(train_images, train_labels);
+  result.train = read_idx(train_images, train_labels, classes);
+  if (classes == 0)
+    check_inferred_classes(train_labels, result.train);
   result.test = read_idx(test_images, test_labels, result.train.classes);
   auto& a = result.train.sample_shape;
   auto& b = result.test.sample_shape;

@@ -12,6 +12,7 @@
 
 #include "optim/dataset.hpp"
 #include "optim/detail/gz_file.hpp"
+#include "optim/quote.hpp"
 
 namespace troupe::optim {
 
@@ -64,6 +65,24 @@ bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/// The 1-based index given twice among entries[first..], or 0. Indices in
+/// ascending order (the usual layout) are checked without sorting.
+std::size_t duplicate_column(const std::vector<entry>& entries,
+                             std::size_t first) {
+  bool ascending = true;
+  for (auto i = first + 1; i < entries.size() && ascending; ++i)
+    ascending = entries[i - 1].col < entries[i].col;
+  if (ascending)
+    return 0;
+  std::vector<std::size_t> cols;
+  cols.reserve(entries.size() - first);
+  for (auto i = first; i < entries.size(); ++i)
+    cols.push_back(entries[i].col);
+  std::sort(cols.begin(), cols.end());
+  auto at = std::adjacent_find(cols.begin(), cols.end());
+  return at == cols.end() ? 0 : *at + 1;
+}
+
 } // namespace
 
 dataset read_libsvm(const std::string& path, std::size_t dim) {
@@ -104,27 +123,28 @@ dataset read_libsvm(const std::string& path, std::size_t dim) {
       continue; // blank or comment-only line
     double label = 0;
     if (!parse_double(tokens[0], label) || !std::isfinite(label))
-      fail(std::string{"non-numeric label '"} + tokens[0] + "'");
+      fail("non-numeric label " + quote(tokens[0]));
     auto row = raw_labels.size();
     raw_labels.push_back(label);
+    auto first_entry = entries.size();
     for (std::size_t t = 1; t < tokens.size(); ++t) {
-      std::string tok = tokens[t];
+      std::string tok = quote(tokens[t]);
       char* tp = tokens[t];
       char* colon = std::strchr(tp, ':');
       if (colon == nullptr)
-        fail("bad token '" + tok + "' (expected index:value)");
+        fail("bad token " + tok + " (expected index:value)");
       *colon = '\0';
       long long index = 0;
       if (!parse_integer(tp, index))
-        fail("bad token '" + tok + "' (index is not an integer)");
+        fail("bad token " + tok + " (index is not an integer)");
       if (index <= 0)
-        fail("bad token '" + tok + "' (index " + std::to_string(index)
+        fail("bad token " + tok + " (index " + std::to_string(index)
              + " is invalid: indices start at 1)");
       double value = 0;
       if (!parse_double(colon + 1, value))
-        fail("non-numeric value in '" + tok + "'");
+        fail("non-numeric value in " + tok);
       if (!std::isfinite(value))
-        fail("value in '" + tok + "' is not finite");
+        fail("value in " + tok + " is not finite");
       auto col = static_cast<std::size_t>(index);
       if (dim > 0 && col > dim)
         fail("index " + std::to_string(index) + " exceeds the dimension "
@@ -132,6 +152,9 @@ dataset read_libsvm(const std::string& path, std::size_t dim) {
       max_index = std::max(max_index, col);
       entries.push_back({row, col - 1, static_cast<float>(value)});
     }
+    if (auto dup = duplicate_column(entries, first_entry); dup > 0)
+      fail("duplicate feature index " + std::to_string(dup)
+           + " (each index may appear once per line)");
   }
   auto m = raw_labels.size();
   if (m == 0)

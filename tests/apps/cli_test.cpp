@@ -2,6 +2,7 @@
 // divergence is reported without losing what was learned.
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -163,4 +164,47 @@ TEST_CASE("boolean options take --name, --name=true and --name=false") {
   r = run(with(quick, {"--standardize=maybe"}));
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("--standardize: 'maybe'"));
+}
+
+TEST_CASE("--config must name a readable file") {
+  auto dir = std::string{TROUPE_BINARY_DIR};
+  auto r = run({"--config=" + dir, "--max-steps=1", "--progress=none"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains(dir) && Catch::Contains("is a directory"));
+  r = run({"--config=", "--max-steps=1", "--progress=none"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no file name given"));
+  r = run({"--config=" + dir + "/no-such.conf"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no-such.conf': no such file"));
+  auto locked = dir + "/cli_test_locked.conf";
+  {
+    std::ofstream f{locked};
+    f << "model = logreg\n";
+  }
+  std::filesystem::permissions(locked, std::filesystem::perms::none);
+  if (std::ifstream{locked}) {
+    WARN("running as root: an unreadable file cannot be made; case skipped");
+  } else {
+    r = run({"--config=" + locked});
+    CHECK(r.status == 2);
+    CHECK_THAT(r.err, Catch::Contains("cannot be read: Permission denied"));
+  }
+  std::filesystem::remove(locked);
+}
+
+TEST_CASE("text from a config file is quoted escaped and truncated") {
+  auto path = std::string{TROUPE_BINARY_DIR} + "/cli_test_bad.conf";
+  {
+    std::ofstream f{path};
+    f << "model\x1B]0;pwned\x07" << std::string(100000, 'x') << "\n";
+  }
+  auto r = run({"--config=" + path});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains(path + ":1")
+                        && Catch::Contains("model\\x1B]0;pwned\\x07")
+                        && Catch::Contains("(100015 bytes)"));
+  CHECK(r.err.find('\x1B') == std::string::npos);
+  CHECK(r.err.size() < 1000);
+  std::filesystem::remove(path);
 }

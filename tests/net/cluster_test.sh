@@ -351,16 +351,30 @@ tls)
   start_coordinator coord --algo=downpour --workers=1 "${JOB[@]}" \
     --target-accuracy=0.78 --epochs=5 --listen=127.0.0.1:0 --expect=1 "${TLS[@]}"
   # A node with a certificate from another CA, and one without TLS: refused.
+  # Each says why within seconds, well before its 60 s join timeout.
   start_node wrong --tls-cert=certs/wrong.pem --tls-key=certs/wrong.key \
-    --tls-ca=certs/wrong-ca.pem --join-timeout=3; W=$NODE
-  start_node plain --join-timeout=3; P=$NODE
-  wait_for "$W" 30; s=$?
-  [ "$s" = 1 ] || fail "wrong-CA node exited with $s, expected 1"
-  wait_for "$P" 30; s=$?
-  [ "$s" = 1 ] || fail "plaintext node exited with $s, expected 1"
+    --tls-ca=certs/wrong-ca.pem --join-timeout=60; W=$NODE
+  start_node plain --join-timeout=60; P=$NODE
+  wait_for "$W" 15; s=$?
+  [ "$s" = 1 ] || fail "wrong-CA node exited with $s, expected 1 within 15 s"
+  grep -q "refused the TLS certificate.*wrong-ca.pem" wrong.log \
+    || fail "wrong-CA node does not say why"
+  wait_for "$P" 15; s=$?
+  [ "$s" = 1 ] || fail "plaintext node exited with $s, expected 1 within 15 s"
+  grep -q "speaks TLS: start this node with --tls-cert" plain.log \
+    || fail "plaintext node does not say why"
   start_node good "${TLS[@]}"; G=$NODE
   check_done coord
   wait_for "$G" 30 || fail "TLS node exited with status $?"
+  # A TLS node facing a plaintext (guarded) coordinator says so at once.
+  start_coordinator plaincoord --algo=downpour --workers=1 "${JOB[@]}" \
+    --epochs=1 --listen=127.0.0.1:0 --expect=1 --join-timeout=60
+  start_node tlsnode "${TLS[@]}" --join-timeout=60; T=$NODE
+  wait_for "$T" 15; s=$?
+  [ "$s" = 1 ] || fail "TLS node vs plaintext exited with $s, expected 1"
+  grep -q "this node speaks TLS but the coordinator" tlsnode.log \
+    || fail "TLS node vs plaintext does not say why"
+  kill -9 "$COORD" 2>/dev/null
   # An unusable certificate stops the process instead of falling back.
   "$TROUPE" node --join=127.0.0.1:1 --tls-cert=certs/garbage.pem \
     --tls-key=certs/node.key --tls-ca=certs/ca.pem 2>bad.log

@@ -223,3 +223,37 @@ TEST_CASE("load_mnist_dir names what is missing and checks test labels") {
   check_message(error_of([&] { load_mnist_dir(dir); }), test_labels,
                 {"label 3", "labels must be < 3"});
 }
+
+TEST_CASE("load_mnist_dir refuses a training label that skips classes") {
+  temp_dir tmp;
+  auto dir = tmp.path.string();
+  write_plain(tmp.file("train-images-idx3-ubyte"),
+              idx_images(3, 2, 2, pixels_3x2x2));
+  write_plain(tmp.file("t10k-images-idx3-ubyte"),
+              idx_images(1, 2, 2, {1, 2, 3, 4}));
+  write_plain(tmp.file("t10k-labels-idx1-ubyte"), idx_labels({1}));
+  // One corrupt byte of 255 among labels 0 and 1: not 256 classes.
+  auto labels = write_plain(tmp.file("train-labels-idx1-ubyte"),
+                            idx_labels({1, 255, 0}));
+  check_message(error_of([&] { load_mnist_dir(dir); }), labels,
+                {"label 255 at index 1 is out of range",
+                 "no training label is 2", "labels must be < 2"});
+  write_plain(labels, idx_labels({1, 3, 2}));
+  check_message(error_of([&] { load_mnist_dir(dir); }), labels,
+                {"label 1 at index 0", "no training label is 0"});
+  // The caller may say how many classes there are.
+  write_plain(labels, idx_labels({1, 255, 0}));
+  check_message(error_of([&] { load_mnist_dir(dir, 10); }), labels,
+                {"label 255 at index 1", "labels must be < 10"});
+  write_plain(labels, idx_labels({1, 9, 0}));
+  CHECK(load_mnist_dir(dir, 10).train.classes == 10);
+  CHECK(load_mnist_dir(dir, 10).test.classes == 10);
+}
+
+TEST_CASE("read_idx names the first label out of range") {
+  temp_dir tmp;
+  auto images = write_plain(tmp.file("img"), idx_images(3, 2, 2, pixels_3x2x2));
+  auto path = write_plain(tmp.file("lbl"), idx_labels({2, 12, 200}));
+  check_message(error_of([&] { read_idx(images, path, 10); }), path,
+                {"label 12 at index 1 is out of range"});
+}

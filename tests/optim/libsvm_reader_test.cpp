@@ -79,3 +79,30 @@ TEST_CASE("read_libsvm errors give the file and line") {
   check_message(error_of([&] { read_libsvm(missing); }), missing,
                 {"cannot open"});
 }
+
+TEST_CASE("read_libsvm refuses a feature index given twice on a line") {
+  temp_dir tmp;
+  for (auto text : {"1 1:1\n0 2:1 2:3\n", "1 1:1\n0 3:1 1:2 3:4\n"}) {
+    auto path = write_text(tmp.file("dup.svm"), text);
+    check_message(error_of([&] { read_libsvm(path); }), path,
+                  {path + ":2:", "duplicate feature index"});
+  }
+  auto path = write_text(tmp.file("dup.svm"), "1 5:1 2:1 5:2\n");
+  check_message(error_of([&] { read_libsvm(path); }), path,
+                {":1:", "duplicate feature index 5"});
+  // The same index on different lines is of course fine.
+  CHECK(read_libsvm(write_text(tmp.file("ok.svm"), "1 2:1 1:3\n0 2:1\n")).size()
+        == 2);
+}
+
+TEST_CASE("read_libsvm quotes a bad token escaped and truncated") {
+  temp_dir tmp;
+  std::string text = "1 1:1 \x1B[31mred\x07:";
+  text += std::string(5000, 'z');
+  text += "\n";
+  auto path = write_text(tmp.file("ctl.svm"), text);
+  auto msg = error_of([&] { read_libsvm(path); });
+  check_message(msg, path, {":1:", "\\x1B[31mred\\x07", "(5010 bytes)"});
+  CHECK(msg.find('\x1B') == std::string::npos);
+  CHECK(msg.size() < 400);
+}
