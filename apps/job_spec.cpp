@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "apps/train_command.hpp"
+#include "optim/quote.hpp"
 
 namespace troupe::apps {
 
@@ -26,7 +27,7 @@ train_options from_spec(const std::string& spec) {
   try {
     return nlohmann::json::parse(spec).get<train_options>();
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(std::string{"not a job spec: "} + e.what());
+    throw std::invalid_argument("not a job spec: " + optim::sanitize(e.what()));
   }
 }
 

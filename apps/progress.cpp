@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "optim/quote.hpp"
+
 namespace troupe::apps {
 
 namespace {
@@ -40,8 +42,8 @@ progress_style parse_progress_style(const std::string& name) {
     return progress_style::lines;
   if (name == "none")
     return progress_style::none;
-  throw std::invalid_argument("unknown progress style '" + name
-                              + "' (auto, bar, lines, none)");
+  throw std::invalid_argument("unknown progress style " + optim::quote(name)
+                              + " (auto, bar, lines, none)");
 }
 
 progress::progress(progress_style style, std::string label)

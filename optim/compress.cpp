@@ -6,6 +6,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "optim/quote.hpp"
+
 namespace troupe::optim {
 
 const char* to_string(codec c) noexcept {
@@ -25,8 +27,8 @@ codec parse_codec(const std::string& name) {
   for (auto c : {codec::none, codec::adacomp, codec::topk, codec::onebit})
     if (name == to_string(c))
       return c;
-  throw std::invalid_argument("unknown compression '" + name
-                              + "' (adacomp, topk, onebit or none)");
+  throw std::invalid_argument("unknown compression " + quote(name)
+                              + " (adacomp, topk, onebit or none)");
 }
 
 layer_kind kind_of(const named_range& r) noexcept {

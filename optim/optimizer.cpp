@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "optim/quote.hpp"
 #include "optim/types.hpp"
 
 namespace troupe::optim {
@@ -197,8 +198,8 @@ std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
     return std::make_unique<adagrad<T>>(opts, n);
   if (name == "adam")
     return std::make_unique<adam<T>>(opts, n);
-  throw std::invalid_argument("unknown optimizer '" + name
-                              + "' (known: " + known_names() + ")");
+  throw std::invalid_argument("unknown optimizer " + quote(name)
+                              + " (known: " + known_names() + ")");
 }
 
 template std::unique_ptr<optimizer<float>>

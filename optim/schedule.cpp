@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "optim/quote.hpp"
+
 namespace troupe::optim {
 
 namespace {
@@ -34,7 +36,8 @@ schedule::schedule(schedule_options opts) : opts_(std::move(opts)) {
   const auto& o = opts_;
   const auto& names = schedule_names();
   check(std::find(names.begin(), names.end(), o.name) != names.end(),
-        "unknown schedule '" + o.name + "' (known: " + known_names() + ")");
+        "unknown schedule " + quote(o.name) + " (known: " + known_names()
+            + ")");
   check(std::isfinite(o.base_lr) && o.base_lr >= 0,
         "base_lr must be a finite value >= 0, got "
             + std::to_string(o.base_lr));

@@ -8,6 +8,7 @@
 #include "optim/flatten.hpp"
 #include "optim/loss.hpp"
 #include "optim/max_pool2d.hpp"
+#include "optim/quote.hpp"
 #include "optim/relu.hpp"
 
 namespace troupe::optim {
@@ -174,8 +175,8 @@ sequential<T> make_model(const std::string& name, shape input, int classes) {
     std::string known;
     for (const auto& x : model_names())
       known += (known.empty() ? "" : ", ") + x;
-    throw std::invalid_argument("unknown model '" + name + "' (known: " + known
-                                + ")");
+    throw std::invalid_argument("unknown model " + quote(name)
+                                + " (known: " + known + ")");
   }
   m.finalize();
   return m;
