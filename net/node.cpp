@@ -9,6 +9,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/system_messages.hpp>
 
+#include "actors/coordinator.hpp"
 #include "actors/detail/log.hpp"
 #include "net/registrar.hpp"
 
@@ -87,7 +88,8 @@ node_outcome run_node(const node_options& opts,
     self->receive([&](caf::down_msg& down) {
       over = true;
       if (down.source == agent.address()) {
-        out = {0, "the job ended: " + *reason};
+        out = {actors::job_failed(*reason) ? 1 : 0,
+               "the job ended: " + *reason};
       } else {
         caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
         out = {1, "lost the coordinator at " + where + " ("
