@@ -173,7 +173,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
     st.error = std::string{"invalid job: "} + e.what();
     st.stop_reason = "invalid job";
     st.finishing = true;
-    deliver(self, job_report(st, eval_msg{}).dump());
+    deliver(self, job_report(st, nullptr).dump());
     return {[](progress_msg&) {}, [](done_atom, worker_stats&) {},
             [](stop_atom) {},
             [](leader_atom, std::uint32_t, std::string&, std::uint64_t) {},
@@ -194,7 +194,9 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         auto scope = on_message(st.probe.get(), self, msg_type::progress,
                                 small_message_bytes);
         st.probe->progress();
-        if (p.worker >= st.workers.size())
+        // A worker counted lost (its node's first role reported down) may
+        // have progress still queued: its steps stay as counted at the loss.
+        if (p.worker >= st.workers.size() || st.gone[p.worker])
           return;
         st.worker_steps[p.worker] = p.steps;
         ++st.total_steps;
@@ -243,10 +245,11 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         auto w = x.worker;
         if (w >= st.workers.size())
           return;
-        bool was_live = st.live[w];
+        bool was_live = st.live[w] && !st.gone[w];
+        if (!was_live)
+          return; // counted lost already, or a second report
         st.live[w] = false;
-        if (was_live)
-          st.worker_reports.push_back(x);
+        st.worker_reports.push_back(x);
         if (tracks_clocks(st.config))
           for (auto& s : st.shards)
             self->send(s.handle, untrack_atom::value, w);
@@ -260,8 +263,13 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         if (w == 0)
           for (std::size_t i = 1; i < st.workers.size(); ++i)
             start_worker(self, i, x.steps);
-        if (all_workers_done(st))
-          finish(self, "steps done");
+        // A hand-over that reached it after its last step: the steps go to
+        // the live workers.
+        if (x.steps < st.quota[w] && !st.finishing)
+          hand_back(self, w, x.steps);
+        if (all_workers_done(st) && !st.finishing)
+          finish(self,
+                 st.steps_unassigned > 0 ? "partially done" : "steps done");
       },
       [self](stop_atom) {
         auto& st = self->state;

@@ -116,6 +116,10 @@ struct job_config {
   /// take local steps (local_optimizer, local_lr, local_schedule).
   shadow_options shadow;
   caf::duration request_timeout{std::chrono::seconds{60}};
+  /// A worker whose gradient is non-finite this many steps in a row (the
+  /// shards reject every such push) has diverged: it fails, naming itself,
+  /// and the job ends with the error. 0: never.
+  std::uint32_t divergence_steps = 8;
   /// Run each worker on a thread of its own, so its steps never hold a
   /// scheduler thread. Needed when a worker computes several steps without
   /// waiting for a reply (n_fetch > 1): on the shared scheduler it would
@@ -156,8 +160,26 @@ struct failure_record {
   double seconds = 0; ///< since the job started
   std::int64_t unix_ms = 0;
   std::uint64_t steps_done = 0;       ///< the lost worker's completed steps
-  std::uint64_t steps_reassigned = 0; ///< per survivor
+  std::uint64_t steps_reassigned = 0; ///< per survivor (the largest share)
   std::vector<std::uint32_t> reassigned_to;
+  /// Steps it still owed that no live worker could take (lost for good).
+  std::uint64_t steps_unassigned = 0;
+};
+
+/// Where every planned step went: steps_planned = steps_done + steps_lost.
+struct step_ledger {
+  std::uint64_t planned = 0; ///< workers * steps_per_worker
+  std::uint64_t done = 0;    ///< taken by any worker, lost ones included
+  std::uint64_t lost = 0;    ///< unassigned + not_taken
+  std::uint64_t done_by_lost_workers = 0;
+  /// Steps handed from a lost worker (or one whose hand-over came too late)
+  /// to other workers.
+  std::uint64_t reassigned = 0;
+  /// Owed by lost workers with no live worker left to take them.
+  std::uint64_t unassigned = 0;
+  /// Assigned to live workers but not taken: the job stopped first (time
+  /// limit, target, stop request, an error).
+  std::uint64_t not_taken = 0;
 };
 
 /// The state of a coordinator actor.
@@ -167,6 +189,15 @@ struct coordinator_state {
   std::vector<shard_ref> shards;
   std::vector<worker_actor> workers;
   std::vector<bool> started, live, shard_lost;
+  /// Per worker: known gone (its down message, or its node was lost);
+  /// the end of the job does not wait for it.
+  std::vector<bool> gone;
+  /// Per worker: the steps it is to take (its own, plus steps handed over
+  /// from lost workers); after a loss, the steps it took.
+  std::vector<std::uint64_t> quota;
+  std::uint64_t steps_unassigned = 0, steps_reassigned = 0;
+  /// A truthful note on a partial completion (no error): what was lost.
+  std::string warning;
   bool provisioned = false;
   std::optional<std::string> pending_finish; ///< asked during provisioning
   std::vector<failure_record> failures;
@@ -196,6 +227,15 @@ struct coordinator_state {
   nlohmann::json syncer_reports = nlohmann::json::array();
 };
 
+/// How the reason a coordinator sends its nodes with stop_atom begins when
+/// the job failed (the nodes then exit non-zero).
+inline const std::string failed_prefix = "failed: ";
+
+/// Whether a node's stop reason says the job failed.
+inline bool job_failed(const std::string& stop_reason) {
+  return stop_reason.compare(0, failed_prefix.size(), failed_prefix) == 0;
+}
+
 /// Spawn with `sys.spawn(coordinator, config)`; ask it for `result_atom`.
 coordinator_actor::behavior_type
 coordinator(coordinator_actor::stateful_pointer<coordinator_state> self,
@@ -205,8 +245,12 @@ coordinator(coordinator_actor::stateful_pointer<coordinator_state> self,
 std::string worker_node_name(const coordinator_state& st, std::size_t w);
 std::string shard_node_name(const coordinator_state& st, std::size_t i);
 
-/// The final JSON of a finished job (detail of the coordinator).
+/// The final JSON of a finished job (detail of the coordinator); without
+/// `final_eval` (no evaluation behind it) the test accuracy and loss are null.
 nlohmann::json job_report(const coordinator_state& st,
-                          const messages::eval_msg& final_eval);
+                          const messages::eval_msg* final_eval);
+
+/// The exact step ledger of a job, from the coordinator's state.
+step_ledger ledger_of(const coordinator_state& st);
 
 } // namespace troupe::actors

@@ -38,9 +38,13 @@ void deliver(self_ptr self, std::string text) {
   for (auto& s : st.syncers)
     if (s && s.node() == self->node())
       self->send_exit(s, caf::exit_reason::user_shutdown);
-  // Nodes stop whatever they still host, then exit.
+  // Nodes stop whatever they still host, then exit (non-zero when the
+  // reason says the job failed).
+  auto why = st.error.empty()
+                 ? st.stop_reason
+                 : failed_prefix + st.stop_reason + ": " + st.error;
   for (auto& node : st.config.placement.nodes)
-    self->send(node, stop_atom::value, st.stop_reason);
+    self->send(node, stop_atom::value, why);
   // Without a waiting request, stay until the result is asked for.
   if (st.waiting.empty())
     return;
@@ -57,7 +61,7 @@ void final_report(self_ptr self) {
   bool shard_lost = std::find(st.shard_lost.begin(), st.shard_lost.end(), true)
                     != st.shard_lost.end();
   if (shard_lost && !st.have_eval) {
-    deliver(self, job_report(st, st.last_eval).dump());
+    deliver(self, job_report(st, nullptr).dump());
     return;
   }
   // After a divergence re-evaluate the last evaluated (good) parameters; at
@@ -68,14 +72,16 @@ void final_report(self_ptr self) {
   self->request(st.eval, st.config.request_timeout, eval_atom::value, refetch)
       .then(
           [self](eval_msg& e) {
-            deliver(self, job_report(self->state, e).dump());
+            deliver(self, job_report(self->state, &e).dump());
           },
           [self](caf::error& err) {
             auto& st = self->state;
             if (st.error.empty())
               st.error
                   = "final evaluation failed: " + self->system().render(err);
-            deliver(self, job_report(st, st.last_eval).dump());
+            deliver(
+                self,
+                job_report(st, st.have_eval ? &st.last_eval : nullptr).dump());
           });
 }
 
@@ -159,7 +165,8 @@ void finish(self_ptr self, std::string reason) {
   bool linger = lingers(st.config);
   std::vector<std::size_t> lingering;
   for (std::size_t w = 0; w < st.workers.size(); ++w) {
-    ask[w] = st.live[w] || (linger && st.workers[w]);
+    // Never a worker known gone: its request would wait out the timeout.
+    ask[w] = (st.live[w] || (linger && st.workers[w])) && !st.gone[w];
     if (!st.live[w])
       lingering.push_back(w);
   }

@@ -1,5 +1,5 @@
-// The coordinator's roles: spawned here or placed on nodes, monitored, and
-// handed over when their node is lost.
+// The coordinator's roles: spawned here or placed on nodes (their loss is
+// in coordinator_loss.cpp).
 
 #include <algorithm>
 #include <memory>
@@ -39,7 +39,7 @@ void placement_failed(coordinator_ptr self, const std::string& what) {
   for (auto& w : st.workers)
     if (w)
       self->send_exit(w, caf::exit_reason::user_shutdown);
-  deliver(self, job_report(st, eval_msg{}).dump());
+  deliver(self, job_report(st, nullptr).dump());
 }
 
 namespace {
@@ -151,6 +151,8 @@ void provision(coordinator_ptr self) {
   st.workers.resize(c.workers);
   st.started.assign(c.workers, false);
   st.live.assign(c.workers, true);
+  st.gone.assign(c.workers, false);
+  st.quota.assign(c.workers, c.steps_per_worker);
   st.worker_steps.assign(c.workers, 0);
   auto pending = std::make_shared<std::size_t>(0);
   for (std::uint32_t i = 0; i < c.shards; ++i) {
@@ -184,125 +186,6 @@ void provision(coordinator_ptr self) {
 
 bool all_workers_done(const coordinator_state& st) {
   return std::none_of(st.live.begin(), st.live.end(), [](bool l) { return l; });
-}
-
-namespace {
-
-failure_record record(const coordinator_state& st, std::string role,
-                      std::size_t index, std::string node,
-                      const caf::error& reason, caf::actor_system& sys) {
-  failure_record f;
-  f.role = std::move(role);
-  f.index = static_cast<std::uint32_t>(index);
-  f.node = std::move(node);
-  f.reason = sys.render(reason);
-  f.seconds = seconds_since(st.t0);
-  f.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
-                  .count();
-  return f;
-}
-
-/// Tells the observers of a failure and keeps it for the report.
-void keep(coordinator_state& st, failure_record f) {
-  bool first_of_node
-      = std::none_of(st.failures.begin(), st.failures.end(),
-                     [&](const failure_record& x) { return x.node == f.node; });
-  for (auto& o : st.config.observers) {
-    o->on_failure(f);
-    if (first_of_node)
-      o->on_node_lost({f.node, f.reason, f.seconds});
-  }
-  st.failures.push_back(std::move(f));
-}
-
-void lose_worker(coordinator_ptr self, std::size_t w, const caf::error& why) {
-  auto& st = self->state;
-  auto& c = st.config;
-  st.live[w] = false;
-  auto f
-      = record(st, "worker", w, worker_node_name(st, w), why, self->system());
-  f.steps_done = st.worker_steps[w];
-  log().error("worker {} on {} lost after {} steps: {}", w, f.node,
-              f.steps_done, f.reason);
-  if (tracks_clocks(c))
-    for (auto& s : st.shards)
-      self->send(s.handle, untrack_atom::value, static_cast<worker_id>(w));
-  // A warm start waiting for worker 0: release the others now.
-  if (w == 0)
-    for (std::size_t i = 1; i < st.workers.size(); ++i)
-      if (st.live[i])
-        start_worker(self, i, st.worker_steps[0]);
-  std::vector<std::uint32_t> survivors;
-  for (std::size_t i = 0; i < st.workers.size(); ++i)
-    if (st.live[i])
-      survivors.push_back(static_cast<std::uint32_t>(i));
-  if (survivors.empty()) {
-    keep(st, std::move(f));
-    if (st.error.empty())
-      st.error = "every worker was lost";
-    finish(self, "workers lost");
-    return;
-  }
-  // Peer-to-peer algorithms: the survivors stop sending to it and waiting
-  // for it. (They monitor their peers too, but a down message does not
-  // cross an indirect route between two nodes.)
-  if (is_peer_to_peer(c))
-    for (auto i : survivors)
-      self->send(st.workers[i], leave_atom::value, static_cast<worker_id>(w));
-  if (st.eval)
-    self->send(st.eval, leave_atom::value, static_cast<worker_id>(w));
-  // Asynchronous algorithms: the survivors take over the lost worker's
-  // examples and remaining steps. Synchronous ones go on with the survivors
-  // (the shards stopped waiting for the lost worker above).
-  if (c.algo != "sync") {
-    auto left = c.steps_per_worker > f.steps_done
-                    ? c.steps_per_worker - f.steps_done
-                    : 0;
-    auto m = static_cast<std::uint32_t>(survivors.size());
-    f.steps_reassigned = (left + m - 1) / m;
-    for (std::uint32_t k = 0; k < m; ++k)
-      self->send(st.workers[survivors[k]], adopt_atom::value,
-                 static_cast<worker_id>(w), k, m, f.steps_reassigned);
-    f.reassigned_to = survivors;
-  }
-  keep(st, std::move(f));
-}
-
-} // namespace
-
-void on_down(coordinator_ptr self, const caf::down_msg& msg) {
-  auto& st = self->state;
-  if (st.finishing || st.result)
-    return;
-  for (std::size_t w = 0; w < st.workers.size(); ++w)
-    if (st.workers[w] && st.workers[w].address() == msg.source) {
-      if (st.live[w])
-        lose_worker(self, w, msg.reason);
-      return;
-    }
-  for (std::uint32_t g = 0; g < st.syncers.size(); ++g)
-    if (st.syncers[g] && st.syncers[g].address() == msg.source) {
-      log().error("shadow syncer {} was lost: {}", g,
-                  self->system().render(msg.reason));
-      for (auto& other : st.syncers)
-        if (other && other.address() != msg.source)
-          self->send(other, leave_atom::value, g);
-      return;
-    }
-  for (std::size_t i = 0; i < st.shards.size(); ++i)
-    if (st.shards[i].handle && st.shards[i].handle.address() == msg.source) {
-      st.shard_lost[i] = true;
-      auto f = record(st, "shard", i, shard_node_name(st, i), msg.reason,
-                      self->system());
-      st.error = "shard " + std::to_string(i) + " on " + f.node + " was lost ("
-                 + f.reason
-                 + "); the report evaluates the last parameters fetched";
-      log().error("{}", st.error);
-      keep(st, std::move(f));
-      finish(self, "shard lost");
-      return;
-    }
 }
 
 } // namespace detail

@@ -70,10 +70,16 @@ void note_rejection(parameter_shard_state& st, const push_msg& p,
   }
   if (st.probe)
     st.probe->error();
+  // Rate-limited: a worker's 1st, 2nd, 4th, 8th, ... rejection is logged
+  // (a diverging worker's every push is rejected until it gives up).
+  auto n = rec.non_finite + rec.bad_range;
+  if ((n & (n - 1)) != 0)
+    return;
   detail::log().warn("shard {}: rejected push {} of worker {} ({}): "
-                     "offset {} size {} version {}; parameters untouched",
+                     "offset {} size {} version {}; parameters untouched "
+                     "({} rejected from this worker so far)",
                      st.config.index, p.seq, p.worker, to_string(status),
-                     p.offset, p.values.size(), p.version);
+                     p.offset, p.values.size(), p.version, n);
 }
 
 /// Sync mode: applies every complete round, in clock order.

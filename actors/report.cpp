@@ -53,9 +53,60 @@ void add_placement(const coordinator_state& st, nlohmann::json& out) {
   out["lost_worker_steps"] = lost_steps;
 }
 
+/// The ledger's keys of the final JSON.
+void add_ledger(const coordinator_state& st, nlohmann::json& out) {
+  auto l = ledger_of(st);
+  out["steps_planned"] = l.planned;
+  out["steps_done"] = l.done;
+  out["steps_lost"] = l.lost;
+  out["step_ledger"] = {{"planned", l.planned},
+                        {"done", l.done},
+                        {"done_by_lost_workers", l.done_by_lost_workers},
+                        {"reassigned", l.reassigned},
+                        {"lost", l.lost},
+                        {"unassigned", l.unassigned},
+                        {"not_taken", l.not_taken}};
+}
+
 } // namespace
 
-nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
+step_ledger ledger_of(const coordinator_state& st) {
+  step_ledger l;
+  l.planned = st.config.steps_per_worker * st.config.workers;
+  l.unassigned = st.steps_unassigned;
+  l.reassigned = st.steps_reassigned;
+  for (std::size_t w = 0; w < st.config.workers; ++w) {
+    // An invalid job or a failed placement never assigned its steps.
+    auto quota = w < st.quota.size() ? st.quota[w] : st.config.steps_per_worker;
+    auto f = std::find_if(st.failures.begin(), st.failures.end(),
+                          [&](const failure_record& x) {
+                            return x.role == "worker" && x.index == w;
+                          });
+    auto r = std::find_if(st.worker_reports.begin(), st.worker_reports.end(),
+                          [&](const worker_stats& x) { return x.worker == w; });
+    std::uint64_t done = 0;
+    if (f != st.failures.end()) {
+      done = f->steps_done;
+      l.done_by_lost_workers += done;
+    } else if (r != st.worker_reports.end()) {
+      done = r->steps;
+    } else {
+      // It never reported: as far as counted.
+      done = w < st.worker_steps.size() ? st.worker_steps[w] : 0;
+    }
+    l.done += done;
+    if (quota > done)
+      l.not_taken += quota - done;
+  }
+  l.lost = l.unassigned + l.not_taken;
+  return l;
+}
+
+nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
+  // No evaluation behind the figures (none ran, or no test set): null.
+  bool has_eval = ep != nullptr && static_cast<bool>(st.config.evaluate);
+  eval_msg none;
+  const auto& e = ep ? *ep : none;
   std::uint64_t messages = 0, bytes = 0, applied = 0, staleness_sum = 0;
   std::uint64_t staleness_max = 0, max_gap = 0, duplicates = 0;
   std::vector<std::uint64_t> hist;
@@ -144,8 +195,10 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
       {"workers", st.config.workers},
       {"shards", st.config.shards},
       {"parameters", st.config.init->size()},
-      {"test_accuracy", e.accuracy.value},
-      {"test_loss", e.loss.value},
+      {"test_accuracy",
+       has_eval ? nlohmann::json(e.accuracy.value) : nlohmann::json(nullptr)},
+      {"test_loss",
+       has_eval ? nlohmann::json(e.loss.value) : nlohmann::json(nullptr)},
       {"train_loss", st.last_loss},
       {"reached_target", st.reached},
       {"seconds_to_target", st.seconds_to_target
@@ -270,6 +323,9 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg& e) {
     out["max_clock_gap"] = max_gap;
   }
   add_placement(st, out);
+  add_ledger(st, out);
+  if (!st.warning.empty())
+    out["warning"] = st.warning;
   if (!st.error.empty())
     out["error"] = st.error;
   return out;

@@ -200,6 +200,7 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
   wc.max_steps = job.steps_per_worker;
   wc.request_timeout = job.request_timeout;
   wc.adopt_data = job.adopt_data;
+  wc.divergence_steps = job.divergence_steps;
   if (w < job.step_counters.size())
     wc.step_counter = job.step_counters[w];
   if (w < job.step_delays.size())

@@ -111,6 +111,14 @@ void worker_state::fail(std::string reason) {
   actor->quit();
 }
 
+bool worker_state::gradient_finite() const {
+  const float* g = replica_->grads();
+  float sum = 0;
+  for (std::size_t i = 0, n = replica_->size(); i < n; ++i)
+    sum += g[i] * 0.0f; // NaN if and only if some g[i] is NaN or infinite
+  return sum == 0.0f;
+}
+
 void worker_state::step() {
   if (finished_ || in_step || !started)
     return;
@@ -132,6 +140,20 @@ void worker_state::step() {
     }
     if (config.step_delay.count() > 0)
       std::this_thread::sleep_for(config.step_delay);
+    if (!gradient_finite()) {
+      // The shards reject a non-finite push: a run of them is divergence,
+      // not noise to absorb.
+      if (config.divergence_steps > 0
+          && ++non_finite_run >= config.divergence_steps) {
+        fail("step " + std::to_string(counters.steps)
+             + ": training diverged: a non-finite gradient "
+             + std::to_string(non_finite_run)
+             + " steps in a row (the shards reject such pushes); lower --lr");
+        return;
+      }
+    } else {
+      non_finite_run = 0;
+    }
     counters.compute_ns += nanoseconds_since(t0);
     auto samples = static_cast<std::uint32_t>(r.samples);
     policy->after_compute(*this, samples, [this, r] {
@@ -233,7 +255,9 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         if (st.finished_)
           return;
         std::size_t examples = 0;
-        if (st.config.adopt_data && st.replica_) {
+        // m == 0: steps only (a worker whose earlier hand-over came too
+        // late), no data.
+        if (m > 0 && st.config.adopt_data && st.replica_) {
           try {
             examples = st.config.adopt_data(*st.replica_, lost, k, m);
           } catch (const std::exception& e) {

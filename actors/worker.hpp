@@ -40,6 +40,9 @@ struct worker_config {
   std::shared_ptr<std::atomic<std::uint64_t>> step_counter;
   /// Optional: a delay added to every step (tests of slow workers).
   std::chrono::microseconds step_delay{0};
+  /// Consecutive steps with a non-finite gradient after which the worker
+  /// fails as diverged (job_config::divergence_steps); 0: never.
+  std::uint32_t divergence_steps = 8;
   /// Takes over part of a lost worker's data; may be empty.
   adopt_fn adopt_data;
   /// Losses in the leader score (LSGD's running mean; the code's avg_size).
@@ -82,6 +85,9 @@ public:
   /// Runs one step: policy before, compute, policy after, report.
   void step();
 
+  /// Whether every value of the last computed gradient is finite.
+  bool gradient_finite() const;
+
   /// The report sent on done and stop.
   messages::worker_stats stats() const;
 
@@ -104,6 +110,8 @@ public:
   /// The leader score: the running mean of the last losses.
   optim::loss_window scores;
   std::uint64_t leads = 0; ///< LSGD: times this worker was a round's leader
+  /// Steps in a row whose gradient had a non-finite value.
+  std::uint32_t non_finite_run = 0;
 };
 
 namespace detail {

@@ -382,9 +382,11 @@ int train_main_with(train_options opts) {
   return guarded_main("troupe train", [&] {
     auto json = opts.json;
     auto result = run_train(std::move(opts));
-    auto acc = result["test_accuracy"].get<double>();
-    std::cerr << "troupe train: test accuracy " << acc << " after "
-              << result["seconds"].get<double>() << " s, "
+    // Null: no evaluation behind it (none ran, or it failed).
+    const auto& acc = result["test_accuracy"];
+    std::cerr << "troupe train: test accuracy "
+              << (acc.is_number() ? acc.dump() : "none (no evaluation)")
+              << " after " << result["seconds"].get<double>() << " s, "
               << static_cast<long>(result["samples_per_sec"].get<double>())
               << " samples/s\n";
     if (result.contains("error"))

@@ -10,6 +10,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/system_messages.hpp>
 
+#include "actors/coordinator.hpp"
 #include "actors/detail/log.hpp"
 #include "net/registrar.hpp"
 #include "net/tls_probe.hpp"
@@ -121,7 +122,8 @@ node_outcome run_node(const node_options& opts,
     self->receive([&](caf::down_msg& down) {
       over = true;
       if (down.source == agent.address()) {
-        out = {0, "the job ended: " + optim::sanitize(*reason, 1000)};
+        out = {actors::job_failed(*reason) ? 1 : 0,
+               "the job ended: " + optim::sanitize(*reason, 1000)};
       } else {
         caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
         out = {1, "lost the coordinator at " + where + " ("

@@ -52,6 +52,11 @@ void deliver(coordinator_ptr self, std::string text);
 /// survivors (asynchronous algorithms); a lost shard ends the job.
 void on_down(coordinator_ptr self, const caf::down_msg& msg);
 
+/// Worker w reported done after `steps` of its larger quota (a hand-over
+/// reached it after its last step): the rest goes to the live workers, or is
+/// counted unassigned.
+void hand_back(coordinator_ptr self, std::size_t w, std::uint64_t steps);
+
 /// True once no worker is live.
 bool all_workers_done(const coordinator_state& st);
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <thread>
 
@@ -32,6 +33,40 @@ std::shared_ptr<const optim::lsq_problem> problem() {
   o.d = 8;
   return std::make_shared<const optim::lsq_problem>(optim::make_lsq(o));
 }
+
+/// A replica whose loss stays finite while its gradient turns non-finite
+/// from step `from` on: the shards reject every push, nothing else notices.
+class nan_gradient_replica : public optim::replica {
+public:
+  nan_gradient_replica(std::unique_ptr<optim::replica> inner,
+                       std::uint64_t from)
+      : inner_(std::move(inner)), from_(from) {}
+  std::size_t size() const noexcept override {
+    return inner_->size();
+  }
+  float* params() noexcept override {
+    return inner_->params();
+  }
+  float* grads() noexcept override {
+    return inner_->grads();
+  }
+  optim::step_result compute() override {
+    auto r = inner_->compute();
+    if (++steps_ >= from_)
+      inner_->grads()[steps_ % size()] = std::nanf("");
+    return r;
+  }
+  std::size_t batches_per_epoch() const noexcept override {
+    return inner_->batches_per_epoch();
+  }
+  std::size_t epoch() const noexcept override {
+    return inner_->epoch();
+  }
+
+private:
+  std::unique_ptr<optim::replica> inner_;
+  std::uint64_t from_, steps_ = 0;
+};
 
 } // namespace
 
@@ -96,4 +131,57 @@ TEST_CASE("a job that cannot be built is refused with its reason") {
   REQUIRE(out.contains("error"));
   CHECK_THAT(out["error"].get<std::string>(), Catch::Contains("lbfgs"));
   CHECK(out["steps"] == 0);
+}
+
+TEST_CASE("a run of rejected non-finite pushes is divergence: the job ends "
+          "with an error naming the worker, not 'steps done'") {
+  // Worker 1's gradient turns NaN at its step 20 while its loss stays
+  // finite; with 100000 steps to go the job used to run them all (every
+  // push rejected, one log line each) and report success.
+  auto job = test::lsq_job(problem(), 2, 2, "sgd", 0.01, 16, 100000, 1);
+  auto make = job.make_replica;
+  job.make_replica
+      = [make](messages::worker_id w) -> std::unique_ptr<optim::replica> {
+    if (w != 1)
+      return make(w);
+    return std::make_unique<nan_gradient_replica>(make(w), 20);
+  };
+  auto out = actors::run_job(std::move(job));
+  INFO(out.dump().substr(0, 3000));
+  REQUIRE(out.contains("error"));
+  auto error = out["error"].get<std::string>();
+  CHECK(error.find("worker 1: ") == 0);
+  CHECK(error.find("diverged") != std::string::npos);
+  CHECK(out["stop_reason"] == "worker failed");
+  // It gave up after divergence_steps (8) rejected steps, long before the
+  // budget.
+  std::uint64_t rejected = 0;
+  for (auto& r : out["rejected_pushes"])
+    rejected += r["count"].get<std::uint64_t>();
+  CHECK(rejected <= 2 * 8);
+  CHECK(out["steps"].get<std::uint64_t>() < 100000);
+  CHECK(out["steps_planned"].get<std::uint64_t>()
+        == out["steps_done"].get<std::uint64_t>()
+               + out["steps_lost"].get<std::uint64_t>());
+}
+
+TEST_CASE("no evaluation behind them: test accuracy and loss are null, "
+          "not 0") {
+  // SGP whose only worker diverges at once: the final evaluation has no
+  // model to average.
+  auto job = test::lsq_job(problem(), 1, 0, "sgd", 1, 16, 1000, 1);
+  job.algo = "sgp";
+  job.local_optimizer = {"sgd", 0, 0};
+  job.local_lr = 1e30; // the loss is non-finite by the second step
+  job.evaluate = [](const float*, std::size_t) {
+    optim::evaluation e;
+    e.accuracy = 0.5;
+    e.loss = 1;
+    return e;
+  };
+  auto out = actors::run_job(std::move(job));
+  INFO(out.dump().substr(0, 3000));
+  REQUIRE(out.contains("error"));
+  CHECK(out["test_accuracy"].is_null());
+  CHECK(out["test_loss"].is_null());
 }

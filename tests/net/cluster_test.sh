@@ -4,7 +4,7 @@
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls, token,
 # hostile, guardmem, loris, hosts, netns, monitor, stuck, lsgd, decentral,
-# lbfgs.
+# lbfgs, ledger.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -168,6 +168,27 @@ kill | freeze)
   acc=$(key coord.json /test_accuracy)
   awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "accuracy $acc < 0.75"
   wait_for "$N1" 30 || fail "surviving node exited with status $?"
+  [ "$SCENARIO" = freeze ] || { echo "PASS ($SCENARIO)" >&2; exit 0; }
+  # A node hangs as training starts and is declared lost only after the
+  # other worker finished: a truthful partial completion with status 0, not
+  # "every worker was lost".
+  start_coordinator late --algo=downpour --workers=2 "${JOB[@]}" --epochs=10 \
+    --listen=127.0.0.1:0 --expect=2 --heartbeat=0.5 --node-timeout=10
+  start_node n3 --heartbeat=0.5 --node-timeout=10; N3=$NODE
+  start_node n4 --heartbeat=0.5 --node-timeout=10; N4=$NODE
+  wait_log late.log "epoch 0\." 60 || fail "training did not start"
+  kill -STOP "$N4"
+  wait_for "$COORD" 120; s=$?
+  kill -9 "$N4" 2>/dev/null
+  [ "$s" = 0 ] || fail "coordinator exited with $s after a partial completion"
+  grep -q "every worker was lost" late.log late.json && fail "false 'every worker was lost'"
+  [ "$(key late.json /stop_reason)" = "partially done" ] || fail "stop reason $(key late.json /stop_reason)"
+  planned=$(key late.json /steps_planned) done_=$(key late.json /steps_done) lost=$(key late.json /steps_lost)
+  echo "partial completion: planned $planned, done $done_, lost $lost" >&2
+  [ "$planned" = $((done_ + lost)) ] || fail "ledger $planned != $done_ + $lost"
+  [ "$lost" -gt 0 ] || fail "no step reported lost"
+  key late.json /warning | grep -q "steps not taken" || fail "no warning says what was lost"
+  wait_for "$N3" 30 || fail "surviving node exited with status $?"
   ;;
 lsgd)
   # LSGD over two nodes of 2 workers: one group per node by default, each
@@ -328,7 +349,66 @@ shardkill)
     || fail "error does not name the shard and node"
   acc=$(key coord.json /test_accuracy)
   awk -v a="$acc" 'BEGIN { exit !(a >= 0.5) }' || fail "last good accuracy $acc"
-  wait_for "$N1" 30 || fail "worker node exited with status $?"
+  # The job failed: the surviving node says so with a non-zero status.
+  wait_for "$N1" 30; s=$?
+  [ "$s" = 1 ] || fail "worker node exited with $s, expected 1"
+  # A node holding two shards dies: the job ends at once (the roles known
+  # lost are not waited for: the request timeout is 20 s here and 60 s by
+  # default), naming the shards, and both processes exit 1.
+  start_coordinator coord2 --algo=downpour --workers=2 --shards=2 "${JOB[@]}" \
+    --model=mlp --epochs=20 --listen=127.0.0.1:0 --expect=2 --heartbeat=0.1 \
+    --node-timeout=1 --eval-every=0.5 --request-timeout=60
+  start_node n3 --workers=2 --heartbeat=0.1 --node-timeout=1; N3=$NODE
+  start_node n4 --workers=0 --shards=2 --heartbeat=0.1 --node-timeout=1; N4=$NODE
+  wait_log coord2.log "test_acc" 60 || fail "no evaluation before the kill"
+  before=$(date +%s%3N)
+  kill -9 "$N4"
+  wait_for "$COORD" 60; s=$?
+  took=$(($(date +%s%3N) - before))
+  echo "two shards lost: the job ended $took ms after the kill" >&2
+  [ "$s" = 1 ] || fail "coordinator exited with $s, expected 1"
+  [ "$took" -lt 20000 ] || fail "the job ended $took ms after the kill (limit 20 s)"
+  key coord2.json /error | grep -q "shard 0 on .*:$N4 was lost.*with shards 0, 1" \
+    || fail "error does not name both shards and the node"
+  wait_for "$N3" 30; s=$?
+  [ "$s" = 1 ] || fail "worker node exited with $s, expected 1"
+  grep -q "failed: shard lost" n3.log || fail "the worker node does not say the job failed"
+  ;;
+ledger)
+  # Every asynchronous algorithm with 2 workers per node: one node dies
+  # mid-run; its workers are lost at once and every planned step is taken
+  # (steps_planned = steps_done + steps_lost, none lost).
+  for algo in downpour easgd lsgd sgp dssync shadow; do
+    start_coordinator "l_$algo" --algo=$algo --workers=4 "${JOB[@]}" \
+      --epochs=30 --listen=127.0.0.1:0 --expect=2 --heartbeat=0.1 \
+      --node-timeout=1
+    start_node "l1_$algo" --workers=2 --heartbeat=0.1 --node-timeout=1; N1=$NODE
+    start_node "l2_$algo" --workers=2 --heartbeat=0.1 --node-timeout=1; N2=$NODE
+    wait_log "l_$algo.log" "epoch [2-9]\." 60 || fail "$algo: training did not start"
+    kill -9 "$N2"
+    wait_for "$COORD" 180 || fail "$algo: coordinator exited with status $?"
+    f="l_$algo.json"
+    [ "$(key "$f" /stop_reason)" = "steps done" ] || fail "$algo: job did not complete"
+    [ "$(key "$f" /failures/1/role)" = worker ] || fail "$algo: two lost workers not reported"
+    planned=$(key "$f" /steps_planned) done_=$(key "$f" /steps_done) lost=$(key "$f" /steps_lost)
+    echo "$algo: planned $planned, done $done_, lost $lost" >&2
+    [ "$planned" = $((done_ + lost)) ] || fail "$algo: ledger $planned != $done_ + $lost"
+    [ "$lost" = 0 ] || fail "$algo: $lost steps lost"
+    [ $(($(key "$f" /steps) + $(key "$f" /lost_worker_steps))) = "$planned" ] \
+      || fail "$algo: steps taken do not add up to $planned"
+    lostw=
+    for n in 0 1; do
+      [ "$(key "$f" /nodes/$n/name)" = "$(key "$f" /lost_nodes/0)" ] \
+        && lostw=$(key "$f" /nodes/$n/workers | tr -d '[]')
+    done
+    [ -n "$lostw" ] || fail "$algo: the lost node's workers are not reported"
+    for i in 0 1; do
+      for to in $(key "$f" /failures/$i/reassigned_to | tr -d '[]' | tr ',' ' '); do
+        case ",$lostw," in *",$to,"*) fail "$algo: steps handed to worker $to of the lost node" ;; esac
+      done
+    done
+    wait_for "$N1" 30 || fail "$algo: surviving node exited with status $?"
+  done
   ;;
 coordkill)
   # The coordinator dies mid-run: every node stops its roles and exits with
@@ -565,10 +645,17 @@ stuck)
   start_node n2 --node-timeout=60; N2=$NODE
   wait_log coord.log "epoch [1-9]\." 60 || fail "training did not start"
   MPORT=$(grep -o 'monitoring at http://127.0.0.1:[0-9]*' coord.log | sed 's/.*://')
-  cluster_state "$MPORT"
+  # The view lists a worker once a poll of its node came back: wait for
+  # both (at most 10 s) instead of reading the first view.
+  for _ in $(seq 100); do
+    cluster_state "$MPORT"
+    key cluster.json "/actors/[name=worker 0]/node" >/dev/null 2>&1 \
+      && key cluster.json "/actors/[name=worker 1]/node" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
   for w in 0 1; do
     node=$(key cluster.json "/actors/[name=worker $w]/node") \
-      || fail "worker $w not in /api/cluster"
+      || fail "worker $w not in /api/cluster within 10 s"
     if [ "${node##*:}" = "$N2" ]; then frozen="worker $w"; else alive="worker $w"; fi
   done
   [ -n "${frozen:-}" ] && [ -n "${alive:-}" ] || fail "workers not on both nodes"
