@@ -20,15 +20,6 @@ namespace troupe::net {
 
 namespace {
 
-std::uint32_t read_be32(const unsigned char* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16)
-         | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
-}
-
-std::uint64_t read_be64(const unsigned char* p) {
-  return (std::uint64_t{read_be32(p)} << 32) | read_be32(p + 4);
-}
-
 // BASP 0.17 operations (caf/io/basp/message_type.hpp).
 constexpr unsigned char server_handshake = 0;
 constexpr unsigned char client_handshake = 1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -24,15 +25,6 @@ namespace troupe::net {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-std::uint32_t read_be32(const unsigned char* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16)
-         | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
-}
-
-std::uint64_t read_be64(const unsigned char* p) {
-  return (std::uint64_t{read_be32(p)} << 32) | read_be32(p + 4);
-}
 
 constexpr unsigned char client_handshake = 1;
 constexpr unsigned char direct_message = 2;
@@ -129,11 +121,9 @@ double seconds_since(clock::time_point t) {
 }
 
 std::string secs(double s) {
-  auto str = std::to_string(s);
-  str.erase(str.find_last_not_of('0') + 1);
-  if (!str.empty() && str.back() == '.')
-    str.pop_back();
-  return str + " s";
+  char out[32];
+  std::snprintf(out, sizeof(out), "%g s", s);
+  return out;
 }
 
 } // namespace

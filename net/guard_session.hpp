@@ -19,6 +19,17 @@
 
 namespace troupe::net {
 
+/// A big-endian 32-bit integer (BASP's byte order).
+inline std::uint32_t read_be32(const unsigned char* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16)
+         | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
+}
+
+/// A big-endian 64-bit integer.
+inline std::uint64_t read_be64(const unsigned char* p) {
+  return (std::uint64_t{read_be32(p)} << 32) | read_be32(p + 4);
+}
+
 /// One relayed connection.
 struct guard_session {
   int client = -1;
