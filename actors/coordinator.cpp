@@ -1,5 +1,6 @@
 #include "actors/coordinator.hpp"
 
+#include "actors/detail/caller.hpp"
 #include "actors/detail/coordinator_ops.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/roles.hpp"
@@ -272,6 +273,10 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
                  st.steps_unassigned > 0 ? "partially done" : "steps done");
       },
       [self](stop_atom) {
+        if (!detail::from_here(self)) {
+          detail::refuse(self, "the coordinator", "stop", "its own process");
+          return;
+        }
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::stop,
                                 small_message_bytes);
@@ -280,6 +285,9 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         finish(self, timed_out ? "time limit" : "stop requested");
       },
       [self](result_atom) -> caf::result<std::string> {
+        if (!detail::from_here(self))
+          return detail::refuse(self, "the coordinator", "result",
+                                "its own process");
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::result,
                                 small_message_bytes);

@@ -6,6 +6,7 @@
 
 #include <caf/actor_cast.hpp>
 
+#include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 
 namespace troupe::actors {
@@ -271,8 +272,13 @@ worker(worker_actor::stateful_pointer<worker_state> self,
                            "lost worker {}",
                            st.config.id, examples, steps, lost);
       },
-      [self](stop_atom) {
+      [self](stop_atom) -> caf::result<worker_stats> {
         auto& st = self->state;
+        const auto& boss = st.config.coordinator;
+        if (!detail::from_here(self)
+            && !(boss && detail::from_node(self, boss.node())))
+          return detail::refuse(self, "worker " + std::to_string(st.config.id),
+                                "stop", "the coordinator's node");
         auto scope = on_message(st.probe_.get(), self, msg_type::stop,
                                 small_message_bytes);
         st.end_steps();

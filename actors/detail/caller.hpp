@@ -26,10 +26,12 @@ bool from_node(Self* self, const caf::node_id& n) {
   return sender != nullptr && n != caf::none && sender->node() == n;
 }
 
-/// True if the message being handled comes from an actor of this process.
+/// True if the message being handled comes from an actor of this process
+/// (without the middleman every actor's node is unset, and all are here).
 template <class Self>
 bool from_here(Self* self) {
-  return from_node(self, self->node());
+  const auto& sender = self->current_sender();
+  return sender != nullptr && sender->node() == self->node();
 }
 
 /// Logs `line` as a warning unless another refusal was logged in the last
