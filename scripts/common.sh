@@ -13,8 +13,9 @@ TROUPE_PACKAGES=(
   libssl-dev openssl iproute2 prometheus-cpp-dev
 )
 # Clang with its sanitizer and libFuzzer runtimes (scripts/sanitize,
-# scripts/fuzz; libclang-rt-dev holds libclang_rt.{asan,ubsan,fuzzer}).
-TROUPE_CLANG_PACKAGES=(clang libclang-rt-dev)
+# scripts/fuzz; libclang-rt-dev holds libclang_rt.{asan,ubsan,fuzzer}), and
+# Ninja, which builds their many test targets in parallel.
+TROUPE_CLANG_PACKAGES=(clang libclang-rt-dev ninja-build)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

@@ -5,6 +5,7 @@
 // serializes again to the same bytes; a hello's log line never shows its
 // token; refused input fails with a caf::error.
 
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -52,6 +53,21 @@ T round_trip(T& x) {
   return back;
 }
 
+/// Whether `msg` holds a bare non-finite float or double. CAF 0.17.6's
+/// float encoder (caf/detail/ieee_754.hpp, pack754) loops forever on
+/// +-inf, so such a message cannot be serialized again; troupe never re-sends
+/// a received message, and its own messages carry doubles as bit patterns
+/// (messages::real, messages::as_bits). docs/assurance.md lists this.
+bool caf_cannot_encode(const caf::message& msg) {
+  for (size_t i = 0; i < msg.size(); ++i) {
+    if (msg.match_element<double>(i) && !std::isfinite(msg.get_as<double>(i)))
+      return true;
+    if (msg.match_element<float>(i) && !std::isfinite(msg.get_as<float>(i)))
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
@@ -62,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   caf::binary_deserializer source{sys(), bytes, size - 1};
   if (data[0] & 1) {
     caf::message msg;
-    if (!source(msg))
+    if (!source(msg) && !caf_cannot_encode(msg))
       round_trip(msg);
     return 0;
   }
