@@ -53,8 +53,8 @@ T round_trip(T& x) {
   return back;
 }
 
-/// Whether `msg` holds a bare non-finite float or double. CAF 0.17.6's
-/// float encoder (caf/detail/ieee_754.hpp, pack754) loops forever on
+/// Whether `msg` holds a bare non-finite float or double, at any depth. CAF
+/// 0.17.6's float encoder (caf/detail/ieee_754.hpp, pack754) loops forever on
 /// +-inf, so such a message cannot be serialized again; troupe never re-sends
 /// a received message, and its own messages carry doubles as bit patterns
 /// (messages::real, messages::as_bits). docs/assurance.md lists this.
@@ -63,6 +63,13 @@ bool caf_cannot_encode(const caf::message& msg) {
     if (msg.match_element<double>(i) && !std::isfinite(msg.get_as<double>(i)))
       return true;
     if (msg.match_element<float>(i) && !std::isfinite(msg.get_as<float>(i)))
+      return true;
+    // Nested: a message, or an error's context.
+    if (msg.match_element<caf::message>(i)
+        && caf_cannot_encode(msg.get_as<caf::message>(i)))
+      return true;
+    if (msg.match_element<caf::error>(i)
+        && caf_cannot_encode(msg.get_as<caf::error>(i).context()))
       return true;
   }
   return false;
