@@ -149,7 +149,8 @@ void start_round(self_ptr self, std::uint64_t t, round_kinds k) {
     c.record->count(small_message_bytes);
     // A group's round waits at most for its scores and its leader's
     // broadcast: two of its own timeouts.
-    caf::duration wait{c.timeout.unit, c.timeout.count * 3};
+    auto wait = c.timeout;
+    wait.count *= 3;
     self->request(g, wait, round_atom::value, round, k.local)
         .then(
             [self, p, round, k](score_msg& s) {

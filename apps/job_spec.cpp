@@ -25,7 +25,24 @@ std::string to_spec(const train_options& o) {
 
 train_options from_spec(const std::string& spec) {
   try {
-    return nlohmann::json::parse(spec).get<train_options>();
+    auto j = nlohmann::json::parse(spec);
+    if (!j.is_object())
+      throw std::invalid_argument("not a job spec: not a JSON object");
+    // nlohmann converts a float to an integer field with a plain cast,
+    // undefined for 1e30 (found by tests/fuzz/job_spec_fuzz.cpp): an
+    // integer field takes an integer, an unsigned one no negative.
+    static const nlohmann::json defaults = train_options{};
+    for (const auto& [key, value] : j.items()) {
+      auto d = defaults.find(key);
+      if (d == defaults.end() || !d->is_number_integer())
+        continue;
+      if (!value.is_number_integer()
+          || (d->is_number_unsigned() && !value.is_number_unsigned()))
+        throw std::invalid_argument("not a job spec: " + key + " is "
+                                    + value.dump().substr(0, 40)
+                                    + ", not a count");
+    }
+    return j.get<train_options>();
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument("not a job spec: " + optim::sanitize(e.what()));
   }

@@ -3,7 +3,7 @@ add_library(troupe_warnings INTERFACE)
 target_compile_options(troupe_warnings INTERFACE -Wall -Wextra -Wpedantic
                                                  -Wno-unused-parameter
                                                  # GCC 12 false positives in AVX-512 intrinsics
-                                                 -Wno-maybe-uninitialized)
+                                                 $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
 
 # troupe_folder_library(<name> [PUBLIC deps...]): the library target of one
 # source folder, built from its *.cpp files; an INTERFACE target while the

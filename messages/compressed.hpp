@@ -54,7 +54,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f,
                                         compressed_gossip_msg& x) {
   return f(caf::meta::type_name("compressed_gossip_msg"), x.sender, x.iteration,
-           x.weight, x.fraction, x.size, x.packed);
+           as_bits(x.weight), as_bits(x.fraction), x.size, x.packed);
 }
 
 /// One line for logs (the block's length, not its bytes).

@@ -46,8 +46,8 @@ struct lead_msg {
 /// Serializes or prints a lead_msg.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lead_msg& x) {
-  return f(caf::meta::type_name("lead_msg"), x.round, x.global, x.lambda,
-           x.targets);
+  return f(caf::meta::type_name("lead_msg"), x.round, x.global,
+           as_bits(x.lambda), x.targets);
 }
 
 // -- pull_msg -----------------------------------------------------------------
@@ -66,7 +66,7 @@ struct pull_msg {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pull_msg& x) {
   return f(caf::meta::type_name("pull_msg"), x.round, x.global, x.leader,
-           x.lambda, x.values);
+           as_bits(x.lambda), x.values);
 }
 
 /// One-line descriptions for logs.

@@ -37,6 +37,29 @@ typename Inspector::result_type inspect(Inspector& f, real& x) {
            }));
 }
 
+/// A double field of another message that crosses the wire as its bit
+/// pattern, like real: `f(..., as_bits(x.weight), ...)` in an inspect().
+struct real_bits {
+  double* value;
+};
+
+/// Refers to `x` for an inspector.
+inline real_bits as_bits(double& x) noexcept {
+  return real_bits{&x};
+}
+
+/// Serializes the bit pattern as a uint64.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, real_bits& x) {
+  std::uint64_t bits;
+  std::memcpy(&bits, x.value, sizeof bits);
+  return f(caf::meta::type_name("real"), bits,
+           caf::meta::load_callback([&]() -> caf::error {
+             std::memcpy(x.value, &bits, sizeof bits);
+             return caf::none;
+           }));
+}
+
 // -- progress_msg -------------------------------------------------------------
 
 /// A worker's report after each step.

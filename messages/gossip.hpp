@@ -30,8 +30,8 @@ struct gossip_msg {
 /// Serializes or prints a gossip_msg.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, gossip_msg& x) {
-  return f(caf::meta::type_name("gossip_msg"), x.sender, x.iteration, x.weight,
-           x.values);
+  return f(caf::meta::type_name("gossip_msg"), x.sender, x.iteration,
+           as_bits(x.weight), x.values);
 }
 
 // -- group_msg ----------------------------------------------------------------

@@ -12,6 +12,10 @@ TROUPE_PACKAGES=(
   libbenchmark-dev libspdlog-dev dataset-fashion-mnist
   libssl-dev openssl iproute2 prometheus-cpp-dev
 )
+# Clang with its sanitizer and libFuzzer runtimes (scripts/sanitize,
+# scripts/fuzz; libclang-rt-dev holds libclang_rt.{asan,ubsan,fuzzer}), and
+# Ninja, which builds their many test targets in parallel.
+TROUPE_CLANG_PACKAGES=(clang libclang-rt-dev ninja-build)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -37,14 +41,16 @@ install_missing() {
     apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
 }
 
-# Configures build/ once (Release, native ISA) and builds the given targets
+# Configures build/ once (Release, native ISA, plus the array
+# TROUPE_CMAKE_ARGS if the caller set it) and builds the given targets
 # (all by default). Incremental: quick when nothing changed. Build output
 # goes to stderr, so a script's stdout carries only its result.
 build() {
   if [ ! -f "$TROUPE_BUILD/CMakeCache.txt" ]; then
     log "configuring $TROUPE_BUILD"
     cmake -S "$TROUPE_ROOT" -B "$TROUPE_BUILD" -DCMAKE_BUILD_TYPE=Release \
-      -DTROUPE_BUILD_TESTS=ON >/dev/null
+      -DTROUPE_BUILD_TESTS=ON ${TROUPE_CMAKE_ARGS[@]+"${TROUPE_CMAKE_ARGS[@]}"} \
+      >/dev/null
   fi
   local jobs
   jobs=$(nproc 2>/dev/null || echo 2)
