@@ -382,10 +382,10 @@ int train_main_with(train_options opts) {
   return guarded_main("troupe train", [&] {
     auto json = opts.json;
     auto result = run_train(std::move(opts));
-    // Null: no evaluation behind it (none ran, or it failed).
-    const auto& acc = result["test_accuracy"];
+    const auto& acc = result["test_accuracy"]; // null: no evaluation
     std::cerr << "troupe train: test accuracy "
-              << (acc.is_number() ? acc.dump() : "none (no evaluation)")
+              << (acc.is_number() ? std::to_string(acc.get<double>())
+                                  : "none (no evaluation)")
               << " after " << result["seconds"].get<double>() << " s, "
               << static_cast<long>(result["samples_per_sec"].get<double>())
               << " samples/s\n";
