@@ -384,8 +384,7 @@ int train_main_with(train_options opts) {
     auto result = run_train(std::move(opts));
     const auto& acc = result["test_accuracy"]; // null: no evaluation
     std::cerr << "troupe train: test accuracy "
-              << (acc.is_number() ? std::to_string(acc.get<double>())
-                                  : "none (no evaluation)")
+              << (acc.is_number() ? std::to_string(acc.get<double>()) : "none")
               << " after " << result["seconds"].get<double>() << " s, "
               << static_cast<long>(result["samples_per_sec"].get<double>())
               << " samples/s\n";
