@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
 #include <catch2/catch.hpp>
 
 #include "actors/node_agent.hpp"
@@ -21,6 +22,9 @@ namespace {
 struct config : caf::actor_system_config {
   config() {
     messages::register_types(*this);
+    // A node id for this process: the node agents obey only their
+    // coordinator's node, and without the middleman no actor has one.
+    load<caf::io::middleman>();
     set("scheduler.max-threads", 8); // sleeping steps hold their threads
   }
 };
@@ -63,6 +67,7 @@ std::vector<caf::actor> place(caf::actor_system& sys, actors::job_config& job,
     actors::node_agent_config nc;
     nc.node_name = "node" + std::to_string(n) + ":" + std::to_string(100 + n);
     nc.stop_reason = reason;
+    nc.coordinator = sys.node();
     nc.build = [job](const std::string&) {
       return actors::built_job{job, "f"};
     };
