@@ -16,6 +16,7 @@
 #include <caf/openssl/all.hpp>
 #include <catch2/catch.hpp>
 
+#include "cert_fixture.hpp"
 #include "net/node.hpp"
 #include "net/tls.hpp"
 #include "net/tls_probe.hpp"
@@ -24,38 +25,9 @@ using namespace troupe::net;
 
 namespace {
 
-struct cert_fixture {
-  std::string dir;
-  cert_fixture() {
-    if (std::system("command -v openssl >/dev/null 2>&1") != 0)
-      return;
-    auto base = std::filesystem::temp_directory_path();
-    std::string templ = (base / "troupe-probe-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    dir = templ;
-    std::string cmd = std::string{"bash '"} + TROUPE_SOURCE_DIR
-                      + "/tests/net/make_certs.sh' '" + dir + "' >/dev/null";
-    if (std::system(cmd.c_str()) != 0)
-      throw std::runtime_error("make_certs.sh failed");
-    // A CA file trusting both CAs: a node with wrong.pem passes its own
-    // checks, yet a coordinator trusting ca.pem alone refuses it.
-    std::ofstream both{dir + "/both-ca.pem"};
-    both << std::ifstream{dir + "/ca.pem"}.rdbuf()
-         << std::ifstream{dir + "/wrong-ca.pem"}.rdbuf();
-  }
-  ~cert_fixture() {
-    std::error_code ec;
-    if (!dir.empty())
-      std::filesystem::remove_all(dir, ec);
-  }
-};
-
 std::string file(const std::string& name) {
-  static const cert_fixture fixture;
-  if (fixture.dir.empty())
-    return {};
-  return fixture.dir + "/" + name;
+  const auto& dir = troupe::test::cert_dir();
+  return dir.empty() ? std::string{} : dir + "/" + name;
 }
 
 bool have_openssl() {

@@ -14,6 +14,7 @@
 #include <caf/openssl/all.hpp>
 #include <catch2/catch.hpp>
 
+#include "cert_fixture.hpp"
 #include "net/tls.hpp"
 
 using troupe::net::apply_tls;
@@ -22,34 +23,7 @@ using troupe::net::validate_tls;
 
 namespace {
 
-/// A temp dir made by make_certs.sh and removed at exit; empty when the
-/// openssl command line tool is missing.
-struct cert_fixture {
-  std::string dir;
-  cert_fixture() {
-    if (std::system("command -v openssl >/dev/null 2>&1") != 0)
-      return;
-    auto base = std::filesystem::temp_directory_path();
-    std::string templ = (base / "troupe-tls-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    dir = templ;
-    std::string cmd = std::string{"bash '"} + TROUPE_SOURCE_DIR
-                      + "/tests/net/make_certs.sh' '" + dir + "'";
-    if (std::system(cmd.c_str()) != 0)
-      throw std::runtime_error("make_certs.sh failed");
-  }
-  ~cert_fixture() {
-    std::error_code ec;
-    if (!dir.empty())
-      std::filesystem::remove_all(dir, ec);
-  }
-};
-
-const std::string& cert_dir() {
-  static const cert_fixture fixture;
-  return fixture.dir;
-}
+using troupe::test::cert_dir;
 
 std::string file(const std::string& name) {
   return cert_dir() + "/" + name;
