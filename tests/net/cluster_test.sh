@@ -73,6 +73,13 @@ wait_for() {
     kill -0 "$pid" 2>/dev/null || { wait "$pid"; return $?; }
     sleep 0.1
   done
+  # A process that does not end is a hang to diagnose: its threads' stacks
+  # (troupe's and CAF's frames) go to the test's output before it is killed.
+  if command -v gdb >/dev/null 2>&1; then
+    echo "--- threads of $pid, which did not end within $limit s" >&2
+    timeout 30 gdb -p "$pid" -batch -ex "thread apply all bt" 2>/dev/null \
+      | grep -E '^Thread|troupe|caf::' | cut -c1-200 | head -80 >&2
+  fi
   kill -9 "$pid" 2>/dev/null
   return 124
 }
