@@ -113,10 +113,21 @@ void worker_state::fail(std::string reason) {
 }
 
 bool worker_state::gradient_finite() const {
+  // g * 0 is NaN if and only if g is NaN or infinite. Eight independent
+  // sums: one vector add per eight values, not a chain of scalar adds (this
+  // runs every step, over every parameter).
   const float* g = replica_->grads();
+  const std::size_t n = replica_->size();
+  float lane[8] = {};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (std::size_t k = 0; k < 8; ++k)
+      lane[k] += g[i + k] * 0.0f;
+  for (; i < n; ++i)
+    lane[0] += g[i] * 0.0f;
   float sum = 0;
-  for (std::size_t i = 0, n = replica_->size(); i < n; ++i)
-    sum += g[i] * 0.0f; // NaN if and only if some g[i] is NaN or infinite
+  for (float x : lane)
+    sum += x;
   return sum == 0.0f;
 }
 
