@@ -120,28 +120,6 @@ frame_verdict basp_guard::check_frame(const unsigned char* h,
   }
 }
 
-void basp_guard::impl::note(const std::string& line) {
-  std::string extra;
-  {
-    std::lock_guard<std::mutex> guard{log_mtx};
-    auto now = clock::now();
-    if (now - log_window >= std::chrono::seconds{1}) {
-      log_window = now;
-      log_lines = 0;
-    }
-    if (log_lines >= opts.log_lines_per_second) {
-      ++log_suppressed;
-      return;
-    }
-    ++log_lines;
-    if (log_suppressed > 0)
-      extra = " (" + std::to_string(log_suppressed)
-              + " similar lines suppressed before this one)";
-    log_suppressed = 0;
-  }
-  actors::detail::log().warn("guard: {}{}", line, extra);
-}
-
 void basp_guard::impl::leave_pending(guard_session& s) {
   if (!s.pending)
     return;
@@ -260,6 +238,7 @@ basp_guard::basp_guard(const endpoint& front, std::uint16_t back,
     : impl_(std::make_unique<impl>()) {
   impl_->back = back;
   impl_->opts = opts;
+  impl_->refusals.set_rate(opts.log_lines_per_second);
   auto fail = [&](const std::string& why) {
     if (impl_->listener >= 0)
       ::close(impl_->listener);

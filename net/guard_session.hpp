@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "actors/detail/log.hpp"
 #include "net/guard.hpp"
 
 namespace troupe::net {
@@ -63,13 +64,12 @@ struct basp_guard::impl {
 
   // -- the log: at most opts.log_lines_per_second lines per second --
 
-  std::mutex log_mtx;
-  clock::time_point log_window;
-  std::uint32_t log_lines = 0;
-  std::uint64_t log_suppressed = 0;
+  actors::detail::limited_log refusals;
 
   /// Logs a refusal (a warning), unless over the rate.
-  void note(const std::string& line);
+  void note(const std::string& line) {
+    refusals.warn("guard: " + line);
+  }
 
   // -- admission bookkeeping (all under mtx) --
 

@@ -7,6 +7,7 @@
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "net/system.hpp"
+#include "optim/quote.hpp"
 
 namespace troupe::net {
 
@@ -97,13 +98,9 @@ std::string check_join(self_ptr self, const hello_msg& hello,
 void log_refused(self_ptr self, const hello_msg& hello,
                  const std::string& why) {
   const auto& sender = self->current_sender();
-  auto name = hello.node.substr(0, 64);
-  for (auto& c : name)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      c = '?';
   actors::detail::log_refusal("refused node "
                               + (sender ? to_string(sender->node()) : "?")
-                              + " ('" + name + "'): " + why);
+                              + " (" + optim::quote(hello.node) + "): " + why);
 }
 
 } // namespace
@@ -118,7 +115,7 @@ registrar_actor::behavior_type registrar(self_ptr self,
         m.up = false;
         if (!st.closed)
           actors::detail::log().warn("node {} left before the job started",
-                                     m.hello.node);
+                                     optim::quote(m.hello.node));
       }
     maybe_stopped(self);
   });
