@@ -21,7 +21,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 bool tracks_clocks(const job_config& c) {
-  return c.algo == "sync" || c.staleness_bound.has_value();
+  return c.algorithm && c.algorithm->tracks_clocks(c);
 }
 
 namespace {
@@ -124,8 +124,8 @@ void begin(self_ptr self) {
     for (auto& w : st.workers)
       self->send(w, peers_atom::value, peers);
   }
-  bool warm = st.config.warm_start_steps > 0 && st.config.algo != "sync"
-              && st.config.algo != "sgp" && st.config.algo != "dssync";
+  bool warm
+      = st.config.warm_start_steps > 0 && st.config.algorithm->warm_start();
   for (std::size_t w = 0; w < st.workers.size(); ++w)
     if (!warm || w == 0)
       start_worker(self, w, 0);
@@ -162,11 +162,11 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
       throw std::invalid_argument("a job needs initial parameters, a replica "
                                   "factory, workers and at most one shard "
                                   "per parameter");
+    check_algorithm(c); // an algorithm first
     if ((c.shards == 0) == needs_shards(c))
-      throw std::invalid_argument(needs_shards(c)
-                                      ? c.algo + " needs at least one shard"
-                                      : c.algo + " has no parameter shards");
-    check_algorithm(c);
+      throw std::invalid_argument(
+          needs_shards(c) ? c.algorithm->name() + " needs at least one shard"
+                          : c.algorithm->name() + " has no parameter shards");
     optim::make_optimizer<float>(c.server.optimizer, 1);
     if (c.server.lr_schedule)
       optim::schedule{*c.server.lr_schedule};
@@ -183,6 +183,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
               return *self->state.result;
             }};
   }
+  st.run = st.config.algorithm->start(st.config);
   self->set_down_handler(
       [self](caf::down_msg& msg) { detail::on_down(self, msg); });
   st.probe = make_probe(self, "coordinator", "coordinator", true);
@@ -218,14 +219,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
           for (auto& o : st.config.observers)
             o->on_step(ev);
         }
-        if (st.board) {
-          // The board decides which rounds are due (rounds_at).
-          auto w = std::uint64_t{st.config.workers};
-          const auto& l = st.config.lsgd;
-          if (st.total_steps % (w * l.tau) == 0
-              || st.total_steps % (w * l.tau_g) == 0)
-            self->send(st.board, round_atom::value, st.total_steps);
-        }
+        st.run->on_steps(self, st.total_steps);
         maybe_evaluate(self);
       },
       [self](leader_atom, std::uint32_t group, std::string& leader,
@@ -234,7 +228,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         auto scope = on_message(st.probe.get(), self, msg_type::leader,
                                 small_message_bytes);
         leader_event ev{group, std::move(leader), changes, seconds_since(st.t0),
-                        group >= st.group_leaders.size()};
+                        group >= st.run->groups()};
         for (auto& o : st.config.observers)
           o->on_leader_change(ev);
       },

@@ -13,6 +13,7 @@
 #include <caf/typed_response_promise.hpp>
 #include <nlohmann/json.hpp>
 
+#include "actors/algorithm.hpp"
 #include "actors/comm_policy.hpp"
 #include "actors/evaluator.hpp"
 #include "actors/events.hpp"
@@ -66,9 +67,10 @@ struct placement_plan {
 /// Everything a job is made of. The coordinator spawns the shards, the
 /// workers and the evaluator from it.
 struct job_config {
-  /// downpour | sync | easgd | lsgd | sgp | dssync | shadow (lsgd, sgp,
-  /// dssync and shadow by ma / bmuf have no shards: shards = 0)
-  std::string algo = "downpour";
+  /// The algorithm (algos/registry.hpp makes the built-in ones by name);
+  /// required. Its shard plan says whether the job has shards (shards = 0
+  /// for shard_plan::none).
+  algorithm_ptr algorithm;
   /// lbfgs: Sandblaster L-BFGS, run by its own driver instead of the
   /// coordinator (lbfgs_driver.hpp); workers, shards and init as here.
   std::shared_ptr<const lbfgs_job> lbfgs;
@@ -218,13 +220,9 @@ struct coordinator_state {
   std::optional<std::string> result;
   std::vector<caf::typed_response_promise<std::string>> waiting;
   probe_ref probe;
-  /// LSGD: the group leaders, the leader board and what they did.
-  std::vector<group_leader_actor> group_leaders;
-  leader_board_actor board;
-  std::shared_ptr<lsgd_record> leaders;
-  /// ShadowSync: the syncers (by index) and their final statistics.
-  std::vector<shadow_syncer_actor> syncers;
-  nlohmann::json syncer_reports = nlohmann::json::array();
+  /// The algorithm's part of the run (its own roles), from
+  /// config.algorithm->start().
+  std::unique_ptr<algorithm_run> run;
 };
 
 /// How the reason a coordinator sends its nodes with stop_atom begins when

@@ -26,18 +26,13 @@ void deliver(self_ptr self, std::string text) {
       self->send_exit(s.handle, caf::exit_reason::user_shutdown);
   if (st.eval)
     self->send_exit(st.eval, caf::exit_reason::user_shutdown);
-  // Lingering (LSGD) workers here and the leader actors; the nodes stop
+  // Lingering workers here and the algorithm's own roles; the nodes stop
   // their own.
   for (auto& w : st.workers)
     if (w && w.node() == self->node())
       self->send_exit(w, caf::exit_reason::user_shutdown);
-  for (auto& g : st.group_leaders)
-    self->send_exit(g, caf::exit_reason::user_shutdown);
-  if (st.board)
-    self->send_exit(st.board, caf::exit_reason::user_shutdown);
-  for (auto& s : st.syncers)
-    if (s && s.node() == self->node())
-      self->send_exit(s, caf::exit_reason::user_shutdown);
+  if (st.run)
+    st.run->stop(self);
   // Nodes stop whatever they still host, then exit (non-zero when the
   // reason says the job failed).
   auto why = st.error.empty()
@@ -85,30 +80,14 @@ void final_report(self_ptr self) {
           });
 }
 
-/// ShadowSync: each syncer's statistics (a lost one is left out).
-void collect_syncer_stats(self_ptr self) {
+/// The algorithm's own roles' final figures, then the report.
+void collect_run_stats(self_ptr self) {
   auto& st = self->state;
-  auto remaining = std::make_shared<std::size_t>(st.syncers.size());
-  if (*remaining == 0) {
+  if (!st.run) {
     final_report(self);
     return;
   }
-  for (auto& s : st.syncers)
-    self->request(s, st.config.request_timeout, stats_atom::value)
-        .then(
-            [self, remaining](std::string& text) {
-              auto j = nlohmann::json::parse(text, nullptr, false);
-              if (!j.is_discarded())
-                self->state.syncer_reports.push_back(std::move(j));
-              if (--*remaining == 0)
-                final_report(self);
-            },
-            [self, remaining](caf::error& err) {
-              detail::log().warn("a shadow syncer did not report: {}",
-                                 self->system().render(err));
-              if (--*remaining == 0)
-                final_report(self);
-            });
+  st.run->finish(self, [self] { final_report(self); });
 }
 
 void collect_shard_stats(self_ptr self) {
@@ -116,7 +95,7 @@ void collect_shard_stats(self_ptr self) {
   auto remaining = std::make_shared<std::size_t>(
       std::count(st.shard_lost.begin(), st.shard_lost.end(), false));
   if (*remaining == 0) {
-    collect_syncer_stats(self);
+    collect_run_stats(self);
     return;
   }
   for (std::size_t i = 0; i < st.shards.size(); ++i) {
@@ -128,13 +107,13 @@ void collect_shard_stats(self_ptr self) {
             [self, remaining](shard_stats& x) {
               self->state.shard_reports.push_back(std::move(x));
               if (--*remaining == 0)
-                collect_syncer_stats(self);
+                collect_run_stats(self);
             },
             [self, remaining](caf::error& err) {
               detail::log().error("a shard did not report: {}",
                                   self->system().render(err));
               if (--*remaining == 0)
-                collect_syncer_stats(self);
+                collect_run_stats(self);
             });
   }
 }
@@ -158,9 +137,9 @@ void finish(self_ptr self, std::string reason) {
   st.finishing = true;
   st.stop_reason = std::move(reason);
   st.train_end = seconds_since(st.t0);
-  // Workers that linger after their last step (LSGD, SGP, DS-Sync,
-  // ShadowSync) report again: SGP's weights and the mixes that arrived after
-  // their done message count.
+  // Workers that linger after their last step (algorithm::lingers: LSGD,
+  // SGP, DS-Sync, ShadowSync) report again: SGP's weights and the mixes that
+  // arrived after their done message count.
   std::vector<bool> ask(st.workers.size(), false);
   bool linger = lingers(st.config);
   std::vector<std::size_t> lingering;

@@ -75,7 +75,7 @@ std::vector<std::uint32_t> hand_over(coordinator_ptr self, std::size_t lost,
 
 /// The note of a partial completion: steps no live worker could take.
 void note_unassigned(coordinator_state& st, const std::string& who,
-                     std::uint64_t steps, const char* why) {
+                     std::uint64_t steps, const std::string& why) {
   if (steps == 0)
     return;
   auto note
@@ -137,7 +137,7 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
     auto left = st.quota[w] > f.steps_done ? st.quota[w] - f.steps_done : 0;
     st.quota[w] = std::min(st.quota[w], f.steps_done);
     auto who = "worker " + std::to_string(w) + " on " + f.node;
-    if (c.algo != "sync") {
+    if (c.algorithm->reassigns_steps()) {
       f.reassigned_to = hand_over(self, w, left, true, f.steps_reassigned);
       if (f.reassigned_to.empty()) {
         f.steps_unassigned = left;
@@ -147,7 +147,8 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
       st.steps_unassigned += left;
       f.steps_unassigned = left;
       note_unassigned(st, who, left,
-                      "sync: the survivors do not take a lost worker's part");
+                      c.algorithm->name()
+                          + ": the survivors do not take a lost worker's part");
     }
     keep(st, std::move(f));
   }
@@ -259,16 +260,8 @@ void on_down(coordinator_ptr self, const caf::down_msg& msg) {
         lose_workers(self, {w}, msg.reason);
       return;
     }
-  for (std::uint32_t g = 0; g < st.syncers.size(); ++g)
-    if (st.syncers[g] && st.syncers[g].address() == msg.source) {
-      log().error("shadow syncer {} was lost: {}", g,
-                  self->system().render(msg.reason));
-      st.syncers[g] = nullptr; // the end of the job does not ask it
-      for (auto& other : st.syncers)
-        if (other)
-          self->send(other, leave_atom::value, g);
-      return;
-    }
+  if (st.run && st.run->on_down(self, msg))
+    return;
   for (std::size_t i = 0; i < st.shards.size(); ++i)
     if (st.shards[i].handle && st.shards[i].handle.address() == msg.source) {
       if (st.shard_lost[i])

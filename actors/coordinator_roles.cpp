@@ -44,6 +44,11 @@ void placement_failed(coordinator_ptr self, const std::string& what) {
 
 namespace {
 
+/// The algorithm's own roles, then the start.
+void provision_run(coordinator_ptr self) {
+  self->state.run->provision(self, [self] { begin(self); });
+}
+
 void provision_workers(coordinator_ptr self) {
   auto& st = self->state;
   auto& c = st.config;
@@ -68,7 +73,7 @@ void provision_workers(coordinator_ptr self) {
             [self, w, pending](caf::actor& h) {
               self->state.workers[w] = caf::actor_cast<worker_actor>(h);
               if (--*pending == 0)
-                provision_syncers(self);
+                provision_run(self);
             },
             [self, w](caf::error& err) {
               placement_failed(self, "node " + worker_node_name(self->state, w)
@@ -78,46 +83,7 @@ void provision_workers(coordinator_ptr self) {
             });
   }
   if (*pending == 0)
-    provision_syncers(self);
-}
-
-/// LSGD: one group leader per group and the leader board over them.
-void spawn_leaders(coordinator_ptr self) {
-  auto& st = self->state;
-  auto& c = st.config;
-  auto group_of
-      = c.group_of.size() == c.workers
-            ? c.group_of
-            : lsgd_groups(c.workers, c.lsgd.groups, c.placement.worker_node);
-  std::uint32_t groups = 0;
-  for (auto g : group_of)
-    groups = std::max(groups, g + 1);
-  st.leaders = std::make_shared<lsgd_record>();
-  st.leaders->groups.resize(groups);
-  coordinator_actor me = self;
-  for (std::uint32_t g = 0; g < groups; ++g) {
-    group_leader_config gc;
-    gc.group = g;
-    for (std::uint32_t w = 0; w < c.workers; ++w)
-      if (group_of[w] == g) {
-        gc.ids.push_back(w);
-        gc.members.push_back(st.workers[w]);
-      }
-    gc.lambda = c.lsgd.lambda;
-    gc.timeout = c.request_timeout;
-    gc.record = st.leaders;
-    gc.coordinator = me;
-    st.group_leaders.push_back(self->spawn(group_leader, std::move(gc)));
-  }
-  leader_board_config bc;
-  bc.opts = c.lsgd;
-  bc.opts.groups = groups;
-  bc.workers = st.workers;
-  bc.groups = st.group_leaders;
-  bc.timeout = c.request_timeout;
-  bc.record = st.leaders;
-  bc.coordinator = me;
-  st.board = self->spawn(leader_board, std::move(bc));
+    provision_run(self);
 }
 
 } // namespace
@@ -125,14 +91,12 @@ void spawn_leaders(coordinator_ptr self) {
 void spawn_evaluator(coordinator_ptr self) {
   auto& st = self->state;
   auto& c = st.config;
-  if (c.algo == "lsgd")
-    spawn_leaders(self);
   evaluator_config ec;
   ec.shards = st.shards;
-  if (st.board)
-    ec.source = caf::actor_cast<caf::actor>(st.board);
+  if (auto source = st.run->evaluation_source())
+    ec.source = std::move(source); // e.g. LSGD's leader board
   else if (c.shards == 0)
-    // SGP, DS-Sync, ShadowSync by ma / bmuf: the mean of the workers' models.
+    // No shards (SGP, DS-Sync, ...): the mean of the workers' models.
     for (auto& w : st.workers)
       ec.average.push_back(caf::actor_cast<caf::actor>(w));
   ec.parameters = c.init->size();

@@ -9,7 +9,6 @@
 #include <caf/atom.hpp>
 #include <caf/scoped_actor.hpp>
 
-#include "actors/lbfgs_driver.hpp"
 #include "messages/registry.hpp"
 
 namespace troupe::actors {
@@ -39,14 +38,10 @@ nlohmann::json run_job(job_config config, runtime_options rt) {
 
 nlohmann::json run_job_in(caf::actor_system& sys, job_config config,
                           std::chrono::seconds timeout) {
-  if (config.lbfgs) { // Sandblaster has its own driver
-    auto job = std::make_shared<lbfgs_job>(*config.lbfgs);
-    job->observers = config.observers;
-    job->monitor = config.monitor;
-    job->monitor_interval = config.monitor_interval;
-    job->node_name = config.node_name;
-    return run_lbfgs_in(sys, job, config.placement, timeout);
-  }
+  // An algorithm with a driver of its own (Sandblaster) runs the job.
+  if (config.algorithm)
+    if (auto result = config.algorithm->run(sys, config, timeout))
+      return std::move(*result);
   auto coord = sys.spawn(coordinator, std::move(config));
   std::string text, failure;
   {

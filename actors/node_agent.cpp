@@ -81,7 +81,9 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
           auto built = st.config.build(spec);
           st.job = std::move(built.job);
           detail::log().info("job set up: {} with {} workers and {} shards",
-                             st.job->algo, st.job->workers, st.job->shards);
+                             st.job->algorithm ? st.job->algorithm->name()
+                                               : std::string{"?"},
+                             st.job->workers, st.job->shards);
           return built.fingerprint;
         } catch (const std::exception& e) {
           return failure(std::string{"cannot build the job: "} + e.what());

@@ -102,7 +102,28 @@ step_ledger ledger_of(const coordinator_state& st) {
   return l;
 }
 
+namespace {
+
+/// Stands in for a missing algorithm in the report of an invalid job.
+class no_algorithm final : public algorithm {
+public:
+  std::string name() const override {
+    return "none";
+  }
+  shard_plan plan(const job_config&) const override {
+    return shard_plan::none;
+  }
+  void configure_worker(const job_config&, worker_config&,
+                        std::vector<shard_ref>) const override {
+    // never runs
+  }
+};
+
+} // namespace
+
 nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
+  static const no_algorithm missing;
+  const auto& algo = st.config.algorithm ? *st.config.algorithm : missing;
   // No evaluation behind the figures (none ran, or no test set): null.
   bool has_eval = ep != nullptr && static_cast<bool>(st.config.evaluate);
   eval_msg none;
@@ -161,36 +182,15 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
                      {"bytes", w.bytes},
                      {"compute_seconds", w.compute_ns * 1e-9},
                      {"wait_seconds", w.wait_ns * 1e-9}};
-    if (is_peer_to_peer(st.config) || st.config.algo == "shadow") {
-      j["mixes"] = w.mixes;
-      j["timeouts"] = w.timeouts;
-    }
-    if (st.config.algo == "sgp")
-      j["weight"] = w.weight.value;
-    if (st.config.algo == "lsgd") {
-      j["pulls"] = w.pulls;
-      j["mean_pull_distance"]
-          = w.pulls > 0 ? w.pull_distance.value / w.pulls : 0.0;
-    }
+    algo.report_worker(w, j);
     workers.push_back(std::move(j));
   }
-  nlohmann::json leaders;
-  if (st.leaders) {
-    leaders = st.leaders->to_json();
-    messages += leaders.value("messages", std::uint64_t{0});
-    bytes += leaders.value("bytes", std::uint64_t{0});
-  }
-  std::uint64_t sync_rounds = 0;
-  double gap_sum = 0;
-  for (auto& r : st.syncer_reports) {
-    messages += r.value("messages", std::uint64_t{0});
-    bytes += r.value("bytes", std::uint64_t{0});
-    sync_rounds += r.value("rounds", std::uint64_t{0});
-    gap_sum += r.value("sync_gap", 0.0);
-  }
+  nlohmann::json run_figures = nlohmann::json::object();
+  if (st.run)
+    st.run->report(st, run_figures, messages, bytes);
   auto seconds = st.train_end;
   nlohmann::json out{
-      {"algo", st.config.algo},
+      {"algo", algo.name()},
       {"server_optimizer", st.config.server.optimizer.name},
       {"workers", st.config.workers},
       {"shards", st.config.shards},
@@ -228,69 +228,10 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
       {"worker_stats", workers},
       {"shard_stats", shards},
   };
-  if (st.config.algo == "easgd") {
-    out["easgd"] = {{"tau", st.config.easgd.tau},
-                    {"alpha", easgd_alpha(st.config)},
-                    {"momentum", st.config.easgd.momentum},
-                    {"lr", st.config.easgd.lr}};
-  }
-  if (st.leaders) {
-    const auto& l = st.config.lsgd;
-    out["lsgd"] = {{"lambda", l.lambda},
-                   {"lambda_g", l.lambda_g},
-                   {"tau", l.tau},
-                   {"tau_g", l.tau_g},
-                   {"score_window", l.score_window},
-                   {"optimizer", st.config.local_optimizer.name},
-                   {"lr", st.config.local_lr}};
-    out["leader_changes"] = st.leaders->changes();
-    out["leaders"] = std::move(leaders);
-  }
-  if (st.config.algo == "sgp" || st.config.algo == "dssync") {
-    const auto& p = st.config.peer;
-    out[st.config.algo] = {{"optimizer", st.config.local_optimizer.name},
-                           {"lr", st.config.local_lr},
-                           {"evaluated", "mean of the workers' models"}};
-    if (st.config.algo == "sgp") {
-      out["sgp"]["peers"] = p.peers;
-      out["sgp"]["overlap"] = p.overlap;
-      double w = 0;
-      for (auto& r : reports)
-        w += std::isfinite(r.weight.value) ? r.weight.value : 0.0;
-      out["sgp"]["weight_sum"] = w;
-    } else {
-      out["dssync"]["group_size"] = p.group_size;
-      auto q = p;
-      q.workers = st.config.workers;
-      out["dssync"]["schedule"]
-          = digit_schedule(q)
-                ? "digit"
-                : (q.group_size >= q.workers ? "one group" : "random");
-    }
-  }
-  if (st.config.algo == "shadow") {
-    const auto& o = st.config.shadow;
-    nlohmann::json j{
-        {"mode", o.mode},
-        {"syncers", st.syncer_reports},
-        {"rounds", sync_rounds},
-        {"sync_gap",
-         st.syncer_reports.empty()
-             ? 0.0
-             : gap_sum / static_cast<double>(st.syncer_reports.size())},
-        {"period_ms", o.period.count()},
-        {"optimizer", st.config.local_optimizer.name},
-        {"lr", st.config.local_lr}};
-    if (o.mode == "easgd")
-      j["alpha"] = shadow_alpha(o, st.config.workers);
-    if (o.mode == "bmuf") {
-      j["block_momentum"] = shadow_block_momentum(o, st.config.workers);
-      j["block_lr"] = o.block_lr;
-    }
-    out["shadow"] = std::move(j);
-  }
-  const auto& cz = st.config.algo == "sgp" ? st.config.peer.compress
-                                           : st.config.policy.compress;
+  out.update(run_figures);
+  static const optim::compress_options uncompressed;
+  const auto* compression = algo.compression(st.config);
+  const auto& cz = compression ? *compression : uncompressed;
   if (cz.method != optim::codec::none) {
     std::uint64_t d[2] = {0, 0}, p[2] = {0, 0};
     double residual = 0;
@@ -308,8 +249,6 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
                           {"bin_conv", cz.bin_conv},
                           {"density_fc", cz.density_fc},
                           {"density_conv", cz.density_conv}};
-    if (st.config.algo == "sgp")
-      out["compression"]["gossip_gamma"] = st.config.peer.gamma;
     out["compression_ratio"] = {{"overall", r(d[0] + d[1], p[0] + p[1])},
                                 {"fc", r(d[0], p[0])},
                                 {"conv", r(d[1], p[1])}};
@@ -318,6 +257,7 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
                                ? 0.0
                                : residual / static_cast<double>(reports.size());
   }
+  algo.report(st, out); // after the compression block, which it may extend
   if (st.config.staleness_bound) {
     out["staleness_bound"] = *st.config.staleness_bound;
     out["max_clock_gap"] = max_gap;

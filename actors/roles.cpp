@@ -1,7 +1,6 @@
 #include "actors/roles.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include <caf/actor_cast.hpp>
@@ -11,17 +10,15 @@
 namespace troupe::actors {
 
 bool needs_shards(const job_config& job) noexcept {
-  const auto& a = job.algo;
-  return a == "downpour" || a == "sync" || a == "easgd"
-         || (a == "shadow" && job.shadow.mode == "easgd");
+  return job.algorithm && job.algorithm->plan(job) != shard_plan::none;
 }
 
 bool is_peer_to_peer(const job_config& job) noexcept {
-  return job.algo == "sgp" || job.algo == "dssync";
+  return job.algorithm && job.algorithm->peer_to_peer();
 }
 
 bool lingers(const job_config& job) noexcept {
-  return job.algo == "lsgd" || job.algo == "shadow" || is_peer_to_peer(job);
+  return job.algorithm && job.algorithm->lingers();
 }
 
 std::vector<std::uint32_t> worker_groups(const job_config& job) {
@@ -51,74 +48,9 @@ std::vector<optim::slice> shard_ranges(const job_config& job) {
 }
 
 void check_algorithm(const job_config& job) {
-  auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
-  auto in = [](double x, double lo, double hi) { return x >= lo && x <= hi; };
-  const auto& a = job.algo;
-  if (a != "downpour" && a != "sync" && a != "easgd" && a != "lsgd"
-      && a != "sgp" && a != "dssync" && a != "shadow")
-    bad("unknown algorithm '" + a
-        + "' (downpour, sync, easgd, lsgd, sgp, dssync or shadow)");
-  bool local = a == "lsgd" || a == "sgp" || a == "dssync" || a == "shadow";
-  if (local) {
-    // A rate of 0 is allowed where the workers average without a server
-    // (pure averaging: algorithms.md §5 T1, §6 T1, §7 T2).
-    bool zero_ok = a != "lsgd";
-    if (!(job.local_lr > 0 || (zero_ok && job.local_lr == 0))
-        || !std::isfinite(job.local_lr))
-      bad(a + ": the learning rate must be positive");
-    optim::make_optimizer<float>(job.local_optimizer, 1);
-  }
-  if (a == "sgp" && (job.peer.peers < 1 || job.peer.peers > 2))
-    bad("sgp: peers must be 1 or 2");
-  if (a == "dssync" && job.peer.group_size < 2)
-    bad("dssync: the group size must be at least 2");
-  if (a == "shadow") {
-    const auto& o = job.shadow;
-    if (o.mode != "easgd" && o.mode != "ma" && o.mode != "bmuf")
-      bad("shadow: unknown synchronization '" + o.mode
-          + "' (easgd, ma or bmuf)");
-    auto alpha = shadow_alpha(o, job.workers);
-    if (o.mode == "easgd" && !(alpha > 0 && alpha < 1))
-      bad("shadow: alpha must be in (0, 1)");
-    auto eta = shadow_block_momentum(o, job.workers);
-    if (o.mode == "bmuf"
-        && (!in(eta, 0, 0.999999) || !(o.block_lr > 0) || o.block_lr > 10))
-      bad("shadow: bmuf needs a block momentum in [0, 1) and a block rate "
-          "in (0, 10]");
-  }
-  if (a == "easgd") {
-    const auto& e = job.easgd;
-    if (e.tau == 0)
-      bad("easgd: tau must be at least 1");
-    if (!(e.lr > 0) || !std::isfinite(e.lr))
-      bad("easgd: the learning rate must be positive");
-    auto alpha = easgd_alpha(job);
-    if (!(alpha > 0 && alpha < 1))
-      bad("easgd: alpha must be in (0, 1)");
-    if (alpha * job.workers >= 1)
-      bad("easgd: beta = workers * alpha = "
-          + std::to_string(alpha * job.workers)
-          + " must be below 1 (the center overshoots)");
-    if (!in(e.momentum, 0, 0.999999))
-      bad("easgd: the momentum must be in [0, 1)");
-  }
-  if (a == "lsgd") {
-    const auto& l = job.lsgd;
-    if (!in(l.lambda, 0, 1) || !in(l.lambda_g, 0, 1))
-      bad("lsgd: lambda and lambda_g must be in [0, 1]");
-    if (l.tau == 0 || l.tau_g < l.tau)
-      bad("lsgd: need 1 <= tau <= tau_g");
-    if (l.score_window == 0)
-      bad("lsgd: the score window must be at least 1");
-  }
-  if ((a == "easgd" || local) && job.local_schedule)
-    optim::schedule{*job.local_schedule};
-}
-
-double easgd_alpha(const job_config& job) noexcept {
-  if (job.easgd.alpha > 0)
-    return job.easgd.alpha;
-  return 0.9 / static_cast<double>(std::max<std::uint32_t>(job.workers, 1));
+  if (!job.algorithm)
+    throw std::invalid_argument("no algorithm (job_config::algorithm)");
+  job.algorithm->check(job);
 }
 
 parameter_shard_config shard_config(const job_config& job, std::uint32_t i) {
@@ -131,16 +63,10 @@ parameter_shard_config shard_config(const job_config& job, std::uint32_t i) {
   sc.range = ranges[i];
   sc.init = job.init;
   sc.store = job.server;
-  if (job.algo == "easgd" || job.algo == "shadow") {
-    // The center adds each worker's elastic difference e, sent negated as a
-    // gradient: x_c <- x_c - 1 * (-e).
-    sc.store = {};
-    sc.store.optimizer = {"sgd", 0, 0};
-    sc.store.lr = 1;
-    sc.store.histogram_buckets = job.server.histogram_buckets;
-  }
-  sc.mode = job.algo == "sync" ? shard_mode::sync : shard_mode::async;
+  sc.mode = job.algorithm->plan(job) == shard_plan::sync ? shard_mode::sync
+                                                         : shard_mode::async;
   sc.staleness_bound = job.staleness_bound;
+  job.algorithm->configure_shard(job, sc);
   return sc;
 }
 
@@ -153,48 +79,7 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
   worker_config wc;
   wc.id = w;
   wc.make_replica = [f = job.make_replica, w] { return f(w); };
-  if (job.algo == "easgd") {
-    auto opts = job.easgd;
-    opts.alpha = easgd_alpha(job);
-    wc.make_policy = [shards = std::move(shards), opts,
-                      sched = job.local_schedule](std::size_t params) {
-      return make_easgd_policy(shards, opts, params, sched);
-    };
-    wc.yield_steps = true;
-  } else if (job.algo == "lsgd") {
-    wc.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
-                      sched = job.local_schedule](std::size_t params) {
-      return make_local_policy(opt, lr, params, sched);
-    };
-    wc.score_window = job.lsgd.score_window;
-    wc.yield_steps = true;
-  } else if (job.algo == "shadow") {
-    // Local steps that never wait; the syncer corrects in the background.
-    wc.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
-                      sched = job.local_schedule](std::size_t params) {
-      return make_local_policy(opt, lr, params, sched);
-    };
-    wc.yield_steps = true;
-  } else if (is_peer_to_peer(job)) {
-    auto opts = job.peer;
-    opts.workers = job.workers;
-    opts.optimizer = job.local_optimizer;
-    opts.lr = job.local_lr;
-    opts.schedule = job.local_schedule;
-    opts.init = job.init;
-    bool sgp = job.algo == "sgp";
-    wc.make_policy = [opts, sgp](std::size_t params) {
-      return sgp ? make_sgp_policy(opts, params)
-                 : make_dssync_policy(opts, params);
-    };
-    wc.yield_steps = true;
-  } else {
-    auto policy = job.policy;
-    policy.sync = job.algo == "sync";
-    wc.make_policy = [shards = std::move(shards), policy](std::size_t params) {
-      return make_ps_policy(shards, policy, params);
-    };
-  }
+  job.algorithm->configure_worker(job, wc, std::move(shards));
   wc.linger = lingers(job);
   wc.coordinator = std::move(coordinator);
   wc.max_steps = job.steps_per_worker;

@@ -16,11 +16,8 @@ namespace troupe::actors {
 std::vector<optim::slice> shard_ranges(const job_config& job);
 
 /// Throws std::invalid_argument naming the first bad setting of the job's
-/// algorithm (unknown algorithm, EASGD or LSGD options out of range).
+/// algorithm (none given, or its algorithm::check()).
 void check_algorithm(const job_config& job);
-
-/// EASGD's moving rate: job.easgd.alpha, or 0.9 / workers if unset.
-double easgd_alpha(const job_config& job) noexcept;
 
 /// The configuration of shard i of a job.
 parameter_shard_config shard_config(const job_config& job, std::uint32_t i);
@@ -31,17 +28,16 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
                                std::vector<shard_ref> shards,
                                coordinator_actor coordinator);
 
-/// Whether the job's algorithm has parameter shards (not lsgd, sgp, dssync,
-/// nor shadow by ma / bmuf).
+/// Whether the job's algorithm has parameter shards (its shard_plan).
 bool needs_shards(const job_config& job) noexcept;
 
-/// Peer-to-peer algorithms (sgp, dssync): the workers get each other's
-/// handles before the start.
+/// Peer-to-peer algorithms (algorithm::peer_to_peer): the workers get each
+/// other's handles before the start.
 bool is_peer_to_peer(const job_config& job) noexcept;
 
 /// Workers stay alive after their last step, answering fetches (the
-/// evaluated model is theirs: LSGD, SGP, DS-Sync, ShadowSync), until the
-/// job ends; the coordinator asks them for their report once more then.
+/// evaluated model is theirs: algorithm::lingers), until the job ends; the
+/// coordinator asks them for their report once more then.
 bool lingers(const job_config& job) noexcept;
 
 /// Each worker's group: job.group_of, or lsgd_groups() over the placement

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "actors/job.hpp"
+#include "algos/registry.hpp"
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
 #include "apps/lbfgs_train.hpp"
@@ -95,7 +96,7 @@ cluster_job prepare_cluster_job(const train_options& o,
   };
 
   actors::job_config job;
-  job.algo = o.algo;
+  job.algorithm = algos::make_algorithm(o.algo);
   job.workers = workers;
   job.shards = static_cast<std::uint32_t>(o.shards);
   job.init = init;

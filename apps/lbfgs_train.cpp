@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "actors/lbfgs_driver.hpp"
+#include "algos/registry.hpp"
 #include "apps/cli.hpp"
 #include "optim/batch_objective.hpp"
 #include "optim/trainer.hpp"
@@ -135,7 +136,7 @@ cluster_job prepare_lbfgs_job(const train_options& o,
     };
   };
   cluster_job out;
-  out.job.algo = "lbfgs";
+  out.job.algorithm = algos::make_algorithm("lbfgs");
   out.job.workers = job->workers;
   out.job.shards = job->shards;
   out.job.init = init;

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/job.hpp"
+#include "algos/registry.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/synthetic.hpp"
 
@@ -100,7 +101,7 @@ int main(int argc, char** argv) try {
 
   std::cerr << peers << " gossip peers\n";
   actors::job_config job;
-  job.algo = "sgp";
+  job.algorithm = algos::make_algorithm("sgp");
   job.workers = peers;
   job.shards = 0;
   job.init = std::make_shared<const std::vector<float>>(dim, 0.0f);

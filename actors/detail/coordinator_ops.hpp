@@ -15,7 +15,7 @@
 
 namespace troupe::actors::detail {
 
-using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
+using actors::coordinator_ptr;
 
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
@@ -26,12 +26,10 @@ bool tracks_clocks(const job_config& c);
 /// calls begin().
 void provision(coordinator_ptr self);
 
-/// Spawns the evaluator (and LSGD's group leaders and leader board) once
-/// the workers exist.
+/// Spawns the evaluator once the workers and the algorithm's own roles
+/// exist (its model: algorithm_run::evaluation_source(), the shards', or
+/// the mean of the workers').
 void spawn_evaluator(coordinator_ptr self);
-/// ShadowSync: spawns the syncers (here or on their workers' node), sends
-/// them each other's handles, then calls begin(); other algorithms: begin().
-void provision_syncers(coordinator_ptr self);
 /// A role could not be placed: the job ends before it started.
 void placement_failed(coordinator_ptr self, const std::string& what);
 /// Monitors the roles and starts the workers; the job's clock starts here.

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "algos/registry.hpp"
 #include "harness.hpp"
 #include "optim/compress.hpp"
 
@@ -37,7 +38,7 @@ TEST_CASE("downpour and sync with AdaComp, top-k and 1-bit reach the LSQ "
                    optim::codec::topk, optim::codec::onebit}) {
       INFO(algo << " " << optim::to_string(c));
       auto job = test::lsq_job(prob, 2, 2, "sgd", 0.05, 16, 600, seed);
-      job.algo = algo;
+      job.algorithm = algos::make_algorithm(algo);
       job.policy.compress.method = c;
       job.policy.compress.bin_fc = 4;
       job.policy.compress.density_fc = 0.25;
@@ -68,7 +69,7 @@ TEST_CASE("sync with AdaComp is reproducible: the shards sum the decoded "
   auto prob = test::lsq_512x20(seed);
   auto make = [&] {
     auto job = test::lsq_job(prob, 3, 2, "sgd", 0.05, 16, 60, seed);
-    job.algo = "sync";
+    job.algorithm = algos::make_algorithm("sync");
     job.policy.compress.method = optim::codec::adacomp;
     job.policy.compress.bin_fc = 4;
     return job;
@@ -88,7 +89,7 @@ TEST_CASE("compressed SGP keeps the push-sum weights and reaches x*") {
        {optim::codec::adacomp, optim::codec::topk, optim::codec::onebit}) {
     INFO(optim::to_string(c));
     auto job = test::lsq_job(prob, 4, 0, "sgd", 1, 16, 600, seed);
-    job.algo = "sgp";
+    job.algorithm = algos::make_algorithm("sgp");
     job.local_optimizer = {"sgd", 0, 0};
     job.local_lr = 0.05;
     job.local_schedule = test::decay(0.05, 200);

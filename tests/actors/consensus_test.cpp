@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "algos/registry.hpp"
 #include "harness.hpp"
 #include "optim/optimizer.hpp"
 
@@ -26,7 +27,7 @@ TEST_CASE("EASGD T3: the center reaches x* on LSQ for p in 1, 4, 8 and tau "
       auto prob = test::lsq_512x20(seed);
       auto steps = 2400 / p;
       auto job = test::lsq_job(prob, p, 2, "sgd", 1, 16, steps, seed);
-      job.algo = "easgd";
+      job.algorithm = algos::make_algorithm("easgd");
       job.easgd.tau = tau;
       // With p = 1 the paper's alpha = 0.9 / p and eta h_max = 0.05 * 10
       // fail the Jury conditions (T2): the scheme diverges. A smaller rate
@@ -56,7 +57,7 @@ TEST_CASE("EAMSGD (Nesterov momentum 0.9) reaches x* on LSQ") {
   std::cout << "eamsgd: seed " << seed << std::endl;
   auto prob = test::lsq_512x20(seed);
   auto job = test::lsq_job(prob, 4, 1, "sgd", 1, 16, 600, seed);
-  job.algo = "easgd";
+  job.algorithm = algos::make_algorithm("easgd");
   job.easgd.tau = 4;
   job.easgd.momentum = 0.9;
   job.easgd.lr = 0.005;
@@ -72,7 +73,7 @@ TEST_CASE("EAMSGD (Nesterov momentum 0.9) reaches x* on LSQ") {
 TEST_CASE("EASGD refuses alpha and beta out of range with the reason") {
   auto prob = test::lsq_512x20(1);
   auto job = test::lsq_job(prob, 4, 1, "sgd", 1, 16, 10, 1);
-  job.algo = "easgd";
+  job.algorithm = algos::make_algorithm("easgd");
   job.easgd.alpha = 0.3; // beta = 1.2
   auto out = test::run_seeded(std::move(job), 1);
   REQUIRE(out.contains("error"));
@@ -88,7 +89,7 @@ TEST_CASE("LSGD T4: 2 groups x 4 workers from spread-out starts all reach "
   const std::uint32_t workers = 8;
   const std::uint64_t steps = 400;
   auto job = test::lsq_job(prob, workers, 0, "sgd", 1, 16, steps, seed);
-  job.algo = "lsgd";
+  job.algorithm = algos::make_algorithm("lsgd");
   job.lsgd.groups = 2;
   job.lsgd.tau = 4;
   job.lsgd.tau_g = 16;
@@ -150,7 +151,7 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
   std::cout << "lsgd lambda 0: seed " << seed << std::endl;
   auto prob = test::lsq_512x20(seed);
   auto job = test::lsq_job(prob, 3, 0, "sgd", 1, 16, 40, seed);
-  job.algo = "lsgd";
+  job.algorithm = algos::make_algorithm("lsgd");
   job.lsgd.groups = 1;
   job.lsgd.tau = 2;
   job.lsgd.tau_g = 8;
@@ -194,7 +195,7 @@ TEST_CASE("LSGD: a member that does not answer in time is left out; the "
   std::cout << "lsgd slow member: seed " << seed << std::endl;
   auto prob = test::lsq_512x20(seed);
   auto job = test::lsq_job(prob, 3, 0, "sgd", 1, 16, 30, seed);
-  job.algo = "lsgd";
+  job.algorithm = algos::make_algorithm("lsgd");
   job.lsgd.groups = 1;
   job.lsgd.tau = 1;
   job.lsgd.tau_g = 4;

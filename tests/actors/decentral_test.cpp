@@ -14,6 +14,7 @@
 #include <caf/scoped_actor.hpp>
 #include <catch2/catch.hpp>
 
+#include "algos/registry.hpp"
 #include "harness.hpp"
 
 using namespace troupe;
@@ -69,7 +70,7 @@ actors::job_config peer_job(const std::string& algo,
                             std::uint32_t workers, std::uint64_t steps,
                             double lr, std::uint64_t seed) {
   auto job = test::lsq_job(prob, workers, 0, "sgd", 1, 16, steps, seed);
-  job.algo = algo;
+  job.algorithm = algos::make_algorithm(algo);
   job.local_optimizer = {"sgd", 0, 0};
   job.local_lr = lr;
   return job;
@@ -294,7 +295,7 @@ TEST_CASE("256 SGP peers in one process train LOGREG to its optimum") {
   auto prob
       = std::make_shared<const optim::logreg_problem>(optim::make_logreg(lo));
   actors::job_config job;
-  job.algo = "sgp";
+  job.algorithm = algos::make_algorithm("sgp");
   job.workers = 256;
   job.shards = 0;
   job.init = std::make_shared<const std::vector<float>>(lo.d, 0.0f);

@@ -19,6 +19,7 @@
 
 #include "actors/coordinator.hpp"
 #include "actors/job.hpp"
+#include "algos/registry.hpp"
 #include "messages/registry.hpp"
 #include "optim/replica.hpp"
 #include "optim/rng.hpp"
@@ -35,6 +36,7 @@ inline actors::job_config lsq_job(std::shared_ptr<const optim::lsq_problem> p,
                                   std::size_t batch, std::uint64_t steps,
                                   std::uint64_t seed) {
   actors::job_config job;
+  job.algorithm = algos::make_algorithm("downpour");
   job.workers = workers;
   job.shards = shards;
   auto d = static_cast<std::size_t>(p->a.cols());

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/node_agent.hpp"
+#include "algos/registry.hpp"
 #include "harness.hpp"
 
 using namespace troupe;
@@ -37,7 +38,7 @@ actors::job_config async_job(const std::string& algo, std::uint32_t workers,
   bool shards = algo == "downpour" || algo == "easgd";
   auto job = test::lsq_job(prob, workers, shards ? 1 : 0, "sgd", 0.01, 16,
                            steps, seed);
-  job.algo = algo;
+  job.algorithm = algos::make_algorithm(algo);
   job.local_optimizer = {"sgd", 0, 0};
   job.local_lr = 0.01;
   job.easgd.lr = 0.01;

@@ -12,6 +12,7 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
+#include "algos/registry.hpp"
 #include "harness.hpp"
 
 using namespace troupe;
@@ -170,7 +171,7 @@ TEST_CASE("no evaluation behind them: test accuracy and loss are null, "
   // SGP whose only worker diverges at once: the final evaluation has no
   // model to average.
   auto job = test::lsq_job(problem(), 1, 0, "sgd", 1, 16, 1000, 1);
-  job.algo = "sgp";
+  job.algorithm = algos::make_algorithm("sgp");
   job.local_optimizer = {"sgd", 0, 0};
   job.local_lr = 1e30; // the loss is non-finite by the second step
   job.evaluate = [](const float*, std::size_t) {

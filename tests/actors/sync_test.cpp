@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "algos/registry.hpp"
 #include "harness.hpp"
 #include "optim/trainer.hpp"
 
@@ -29,7 +30,7 @@ actors::job_config sync_job(std::shared_ptr<const optim::dataset> d,
                             std::uint32_t workers, std::size_t batch,
                             std::uint64_t steps, std::uint64_t seed) {
   actors::job_config job;
-  job.algo = "sync";
+  job.algorithm = algos::make_algorithm("sync");
   job.workers = workers;
   job.shards = 3;
   auto init = optim::make_model<float>("mlp", d->sample_shape, d->classes);

@@ -1,0 +1,102 @@
+#include "actors/algorithm.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/system_messages.hpp>
+#include <nlohmann/json.hpp>
+
+#include "actors/coordinator.hpp"
+
+namespace troupe::actors {
+
+// -- algorithm_run: no roles of its own ---------------------------------------
+
+void algorithm_run::provision(coordinator_ptr, std::function<void()> ready) {
+  ready();
+}
+
+caf::actor algorithm_run::evaluation_source() const {
+  return {};
+}
+
+std::uint32_t algorithm_run::groups() const noexcept {
+  return 0;
+}
+
+void algorithm_run::on_steps(coordinator_ptr, std::uint64_t) {
+  // nothing to do
+}
+
+bool algorithm_run::on_down(coordinator_ptr, const caf::down_msg&) {
+  return false;
+}
+
+void algorithm_run::finish(coordinator_ptr, std::function<void()> done) {
+  done();
+}
+
+void algorithm_run::stop(coordinator_ptr) {
+  // no roles to stop
+}
+
+void algorithm_run::report(const coordinator_state&, nlohmann::json&,
+                           std::uint64_t&, std::uint64_t&) const {
+  // no figures of its own
+}
+
+// -- algorithm: the defaults of an asynchronous algorithm
+// ----------------------
+
+void algorithm::check(const job_config&) const {
+  // nothing to check
+}
+
+void algorithm::configure_shard(const job_config&,
+                                parameter_shard_config&) const {
+  // the job's shard settings as they are
+}
+
+bool algorithm::peer_to_peer() const noexcept {
+  return false;
+}
+
+bool algorithm::lingers() const noexcept {
+  return false;
+}
+
+bool algorithm::reassigns_steps() const noexcept {
+  return true;
+}
+
+bool algorithm::warm_start() const noexcept {
+  return false;
+}
+
+bool algorithm::tracks_clocks(const job_config&) const noexcept {
+  return false;
+}
+
+const optim::compress_options*
+algorithm::compression(const job_config&) const noexcept {
+  return nullptr;
+}
+
+std::unique_ptr<algorithm_run> algorithm::start(const job_config&) const {
+  return std::make_unique<algorithm_run>();
+}
+
+std::optional<nlohmann::json> algorithm::run(caf::actor_system&,
+                                             const job_config&,
+                                             std::chrono::seconds) const {
+  return std::nullopt;
+}
+
+void algorithm::report(const coordinator_state&, nlohmann::json&) const {
+  // no section of its own
+}
+
+void algorithm::report_worker(const messages::worker_stats&,
+                              nlohmann::json&) const {
+  // no figures of its own
+}
+
+} // namespace troupe::actors

@@ -1,0 +1,170 @@
+// An algorithm as the shared roles see it: the one seam between the
+// coordinator, the worker, the shards, the node agent and the report on one
+// side and an algorithm (algos/<name>/) on the other. The shared roles never
+// look at an algorithm's name; they ask it.
+//
+// An algorithm object is built once per job (from the command line, from
+// the job spec a node receives, or by an application) and shared, const, by
+// every role of the job in a process. What it decides per job:
+//   - the shard plan: none, asynchronous, synchronous or a center;
+//   - each shard's and each worker's settings (the worker's communication
+//     policy above all, comm_policy.hpp);
+//   - how the coordinator treats the workers (peers exchanged before the
+//     start, workers that linger after their last step, whether a lost
+//     worker's steps go to the survivors, warm start, clock tracking);
+//   - the coordinator-side part of a run (algorithm_run): the algorithm's
+//     own roles, its reaction to steps and losses, its final figures;
+//   - its section of the final JSON.
+
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/fwd.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <nlohmann/json.hpp>
+
+#include "actors/interfaces.hpp"
+
+namespace troupe::optim {
+struct compress_options;
+} // namespace troupe::optim
+
+namespace troupe::actors {
+
+struct job_config;
+struct coordinator_state;
+struct worker_config;
+struct parameter_shard_config;
+struct shard_ref;
+
+/// The coordinator as an algorithm's run sees it.
+using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
+
+/// How an algorithm uses parameter-server shards.
+enum class shard_plan {
+  none,   ///< no shards: the workers hold the model (LSGD, SGP, ...)
+  async,  ///< each push applied on arrival (Downpour, SSP)
+  sync,   ///< a round's pushes combined, then applied once (sync)
+  center, ///< the shards hold a center the workers move (EASGD)
+};
+
+/// The coordinator-side part of one job's run: the algorithm's own roles
+/// (LSGD's leaders, ShadowSync's syncers) and its reactions to the job. One
+/// per job, owned by the coordinator; every hook runs on its thread. The
+/// defaults do nothing.
+class algorithm_run {
+public:
+  virtual ~algorithm_run() = default;
+
+  /// Once the shards and workers exist: spawns the algorithm's own roles
+  /// (here or on the workers' nodes), then calls `ready`, or ends the job
+  /// with detail::placement_failed.
+  virtual void provision(coordinator_ptr self, std::function<void()> ready);
+
+  /// The actor whose fetch answers the evaluated model; null: the shards'
+  /// (with shards) or the mean of the workers' models (without).
+  virtual caf::actor evaluation_source() const;
+
+  /// Groups led by the algorithm's roles: a leader event of group
+  /// groups() is the global leader's.
+  virtual std::uint32_t groups() const noexcept;
+
+  /// The job's workers took `total` steps in all (after every step).
+  virtual void on_steps(coordinator_ptr self, std::uint64_t total);
+
+  /// A monitored actor went down; true if it was one of the algorithm's
+  /// roles (then handled).
+  virtual bool on_down(coordinator_ptr self, const caf::down_msg& msg);
+
+  /// The workers are done or stopped: collects the roles' final figures,
+  /// then calls `done` (once).
+  virtual void finish(coordinator_ptr self, std::function<void()> done);
+
+  /// The job is over: stops the roles this process hosts.
+  virtual void stop(coordinator_ptr self);
+
+  /// Adds the run's figures to the final JSON; `messages` and `bytes` are
+  /// the job's totals, to which the roles' own traffic is added.
+  virtual void report(const coordinator_state& st, nlohmann::json& out,
+                      std::uint64_t& messages, std::uint64_t& bytes) const;
+};
+
+/// An algorithm's behavior in a job (see the top of this file). Options and
+/// flags are the algorithm's own business (algos/); the shared roles see
+/// only this.
+class algorithm {
+public:
+  virtual ~algorithm() = default;
+
+  /// The name in reports, logs and `--algo` ("downpour").
+  virtual std::string name() const = 0;
+
+  /// How the job uses parameter shards.
+  virtual shard_plan plan(const job_config& job) const = 0;
+
+  /// Throws std::invalid_argument naming the first setting that cannot run
+  /// in `job` (checked before any actor is spawned).
+  virtual void check(const job_config& job) const;
+
+  /// Adjusts shard i's settings (the center's plain addition, a round's
+  /// aggregation rule). The default leaves the job's.
+  virtual void configure_shard(const job_config& job,
+                               parameter_shard_config& config) const;
+
+  /// Fills in worker w's communication policy and pacing; `shards` are the
+  /// job's shards as the worker reaches them (empty without shards).
+  virtual void configure_worker(const job_config& job, worker_config& config,
+                                std::vector<shard_ref> shards) const = 0;
+
+  /// The workers get each other's handles (peers_atom) before the start.
+  virtual bool peer_to_peer() const noexcept;
+
+  /// Workers stay alive after their last step, answering fetches, until
+  /// the job ends (their models are the evaluated ones).
+  virtual bool lingers() const noexcept;
+
+  /// A lost worker's remaining steps (and examples) go to the survivors
+  /// (asynchronous algorithms); false: they are lost (synchronous rounds).
+  virtual bool reassigns_steps() const noexcept;
+
+  /// Worker 0 may train alone first (job_config::warm_start_steps).
+  virtual bool warm_start() const noexcept;
+
+  /// The shards count the workers' clocks (synchronous rounds, a staleness
+  /// bound).
+  virtual bool tracks_clocks(const job_config& job) const noexcept;
+
+  /// The compression of the job's messages, for the report; null: none.
+  virtual const optim::compress_options*
+  compression(const job_config& job) const noexcept;
+
+  /// The coordinator-side part of a run (a fresh one per job).
+  virtual std::unique_ptr<algorithm_run> start(const job_config& job) const;
+
+  /// An algorithm with a driver of its own (Sandblaster) runs the whole job
+  /// in `sys` and returns its final JSON; nullopt (the default): the
+  /// coordinator runs it.
+  virtual std::optional<nlohmann::json> run(caf::actor_system& sys,
+                                            const job_config& job,
+                                            std::chrono::seconds timeout) const;
+
+  /// Adds the algorithm's settings section (and figures) to the final JSON.
+  virtual void report(const coordinator_state& st, nlohmann::json& out) const;
+
+  /// Adds the algorithm's figures of one worker to its entry in the final
+  /// JSON's worker_stats.
+  virtual void report_worker(const messages::worker_stats& stats,
+                             nlohmann::json& out) const;
+};
+
+/// A job's algorithm, shared by its roles.
+using algorithm_ptr = std::shared_ptr<const algorithm>;
+
+} // namespace troupe::actors

@@ -1,0 +1,79 @@
+#include "algos/easgd/easgd.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "actors/coordinator.hpp"
+#include "algos/local_steps.hpp"
+#include "optim/schedule.hpp"
+
+namespace troupe::algos {
+
+double easgd_alpha(const actors::job_config& job) noexcept {
+  if (job.easgd.alpha > 0)
+    return job.easgd.alpha;
+  return 0.9 / static_cast<double>(std::max<std::uint32_t>(job.workers, 1));
+}
+
+void center_shard(const actors::job_config& job,
+                  actors::parameter_shard_config& config) {
+  config.store = {};
+  config.store.optimizer = {"sgd", 0, 0};
+  config.store.lr = 1;
+  config.store.histogram_buckets = job.server.histogram_buckets;
+}
+
+std::string easgd::name() const {
+  return "easgd";
+}
+
+actors::shard_plan easgd::plan(const actors::job_config&) const {
+  return actors::shard_plan::center;
+}
+
+void easgd::check(const actors::job_config& job) const {
+  auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
+  const auto& e = job.easgd;
+  if (e.tau == 0)
+    bad("easgd: tau must be at least 1");
+  if (!(e.lr > 0) || !std::isfinite(e.lr))
+    bad("easgd: the learning rate must be positive");
+  auto alpha = easgd_alpha(job);
+  if (!(alpha > 0 && alpha < 1))
+    bad("easgd: alpha must be in (0, 1)");
+  if (alpha * job.workers >= 1)
+    bad("easgd: beta = workers * alpha = " + std::to_string(alpha * job.workers)
+        + " must be below 1 (the center overshoots)");
+  if (!(e.momentum >= 0 && e.momentum <= 0.999999))
+    bad("easgd: the momentum must be in [0, 1)");
+  if (job.local_schedule)
+    optim::schedule{*job.local_schedule};
+}
+
+void easgd::configure_shard(const actors::job_config& job,
+                            actors::parameter_shard_config& config) const {
+  center_shard(job, config);
+}
+
+void easgd::configure_worker(const actors::job_config& job,
+                             actors::worker_config& config,
+                             std::vector<actors::shard_ref> shards) const {
+  auto opts = job.easgd;
+  opts.alpha = easgd_alpha(job);
+  config.make_policy = [shards = std::move(shards), opts,
+                        sched = job.local_schedule](std::size_t params) {
+    return actors::make_easgd_policy(shards, opts, params, sched);
+  };
+  config.yield_steps = true;
+}
+
+void easgd::report(const actors::coordinator_state& st,
+                   nlohmann::json& out) const {
+  out["easgd"] = {{"tau", st.config.easgd.tau},
+                  {"alpha", easgd_alpha(st.config)},
+                  {"momentum", st.config.easgd.momentum},
+                  {"lr", st.config.easgd.lr}};
+}
+
+} // namespace troupe::algos

@@ -1,0 +1,26 @@
+#include "algos/local_steps.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
+
+namespace troupe::algos {
+
+void check_local_steps(const actors::job_config& job, const std::string& algo,
+                       bool zero_ok) {
+  if (!(job.local_lr > 0 || (zero_ok && job.local_lr == 0))
+      || !std::isfinite(job.local_lr))
+    throw std::invalid_argument(algo + ": the learning rate must be positive");
+  optim::make_optimizer<float>(job.local_optimizer, 1);
+  if (job.local_schedule)
+    optim::schedule{*job.local_schedule};
+}
+
+void report_mixes(const messages::worker_stats& stats, nlohmann::json& out) {
+  out["mixes"] = stats.mixes;
+  out["timeouts"] = stats.timeouts;
+}
+
+} // namespace troupe::algos

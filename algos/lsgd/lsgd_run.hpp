@@ -1,0 +1,32 @@
+// LSGD's part of a run on the coordinator: one group leader per group and
+// the leader board over them, spawned in the coordinator's process; the
+// board is told the job's step count and serves the evaluated model.
+
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "actors/algorithm.hpp"
+#include "actors/group_leader.hpp"
+
+namespace troupe::algos {
+
+class lsgd_run : public actors::algorithm_run {
+public:
+  void provision(actors::coordinator_ptr self,
+                 std::function<void()> ready) override;
+  caf::actor evaluation_source() const override;
+  std::uint32_t groups() const noexcept override;
+  void on_steps(actors::coordinator_ptr self, std::uint64_t total) override;
+  void stop(actors::coordinator_ptr self) override;
+  void report(const actors::coordinator_state& st, nlohmann::json& out,
+              std::uint64_t& messages, std::uint64_t& bytes) const override;
+
+private:
+  std::vector<actors::group_leader_actor> group_leaders_;
+  actors::leader_board_actor board_;
+  std::shared_ptr<actors::lsgd_record> record_;
+};
+
+} // namespace troupe::algos

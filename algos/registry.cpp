@@ -1,0 +1,92 @@
+#include "algos/registry.hpp"
+
+#include <mutex>
+#include <stdexcept>
+
+#include "algos/downpour/downpour.hpp"
+#include "algos/dssync/dssync.hpp"
+#include "algos/easgd/easgd.hpp"
+#include "algos/lsgd/lsgd.hpp"
+#include "algos/sandblaster/sandblaster.hpp"
+#include "algos/sgp/sgp.hpp"
+#include "algos/shadow/shadow.hpp"
+#include "algos/sync/sync.hpp"
+#include "optim/quote.hpp"
+
+namespace troupe::algos {
+
+namespace {
+
+template <class T>
+algorithm_factory make() {
+  return [] { return std::make_shared<const T>(); };
+}
+
+/// The built-in algorithms: one line each.
+std::vector<algorithm_entry> builtin() {
+  return {
+      {"downpour", "asynchronous parameter server", make<downpour>()},
+      {"sync", "synchronous all-reduce over the shards", make<sync>()},
+      {"easgd", "elastic averaging with a center on the shards", make<easgd>()},
+      {"lsgd", "multi-leader: pulls toward the best workers, no shards",
+       make<lsgd>()},
+      {"sgp", "push-sum gossip between the workers", make<sgp>()},
+      {"dssync", "averaging in shuffled groups", make<dssync>()},
+      {"shadow", "background synchronization while the workers never wait",
+       make<shadow>()},
+      {"lbfgs", "Sandblaster L-BFGS: batch quasi-Newton over portions",
+       make<sandblaster>()},
+  };
+}
+
+struct registry {
+  std::mutex mtx;
+  std::vector<algorithm_entry> entries = builtin();
+};
+
+registry& the_registry() {
+  static registry r;
+  return r;
+}
+
+} // namespace
+
+void register_algorithm(algorithm_entry entry) {
+  if (entry.name.empty() || !entry.make)
+    throw std::invalid_argument("an algorithm needs a name and a factory");
+  auto& r = the_registry();
+  std::lock_guard<std::mutex> lock{r.mtx};
+  for (auto& e : r.entries)
+    if (e.name == entry.name) {
+      e = std::move(entry);
+      return;
+    }
+  r.entries.push_back(std::move(entry));
+}
+
+std::vector<algorithm_entry> registered_algorithms() {
+  auto& r = the_registry();
+  std::lock_guard<std::mutex> lock{r.mtx};
+  return r.entries;
+}
+
+bool has_algorithm(const std::string& name) {
+  for (const auto& e : registered_algorithms())
+    if (e.name == name)
+      return true;
+  return false;
+}
+
+actors::algorithm_ptr make_algorithm(const std::string& name) {
+  auto entries = registered_algorithms();
+  std::string known;
+  for (const auto& e : entries) {
+    if (e.name == name)
+      return e.make();
+    known += (known.empty() ? "" : ", ") + e.name;
+  }
+  throw std::invalid_argument("unknown algorithm " + optim::quote(name) + " ("
+                              + known + ")");
+}
+
+} // namespace troupe::algos

@@ -1,0 +1,42 @@
+#include "algos/sandblaster/sandblaster.hpp"
+
+#include <stdexcept>
+
+#include "actors/coordinator.hpp"
+#include "actors/lbfgs_driver.hpp"
+
+namespace troupe::algos {
+
+std::string sandblaster::name() const {
+  return "lbfgs";
+}
+
+actors::shard_plan sandblaster::plan(const actors::job_config&) const {
+  return actors::shard_plan::sync; // the driver's shards, one per slice
+}
+
+void sandblaster::check(const actors::job_config& job) const {
+  if (!job.lbfgs)
+    throw std::invalid_argument("lbfgs: the job has no L-BFGS settings "
+                                "(job_config::lbfgs)");
+  actors::check(*job.lbfgs);
+}
+
+void sandblaster::configure_worker(const actors::job_config&,
+                                   actors::worker_config&,
+                                   std::vector<actors::shard_ref>) const {
+  throw std::logic_error("lbfgs: its driver builds its own workers");
+}
+
+std::optional<nlohmann::json>
+sandblaster::run(caf::actor_system& sys, const actors::job_config& config,
+                 std::chrono::seconds timeout) const {
+  auto job = std::make_shared<actors::lbfgs_job>(*config.lbfgs);
+  job->observers = config.observers;
+  job->monitor = config.monitor;
+  job->monitor_interval = config.monitor_interval;
+  job->node_name = config.node_name;
+  return actors::run_lbfgs_in(sys, job, config.placement, timeout);
+}
+
+} // namespace troupe::algos

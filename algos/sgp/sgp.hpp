@@ -1,0 +1,35 @@
+// Stochastic gradient push (algorithms.md §5): each worker keeps a push-sum
+// numerator and weight, steps locally and sends shares to its out-peers of
+// the step on an exponential graph; optionally overlapped and compressed.
+// No shards: the mean of the workers' models is evaluated.
+
+#pragma once
+
+#include "actors/algorithm.hpp"
+#include "actors/comm_policy.hpp"
+
+namespace troupe::algos {
+
+class sgp : public actors::algorithm {
+public:
+  std::string name() const override;
+  actors::shard_plan plan(const actors::job_config& job) const override;
+  void check(const actors::job_config& job) const override;
+  void configure_worker(const actors::job_config& job,
+                        actors::worker_config& config,
+                        std::vector<actors::shard_ref> shards) const override;
+  bool peer_to_peer() const noexcept override;
+  bool lingers() const noexcept override;
+  const optim::compress_options*
+  compression(const actors::job_config& job) const noexcept override;
+  void report(const actors::coordinator_state& st,
+              nlohmann::json& out) const override;
+  void report_worker(const messages::worker_stats& stats,
+                     nlohmann::json& out) const override;
+};
+
+/// The peer options of a job's workers (SGP, DS-Sync): the job's peer
+/// settings with its workers, local optimizer, rate, schedule and start.
+actors::peer_policy_options peer_options(const actors::job_config& job);
+
+} // namespace troupe::algos

@@ -1,0 +1,39 @@
+#include "algos/sync/sync.hpp"
+
+#include "actors/coordinator.hpp"
+
+namespace troupe::algos {
+
+std::string sync::name() const {
+  return "sync";
+}
+
+actors::shard_plan sync::plan(const actors::job_config&) const {
+  return actors::shard_plan::sync;
+}
+
+void sync::configure_worker(const actors::job_config& job,
+                            actors::worker_config& config,
+                            std::vector<actors::shard_ref> shards) const {
+  auto policy = job.policy;
+  policy.sync = true;
+  config.make_policy
+      = [shards = std::move(shards), policy](std::size_t params) {
+          return actors::make_ps_policy(shards, policy, params);
+        };
+}
+
+bool sync::reassigns_steps() const noexcept {
+  return false; // a round's examples are the batch of every worker
+}
+
+bool sync::tracks_clocks(const actors::job_config&) const noexcept {
+  return true;
+}
+
+const optim::compress_options*
+sync::compression(const actors::job_config& job) const noexcept {
+  return &job.policy.compress;
+}
+
+} // namespace troupe::algos
