@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
 
 namespace troupe::actors {
 
@@ -84,7 +85,7 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
         try {
           return real{run(self->state, op, a, b, alpha.value)};
         } catch (const std::invalid_argument& e) {
-          return caf::make_error(caf::sec::invalid_argument, e.what());
+          return make_error(errc::bad_request, e.what());
         }
       },
       [self](point_atom, std::uint64_t pass, real t) {
@@ -141,7 +142,11 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
       [self](sum_atom, std::uint64_t pass) -> caf::result<std::uint64_t> {
         auto& st = self->state;
         if (pass != st.pass)
-          return caf::make_error(caf::sec::invalid_argument, "stale pass");
+          return make_error(errc::stale,
+                            "lbfgs shard " + std::to_string(st.config.index)
+                                + ": sum of pass " + std::to_string(pass)
+                                + ", not the current "
+                                + std::to_string(st.pass));
         fold(st, true);
         if (st.probe) {
           st.probe->gauge("duplicates", static_cast<double>(st.duplicates));
@@ -177,8 +182,10 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
       [self](keep_atom, std::uint32_t pos) -> caf::result<ack_atom> {
         auto& st = self->state;
         if (pos >= st.config.memory)
-          return caf::make_error(caf::sec::invalid_argument,
-                                 "ring position out of range");
+          return make_error(errc::bad_request,
+                            "lbfgs shard " + std::to_string(st.config.index)
+                                + ": ring position " + std::to_string(pos)
+                                + " out of range");
         st.store->slot(optim::slot_s(pos)) = st.scratch_s;
         st.store->slot(optim::slot_y(pos)) = st.scratch_y;
         return ack_atom::value;

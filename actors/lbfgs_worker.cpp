@@ -1,10 +1,12 @@
 #include "actors/detail/lbfgs_worker.hpp"
 
+#include <stdexcept>
 #include <thread>
 
 #include <caf/all.hpp>
 
 #include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
 
 namespace troupe::actors::detail {
 
@@ -51,7 +53,10 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
       // A non-finite loss or a broken portion: the worker leaves (its
       // portions go to the others) and says why.
       log().error("lbfgs worker {}: portion {}: {}", st.id, portion, e.what());
-      self->quit(caf::make_error(caf::sec::runtime_error, e.what()));
+      auto code = dynamic_cast<const std::domain_error*>(&e) != nullptr
+                      ? messages::errc::diverged
+                      : messages::errc::worker_failed;
+      self->quit(messages::make_error(code, e.what()));
       return;
     }
     if (st.id < job.slowdown.size() && job.slowdown[st.id] > 1)

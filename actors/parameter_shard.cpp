@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
 #include "optim/compress.hpp"
 
 namespace troupe::actors {
@@ -228,7 +229,9 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
                              st.config.index, f.worker, f.offset,
                              f.offset + f.size, range.offset,
                              range.offset + range.size);
-          return caf::sec::invalid_argument;
+          return make_error(errc::bad_request,
+                            "shard " + std::to_string(st.config.index)
+                                + ": a fetch of another range");
         }
         if (st.config.mode == shard_mode::async && st.clocks.count(f.worker)) {
           auto& c = st.clocks[f.worker];

@@ -61,11 +61,15 @@ void register_types(caf::actor_system_config& cfg) {
   for_each_type([&](auto tag, const char* name) {
     cfg.add_message_type<typename decltype(tag)::type>(name);
   });
+  // "troupe:not_allowed: node agent ... refuses ...": the category, the
+  // code's name and the context, which is one string for every errc.
   cfg.add_error_category(errc_category, [](std::uint8_t code, caf::atom_value,
                                            const caf::message& context) {
-    auto text = to_string(static_cast<errc>(code));
+    auto text = "troupe:" + to_string(static_cast<errc>(code));
     if (context.match_elements<std::string>())
       text += ": " + context.get_as<std::string>(0);
+    else if (!context.empty())
+      text += ": " + caf::to_string(context);
     return text;
   });
 }
