@@ -7,6 +7,7 @@
 #include "messages/control.hpp"
 #include "messages/errors.hpp"
 #include "messages/gossip.hpp"
+#include "messages/lbfgs.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 
@@ -53,6 +54,10 @@ void for_each_type(F f) {
   f(type_tag<shadow_msg>{}, "troupe::shadow_msg");
   f(type_tag<compressed_push_msg>{}, "troupe::compressed_push_msg");
   f(type_tag<compressed_gossip_msg>{}, "troupe::compressed_gossip_msg");
+  f(type_tag<lbfgs_vec_msg>{}, "troupe::lbfgs_vec_msg");
+  f(type_tag<lbfgs_point_msg>{}, "troupe::lbfgs_point_msg");
+  f(type_tag<lbfgs_grad_msg>{}, "troupe::lbfgs_grad_msg");
+  f(type_tag<lbfgs_done_msg>{}, "troupe::lbfgs_done_msg");
 }
 
 } // namespace
