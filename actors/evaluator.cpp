@@ -7,6 +7,7 @@
 
 #include <caf/actor_cast.hpp>
 
+#include "messages/errors.hpp"
 #include "optim/param_hash.hpp"
 
 namespace troupe::actors {
@@ -45,15 +46,14 @@ void evaluate_average(self_ptr self,
       std::count_if(st.config.average.begin(), st.config.average.end(),
                     [](const caf::actor& a) { return static_cast<bool>(a); }));
   if (*remaining == 0) {
-    promise.deliver(
-        caf::make_error(caf::sec::runtime_error, "every worker was lost"));
+    promise.deliver(make_error(errc::role_lost, "every worker was lost"));
     return;
   }
   auto finish = [self, promise, n]() mutable {
     auto& st = self->state;
     if (st.averaged == 0) {
-      promise.deliver(caf::make_error(caf::sec::runtime_error,
-                                      "no worker answered the evaluator"));
+      promise.deliver(
+          make_error(errc::role_lost, "no worker answered the evaluator"));
       return;
     }
     for (std::size_t i = 0; i < n; ++i)

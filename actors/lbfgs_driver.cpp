@@ -67,8 +67,8 @@ void all(driver_ptr self, optim::vector_command c,
           sum += v;
         k(sum);
       },
-      vec_atom::value, static_cast<std::uint8_t>(c.kind), c.a, c.b,
-      real{c.alpha});
+      lbfgs_vec_msg{static_cast<std::uint8_t>(c.kind), c.a, c.b,
+                    real{c.alpha}});
 }
 
 } // namespace
@@ -353,8 +353,10 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
         self->send_exit(st.workers[w], caf::exit_reason::user_shutdown);
         lose_worker(self, w);
       },
-      [self](done_atom, std::uint32_t w, std::uint64_t pass,
-             std::uint64_t portion, real loss, std::uint64_t samples) {
+      [self](const lbfgs_done_msg& m) {
+        auto w = m.worker;
+        auto pass = m.pass;
+        auto portion = m.portion;
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::done,
                                 small_message_bytes);
@@ -369,8 +371,8 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
         if (st.table->complete(portion, w)) {
           if (st.probe)
             st.probe->progress(); // a pass is progress too (one can be long)
-          st.losses[portion] = loss.value;
-          st.samples[portion] = samples;
+          st.losses[portion] = m.loss.value;
+          st.samples[portion] = m.samples;
           // The pass ends once, on its last first result (a backup's twin
           // arriving later must not end it again).
           if (st.table->done()) {

@@ -118,8 +118,8 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
   for (std::size_t k = 0; k < st.shards.size(); ++k)
     self->request(st.shards[k], st.job->request_timeout, point_atom::value)
         .then(
-            [self, k, x, left, complete](std::uint64_t, std::string& raw) {
-              auto v = unpack_doubles(raw);
+            [self, k, x, left, complete](const lbfgs_point_msg& point) {
+              auto v = unpack_doubles(point.values);
               std::copy(v.begin(), v.end(),
                         x->begin()
                             + static_cast<std::ptrdiff_t>(

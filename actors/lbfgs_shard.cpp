@@ -5,28 +5,11 @@
 #include <stdexcept>
 
 #include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
 
 namespace troupe::actors {
 
 using namespace messages;
-
-std::string pack_doubles(const double* x, std::size_t n) {
-  std::string out(n * sizeof(double), '\0');
-  std::memcpy(out.data(), x, out.size());
-  return out;
-}
-
-std::vector<double> unpack_doubles(const std::string& s) {
-  if (s.size() % sizeof(double) != 0)
-    throw std::invalid_argument("a vector of doubles of "
-                                + std::to_string(s.size()) + " bytes");
-  std::vector<double> out(s.size() / sizeof(double));
-  std::memcpy(out.data(), s.data(), s.size());
-  for (auto v : out)
-    if (!std::isfinite(v))
-      throw std::invalid_argument("a non-finite value");
-  return out;
-}
 
 namespace {
 
@@ -77,14 +60,13 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
   st.probe = make_probe(self, "lbfgs shard " + std::to_string(st.config.index),
                         "shard", false);
   return {
-      [self](vec_atom, std::uint8_t op, std::uint32_t a, std::uint32_t b,
-             real alpha) -> caf::result<real> {
+      [self](const lbfgs_vec_msg& c) -> caf::result<real> {
         auto scope = on_message(self->state.probe.get(), self, msg_type::other,
                                 small_message_bytes);
         try {
-          return real{run(self->state, op, a, b, alpha.value)};
+          return real{run(self->state, c.op, c.a, c.b, c.alpha.value)};
         } catch (const std::invalid_argument& e) {
-          return caf::make_error(caf::sec::invalid_argument, e.what());
+          return make_error(errc::bad_request, e.what());
         }
       },
       [self](point_atom, std::uint64_t pass, real t) {
@@ -102,18 +84,19 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
         std::fill(gt.begin(), gt.end(), 0.0);
         return ack_atom::value;
       },
-      [self](point_atom) -> caf::result<std::uint64_t, std::string> {
+      [self](point_atom) -> caf::result<lbfgs_point_msg> {
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::fetch,
                                 small_message_bytes);
-        return {st.pass, pack_doubles(st.point.data(), st.point.size())};
+        return lbfgs_point_msg{st.pass,
+                               pack_doubles(st.point.data(), st.point.size())};
       },
-      [self](grad_atom, std::uint64_t pass, std::uint64_t portion,
-             std::uint64_t samples, const std::string& raw) -> bool {
+      [self](const lbfgs_grad_msg& m) -> bool {
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::push,
-                                raw.size() + small_message_bytes);
-        if (pass != st.pass) {
+                                m.values.size() + small_message_bytes);
+        auto portion = m.portion;
+        if (m.pass != st.pass) {
           ++st.stale;
           return false;
         }
@@ -122,13 +105,13 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
           return false;
         }
         try {
-          auto g = unpack_doubles(raw);
+          auto g = unpack_doubles(m.values);
           if (g.size() != st.point.size())
             throw std::invalid_argument(std::to_string(g.size())
                                         + " values for a slice of "
                                         + std::to_string(st.point.size()));
           st.counted.insert(portion);
-          st.parts.emplace(portion, std::make_pair(samples, std::move(g)));
+          st.parts.emplace(portion, std::make_pair(m.samples, std::move(g)));
           fold(st, false);
           return true;
         } catch (const std::invalid_argument& e) {
@@ -141,7 +124,11 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
       [self](sum_atom, std::uint64_t pass) -> caf::result<std::uint64_t> {
         auto& st = self->state;
         if (pass != st.pass)
-          return caf::make_error(caf::sec::invalid_argument, "stale pass");
+          return make_error(errc::stale,
+                            "lbfgs shard " + std::to_string(st.config.index)
+                                + ": sum of pass " + std::to_string(pass)
+                                + ", not the current "
+                                + std::to_string(st.pass));
         fold(st, true);
         if (st.probe) {
           st.probe->gauge("duplicates", static_cast<double>(st.duplicates));
@@ -177,8 +164,10 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
       [self](keep_atom, std::uint32_t pos) -> caf::result<ack_atom> {
         auto& st = self->state;
         if (pos >= st.config.memory)
-          return caf::make_error(caf::sec::invalid_argument,
-                                 "ring position out of range");
+          return make_error(errc::bad_request,
+                            "lbfgs shard " + std::to_string(st.config.index)
+                                + ": ring position " + std::to_string(pos)
+                                + " out of range");
         st.store->slot(optim::slot_s(pos)) = st.scratch_s;
         st.store->slot(optim::slot_y(pos)) = st.scratch_y;
         return ack_atom::value;

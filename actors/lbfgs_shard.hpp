@@ -12,6 +12,7 @@
 #include "actors/probe.hpp"
 #include "messages/atoms.hpp"
 #include "messages/control.hpp"
+#include "messages/lbfgs.hpp"
 #include "optim/lbfgs.hpp"
 #include "optim/range_table.hpp"
 
@@ -20,25 +21,23 @@
 // pairs, in double. It executes the coordinator's vector commands on the
 // slice (a dot answers the slice's partial sum), so vectors never travel to
 // the coordinator; workers read the evaluation point and send per-portion
-// gradient sums, each portion counted once per pass. Vectors travel as raw
-// doubles (8 bytes each, little endian) in a string.
+// gradient sums, each portion counted once per pass. Its messages are in
+// messages/lbfgs.hpp.
 
 namespace troupe::actors {
 
 using lbfgs_shard_actor = caf::typed_actor<
     // Execute a vector command (op, slot a, slot b, alpha) on the slice;
     // a dot answers the partial sum, the others 0.
-    caf::replies_to<messages::vec_atom, std::uint8_t, std::uint32_t,
-                    std::uint32_t, messages::real>::with<messages::real>,
+    caf::replies_to<messages::lbfgs_vec_msg>::with<messages::real>,
     // Start pass `pass` at x + t d: the evaluation point, no gradient yet.
     caf::replies_to<messages::point_atom, std::uint64_t,
                     messages::real>::with<messages::ack_atom>,
-    // The evaluation point (raw doubles) and its pass.
-    caf::replies_to<messages::point_atom>::with<std::uint64_t, std::string>,
-    // Portion p's gradient sum over `samples` examples for pass `pass`:
-    // true if counted (the first for p in this pass), false otherwise.
-    caf::replies_to<messages::grad_atom, std::uint64_t, std::uint64_t,
-                    std::uint64_t, std::string>::with<bool>,
+    // The evaluation point and its pass.
+    caf::replies_to<messages::point_atom>::with<messages::lbfgs_point_msg>,
+    // A portion's gradient sum for the slice: true if counted (the first
+    // for that portion in this pass), false otherwise.
+    caf::replies_to<messages::lbfgs_grad_msg>::with<bool>,
     // End of pass: the gradient at the point = the portions' sums in
     // portion order over their samples; answers the portions counted.
     caf::replies_to<messages::sum_atom, std::uint64_t>::with<std::uint64_t>,
@@ -85,10 +84,5 @@ struct lbfgs_shard_state {
 lbfgs_shard_actor::behavior_type
 lbfgs_shard(lbfgs_shard_actor::stateful_pointer<lbfgs_shard_state> self,
             lbfgs_shard_config config);
-
-/// Raw little-endian doubles, both ways (throws std::invalid_argument if
-/// the length is not a multiple of 8 or a value is not finite).
-std::string pack_doubles(const double* x, std::size_t n);
-std::vector<double> unpack_doubles(const std::string& s);
 
 } // namespace troupe::actors

@@ -1,10 +1,12 @@
 #include "actors/detail/lbfgs_worker.hpp"
 
+#include <stdexcept>
 #include <thread>
 
 #include <caf/all.hpp>
 
 #include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
 
 namespace troupe::actors::detail {
 
@@ -51,7 +53,10 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
       // A non-finite loss or a broken portion: the worker leaves (its
       // portions go to the others) and says why.
       log().error("lbfgs worker {}: portion {}: {}", st.id, portion, e.what());
-      self->quit(caf::make_error(caf::sec::runtime_error, e.what()));
+      auto code = dynamic_cast<const std::domain_error*>(&e) != nullptr
+                      ? messages::errc::diverged
+                      : messages::errc::worker_failed;
+      self->quit(messages::make_error(code, e.what()));
       return;
     }
     if (st.id < job.slowdown.size() && job.slowdown[st.id] > 1)
@@ -59,10 +64,11 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
                                   * (job.slowdown[st.id] - 1));
     auto left = std::make_shared<std::size_t>(st.shards.size());
     for (std::size_t k = 0; k < st.shards.size(); ++k)
-      self->request(st.shards[k], job.request_timeout, grad_atom::value, pass,
-                    portion, samples,
-                    pack_doubles(st.grad.data() + st.ranges[k].offset,
-                                 st.ranges[k].size))
+      self->request(
+              st.shards[k], job.request_timeout,
+              lbfgs_grad_msg{pass, portion, samples,
+                             pack_doubles(st.grad.data() + st.ranges[k].offset,
+                                          st.ranges[k].size)})
           .then(
               [self, left, pass, portion, loss, samples](bool) {
                 if (--*left > 0)
@@ -74,8 +80,8 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
                   st.probe->gauge("portions", static_cast<double>(st.done));
                   st.probe->activity("waiting for a portion");
                 }
-                self->send(st.driver, done_atom::value, st.id, pass, portion,
-                           real{loss}, samples);
+                self->send(st.driver, lbfgs_done_msg{st.id, pass, portion,
+                                                     real{loss}, samples});
               },
               [self](caf::error& e) { self->quit(e); });
   };
@@ -93,10 +99,10 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
           self->request(st.shards[k], st.job->request_timeout,
                         point_atom::value)
               .then(
-                  [self, k, left, pass, portion, compute](std::uint64_t,
-                                                          std::string& raw) {
+                  [self, k, left, pass, portion,
+                   compute](const lbfgs_point_msg& point) {
                     auto& st = self->state;
-                    auto v = unpack_doubles(raw);
+                    auto v = unpack_doubles(point.values);
                     std::copy(
                         v.begin(), v.end(),
                         st.x.begin()

@@ -1,7 +1,6 @@
 #include "actors/node_agent.hpp"
 
 #include <caf/actor_cast.hpp>
-#include <caf/sec.hpp>
 
 #include "actors/detail/caller.hpp"
 #include "actors/detail/lbfgs_worker.hpp"
@@ -9,6 +8,7 @@
 #include "actors/lbfgs_driver.hpp"
 #include "actors/lbfgs_shard.hpp"
 #include "actors/roles.hpp"
+#include "messages/errors.hpp"
 
 namespace troupe::actors {
 
@@ -16,9 +16,10 @@ using namespace messages;
 
 namespace {
 
-caf::error failure(const std::string& what) {
+/// Logs a failure of this agent and makes the typed error that answers it.
+caf::error failure(errc code, const std::string& what) {
   detail::log().error("{}", what);
-  return caf::make_error(caf::sec::runtime_error, what);
+  return make_error(code, what);
 }
 
 /// Linked: whenever the agent ends (the job is over, the coordinator is
@@ -76,7 +77,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         auto scope
             = on_message(st.probe.get(), self, msg_type::setup, spec.size());
         if (st.job)
-          return failure("this node already takes part in a job");
+          return failure(errc::busy, "this node already takes part in a job");
         try {
           auto built = st.config.build(spec);
           st.job = std::move(built.job);
@@ -86,7 +87,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
                              st.job->workers, st.job->shards);
           return built.fingerprint;
         } catch (const std::exception& e) {
-          return failure(std::string{"cannot build the job: "} + e.what());
+          return failure(errc::invalid_job,
+                         std::string{"cannot build the job: "} + e.what());
         }
       },
       [self](spawn_atom, shard_atom,
@@ -97,14 +99,14 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
         if (!st.job)
-          return failure("spawn before setup");
+          return failure(errc::spawn_failed, "spawn before setup");
         try {
           auto h = caf::actor_cast<caf::actor>(
               self->spawn(parameter_shard, shard_config(*st.job, i)));
           host(self, h);
           return h;
         } catch (const std::exception& e) {
-          return failure(e.what());
+          return failure(errc::spawn_failed, e.what());
         }
       },
       [self](spawn_atom, worker_atom, worker_id w,
@@ -116,7 +118,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
         if (!st.job)
-          return failure("spawn before setup");
+          return failure(errc::spawn_failed, "spawn before setup");
         try {
           auto wc = worker_config_of(
               *st.job, w, shard_refs(*st.job, shards),
@@ -126,7 +128,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
           host(self, h);
           return h;
         } catch (const std::exception& e) {
-          return failure(e.what());
+          return failure(errc::spawn_failed, e.what());
         }
       },
       [self](spawn_atom, shadow_atom, std::uint32_t g,
@@ -138,7 +140,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
         if (!st.job)
-          return failure("spawn before setup");
+          return failure(errc::spawn_failed, "spawn before setup");
         try {
           std::vector<worker_actor> members;
           for (auto& w : workers)
@@ -149,7 +151,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
           host(self, h);
           return h;
         } catch (const std::exception& e) {
-          return failure(e.what());
+          return failure(errc::spawn_failed, e.what());
         }
       },
       [self](spawn_atom, lbfgs_atom, shard_atom,
@@ -160,10 +162,12 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
         if (!st.job || !st.job->lbfgs)
-          return failure("spawn of an L-BFGS shard without an L-BFGS job");
+          return failure(errc::spawn_failed,
+                         "spawn of an L-BFGS shard without an L-BFGS job");
         const auto& job = *st.job->lbfgs;
         if (i >= job.shards)
-          return failure("no L-BFGS shard " + std::to_string(i));
+          return failure(errc::spawn_failed,
+                         "no L-BFGS shard " + std::to_string(i));
         auto h = caf::actor_cast<caf::actor>(self->spawn(
             lbfgs_shard, lbfgs_shard_config{i, job.ranges()[i], job.init,
                                             job.options.memory}));
@@ -179,11 +183,13 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
                                 small_message_bytes);
         if (!st.job || !st.job->lbfgs)
-          return failure("spawn of an L-BFGS worker without an L-BFGS job");
+          return failure(errc::spawn_failed,
+                         "spawn of an L-BFGS worker without an L-BFGS job");
         auto job = st.job->lbfgs;
         if (w >= job->workers || shards.size() != job->shards)
-          return failure("L-BFGS worker " + std::to_string(w) + " with "
-                         + std::to_string(shards.size()) + " shards");
+          return failure(errc::spawn_failed,
+                         "L-BFGS worker " + std::to_string(w) + " with "
+                             + std::to_string(shards.size()) + " shards");
         std::vector<lbfgs_shard_actor> typed;
         for (auto& s : shards)
           typed.push_back(caf::actor_cast<lbfgs_shard_actor>(s));
@@ -194,7 +200,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
           host(self, h);
           return h;
         } catch (const std::exception& e) {
-          return failure(e.what());
+          return failure(errc::spawn_failed, e.what());
         }
       },
       [self](stop_atom, const std::string& reason) -> caf::result<void> {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
 #include "optim/compress.hpp"
 
 namespace troupe::actors {
@@ -93,28 +94,21 @@ void complete_rounds(parameter_shard_state& st) {
     for (auto& [w, start] : st.clocks)
       if (start < clock && round.count(w) == 0)
         return;
-    std::uint64_t total = 0;
     std::vector<worker_id> contributors;
-    for (auto& [w, c] : round) {
-      if (c.samples > 0)
+    st.parts.clear();
+    for (auto& [w, c] : round)
+      if (c.samples > 0) {
         contributors.push_back(w);
-      total += c.samples;
-    }
-    if (total == 0) {
+        st.parts.push_back({w, c.samples, c.values.data()});
+      }
+    if (st.parts.empty()) {
       detail::log().warn("shard {}: every push of step {} was rejected; "
                          "step skipped",
                          st.config.index, clock);
       st.store->skip();
     } else {
-      st.sum.assign(n, 0.0f);
-      for (auto& [w, c] : round) {
-        if (c.samples == 0)
-          continue;
-        auto weight = static_cast<float>(static_cast<double>(c.samples)
-                                         / static_cast<double>(total));
-        for (std::size_t i = 0; i < n; ++i)
-          st.sum[i] += weight * c.values[i];
-      }
+      st.sum.resize(n);
+      st.rule->combine(st.parts.data(), st.parts.size(), n, st.sum.data());
       st.store->apply(st.sum.data(), clock, contributors);
     }
     st.rounds.erase(st.rounds.begin());
@@ -188,6 +182,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
   auto& st = self->state;
   st.store = std::make_unique<optim::shard_store<float>>(
       config.range, config.init->data(), config.store);
+  st.rule = optim::make_aggregation_rule(config.aggregation);
   st.config = std::move(config);
   st.probe = make_probe(self, "shard " + std::to_string(st.config.index),
                         "shard", true);
@@ -234,7 +229,9 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
                              st.config.index, f.worker, f.offset,
                              f.offset + f.size, range.offset,
                              range.offset + range.size);
-          return caf::sec::invalid_argument;
+          return make_error(errc::bad_request,
+                            "shard " + std::to_string(st.config.index)
+                                + ": a fetch of another range");
         }
         if (st.config.mode == shard_mode::async && st.clocks.count(f.worker)) {
           auto& c = st.clocks[f.worker];

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <caf/typed_event_based_actor.hpp>
@@ -11,6 +12,7 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
+#include "optim/aggregate.hpp"
 #include "optim/shard_store.hpp"
 
 namespace troupe::actors {
@@ -21,10 +23,11 @@ enum class shard_mode {
   /// with a staleness bound, fetches wait as SSP requires (§11).
   async,
   /// Synchronous all-reduce over the shards (§12): the pushes of one clock
-  /// from every tracked worker are averaged (weighted by their sample counts,
-  /// summed in worker order, so the result does not depend on arrival order)
-  /// and applied as one step; this is the reduce-scatter, and the fetches
-  /// that wait for the step are the all-gather.
+  /// from every tracked worker are combined by the aggregation rule (by
+  /// default averaged, weighted by their sample counts, summed in worker
+  /// order, so the result does not depend on arrival order) and applied as
+  /// one step; this is the reduce-scatter, and the fetches that wait for the
+  /// step are the all-gather.
   sync,
 };
 
@@ -39,6 +42,9 @@ struct parameter_shard_config {
   /// SSP bound s (async mode): a fetch at clock c is answered once every
   /// tracked worker has clock >= c - s. None: fully asynchronous.
   std::optional<std::uint64_t> staleness_bound;
+  /// Sync mode: how a round's pushes are combined, by the name of a rule of
+  /// optim/aggregate.hpp ("mean": weighted by sample counts).
+  std::string aggregation = "mean";
 };
 
 /// A fetch waiting for other workers (SSP or sync).
@@ -64,7 +70,10 @@ struct parameter_shard_state {
   /// Sync mode: contributions by clock, then by worker.
   std::map<std::uint64_t, std::map<messages::worker_id, sync_contribution>>
       rounds;
-  std::vector<float> sum; ///< sync mode scratch
+  /// Sync mode: the aggregation rule and its scratch.
+  std::unique_ptr<optim::aggregation_rule> rule;
+  std::vector<optim::contribution> parts;
+  std::vector<float> sum;
   std::uint64_t max_clock_gap = 0;
   std::uint64_t messages = 0;
   std::uint64_t bytes = 0;

@@ -8,6 +8,7 @@
 
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
 
 namespace troupe::actors {
 
@@ -310,7 +311,9 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         auto scope = on_message(st.probe_.get(), self, msg_type::lead,
                                 small_message_bytes);
         if (!st.replica_)
-          return caf::sec::invalid_argument;
+          return make_error(errc::bad_request,
+                            "worker " + std::to_string(st.config.id)
+                                + ": lead before the replica exists");
         detail::lead(st, m);
         return ack_atom::value;
       },
@@ -326,7 +329,9 @@ worker(worker_actor::stateful_pointer<worker_state> self,
             = on_message(st.probe_.get(), self, msg_type::fetch, wire_size(f));
         if (!st.replica_ || f.offset > st.replica_->size()
             || f.size > st.replica_->size() - f.offset)
-          return caf::sec::invalid_argument;
+          return make_error(errc::bad_request,
+                            "worker " + std::to_string(st.config.id)
+                                + ": a fetch outside its parameters");
         params_msg p;
         p.version = st.counters.steps;
         p.offset = f.offset;

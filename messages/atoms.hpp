@@ -84,10 +84,9 @@ using peers_atom = caf::atom_constant<caf::atom("peers")>;
 /// A peer finished its steps and leaves the gossip (carries its rank).
 using leave_atom = caf::atom_constant<caf::atom("leave")>;
 
-/// Sandblaster L-BFGS (actors/lbfgs_shard.hpp): a vector command; set or
-/// read the evaluation point; a portion's gradient; sum a pass; form the
-/// new (s, y) pair; keep it in the history ring.
-using vec_atom = caf::atom_constant<caf::atom("vec")>;
+/// Sandblaster L-BFGS (actors/lbfgs_shard.hpp, messages/lbfgs.hpp): set or
+/// read the evaluation point; a portion to compute (driver to worker); sum
+/// a pass; form the new (s, y) pair; keep it in the history ring.
 using point_atom = caf::atom_constant<caf::atom("point")>;
 using grad_atom = caf::atom_constant<caf::atom("grad")>;
 using sum_atom = caf::atom_constant<caf::atom("sum")>;

@@ -7,6 +7,7 @@
 #include "messages/control.hpp"
 #include "messages/errors.hpp"
 #include "messages/gossip.hpp"
+#include "messages/lbfgs.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 
@@ -53,6 +54,10 @@ void for_each_type(F f) {
   f(type_tag<shadow_msg>{}, "troupe::shadow_msg");
   f(type_tag<compressed_push_msg>{}, "troupe::compressed_push_msg");
   f(type_tag<compressed_gossip_msg>{}, "troupe::compressed_gossip_msg");
+  f(type_tag<lbfgs_vec_msg>{}, "troupe::lbfgs_vec_msg");
+  f(type_tag<lbfgs_point_msg>{}, "troupe::lbfgs_point_msg");
+  f(type_tag<lbfgs_grad_msg>{}, "troupe::lbfgs_grad_msg");
+  f(type_tag<lbfgs_done_msg>{}, "troupe::lbfgs_done_msg");
 }
 
 } // namespace
@@ -61,11 +66,15 @@ void register_types(caf::actor_system_config& cfg) {
   for_each_type([&](auto tag, const char* name) {
     cfg.add_message_type<typename decltype(tag)::type>(name);
   });
+  // "troupe:not_allowed: node agent ... refuses ...": the category, the
+  // code's name and the context, which is one string for every errc.
   cfg.add_error_category(errc_category, [](std::uint8_t code, caf::atom_value,
                                            const caf::message& context) {
-    auto text = to_string(static_cast<errc>(code));
+    auto text = "troupe:" + to_string(static_cast<errc>(code));
     if (context.match_elements<std::string>())
       text += ": " + context.get_as<std::string>(0);
+    else if (!context.empty())
+      text += ": " + caf::to_string(context);
     return text;
   });
 }

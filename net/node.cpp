@@ -12,6 +12,7 @@
 
 #include "actors/coordinator.hpp"
 #include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
 #include "net/registrar.hpp"
 #include "net/tls_probe.hpp"
 #include "optim/quote.hpp"
@@ -103,8 +104,17 @@ node_outcome run_node(const node_options& opts,
   // Setting up may load a data set on both sides: allow for it.
   self->request(*reg, std::chrono::seconds{180}, join_atom::value, hello,
                 caf::actor_cast<caf::actor>(agent))
-      .receive([&](std::string& why) { refused = std::move(why); },
-               [&](caf::error& err) { failure = sys.render(err); });
+      .receive([&](ack_atom) {},
+               [&](caf::error& err) {
+                 // A refusal's context is the reason, shown as it is.
+                 if (err == errc::join_refused) {
+                   refused = context_of(err);
+                   if (refused.empty())
+                     refused = "(no reason given)";
+                 } else {
+                   failure = sys.render(err);
+                 }
+               });
   if (!failure.empty() || !refused.empty()) {
     caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
     return {1, refused.empty()

@@ -6,6 +6,7 @@
 
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
 #include "net/system.hpp"
 #include "optim/quote.hpp"
 
@@ -121,17 +122,17 @@ registrar_actor::behavior_type registrar(self_ptr self,
   });
   return {
       [self](join_atom, hello_msg& hello,
-             caf::actor& handle) -> caf::result<std::string> {
+             caf::actor& handle) -> caf::result<ack_atom> {
         auto& st = self->state;
         auto why = check_join(self, hello, handle);
         // Checked: the token is not kept, so no answer can carry it.
         hello.token.clear();
         if (!why.empty()) {
           log_refused(self, hello, why);
-          return why;
+          return make_error(errc::join_refused, why);
         }
         auto agent = caf::actor_cast<actors::node_actor>(handle);
-        auto rp = self->make_response_promise<std::string>();
+        auto rp = self->make_response_promise<ack_atom>();
         ++st.setting_up;
         self->request(agent, st.config.setup_timeout, setup_atom::value,
                       st.config.spec)
@@ -140,22 +141,25 @@ registrar_actor::behavior_type registrar(self_ptr self,
                   auto& st = self->state;
                   --st.setting_up;
                   if (fp != st.config.fingerprint) {
-                    rp.deliver("the node built another job (fingerprint " + fp
-                               + ", the coordinator's " + st.config.fingerprint
-                               + "): the data or the build differ");
+                    rp.deliver(make_error(
+                        errc::join_refused,
+                        "the node built another job (fingerprint " + fp
+                            + ", the coordinator's " + st.config.fingerprint
+                            + "): the data or the build differ"));
                     return;
                   }
                   self->monitor(agent);
                   st.members.push_back({agent, hello, true});
                   if (st.config.on_admitted)
                     st.config.on_admitted(agent.node());
-                  rp.deliver(std::string{});
+                  rp.deliver(ack_atom::value);
                   maybe_complete(self);
                 },
                 [self, rp](caf::error& err) mutable {
                   --self->state.setting_up;
-                  rp.deliver("the node could not set the job up: "
-                             + self->system().render(err));
+                  rp.deliver(make_error(errc::join_refused,
+                                        "the node could not set the job up: "
+                                            + self->system().render(err)));
                 });
         return rp;
       },

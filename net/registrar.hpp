@@ -29,10 +29,10 @@ namespace troupe::net {
 
 using registrar_actor = caf::typed_actor<
     // A node asks to join with its hello and its agent's handle (an actor of
-    // the joining node). The answer is empty when it joined, else the reason
-    // it was refused. Anyone may ask.
+    // the joining node). The answer is an ack when it joined, else the error
+    // errc::join_refused whose context is the reason. Anyone may ask.
     caf::replies_to<messages::join_atom, messages::hello_msg,
-                    caf::actor>::with<std::string>,
+                    caf::actor>::with<messages::ack_atom>,
     // The members (their hellos without token), answered once the expected
     // number has joined. This process only.
     caf::replies_to<messages::members_atom>::with<

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "optim/check.hpp"
+
 namespace troupe::optim {
 
 std::uint32_t lbfgs_history::next_position() const noexcept {
@@ -43,8 +45,7 @@ vector_command two_loop::next() {
     i_ = k;
     return {op::copy, slot_g, slot_q, 0};
   case 1: // newest to oldest: a_j = rho_j s_j . q; q -= a_j y_j
-    if (waiting_)
-      throw std::logic_error("two_loop: the dot's result is missing");
+    TROUPE_CHECK(!waiting_, "two_loop: the dot's result is missing");
     if (i_ == 0) {
       phase_ = 3;
       return {op::copy, slot_q, slot_d, 0};
@@ -53,8 +54,7 @@ vector_command two_loop::next() {
     waiting_ = true;
     return {op::dot, slot_s(h_.ring[i_ - 1]), slot_q, 0};
   case 2: {
-    if (waiting_)
-      throw std::logic_error("two_loop: the dot's result is missing");
+    TROUPE_CHECK(!waiting_, "two_loop: the dot's result is missing");
     auto j = --i_;
     alpha_[j] = h_.rho[j] * last_;
     phase_ = 1;
@@ -73,8 +73,7 @@ vector_command two_loop::next() {
     waiting_ = true;
     return {op::dot, slot_y(h_.ring[i_]), slot_d, 0};
   case 5: {
-    if (waiting_)
-      throw std::logic_error("two_loop: the dot's result is missing");
+    TROUPE_CHECK(!waiting_, "two_loop: the dot's result is missing");
     auto j = i_++;
     double b = h_.rho[j] * last_;
     phase_ = 4;

@@ -3,6 +3,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "optim/check.hpp"
 #include "optim/conv2d.hpp"
 #include "optim/dense.hpp"
 #include "optim/flatten.hpp"
@@ -33,8 +34,7 @@ sequential<T>::sequential(shape input) : input_(input) {
 
 template <class T>
 sequential<T>& sequential<T>::add(std::unique_ptr<layer<T>> ptr) {
-  if (finalized_)
-    throw std::logic_error("sequential: add after finalize");
+  TROUPE_CHECK(!finalized_, "sequential: add after finalize");
   if (ptr == nullptr)
     throw std::invalid_argument("sequential: add of a null layer");
   layers_.push_back(std::move(ptr));
@@ -43,8 +43,7 @@ sequential<T>& sequential<T>::add(std::unique_ptr<layer<T>> ptr) {
 
 template <class T>
 void sequential<T>::finalize() {
-  if (finalized_)
-    throw std::logic_error("sequential: finalize called twice");
+  TROUPE_CHECK(!finalized_, "sequential: finalize called twice");
   if (layers_.empty())
     throw std::invalid_argument("sequential: no layers");
   if (input_.c <= 0 || input_.h <= 0 || input_.w <= 0)
@@ -98,8 +97,7 @@ void sequential<T>::finalize() {
 
 template <class T>
 void sequential<T>::init(std::uint64_t seed) {
-  if (!finalized_)
-    throw std::logic_error("sequential: init before finalize");
+  TROUPE_CHECK(finalized_, "sequential: init before finalize");
   rng gen{seed};
   for (auto& ptr : layers_)
     ptr->init(gen);
@@ -107,8 +105,7 @@ void sequential<T>::init(std::uint64_t seed) {
 
 template <class T>
 const matrix<T>& sequential<T>::forward(const matrix<T>& x) {
-  if (!finalized_)
-    throw std::logic_error("sequential: forward before finalize");
+  TROUPE_CHECK(finalized_, "sequential: forward before finalize");
   if (static_cast<std::size_t>(x.rows()) != input_.size())
     throw std::invalid_argument(
         "sequential: input has " + std::to_string(x.rows())

@@ -43,8 +43,9 @@ struct driver {
   double dot_all(const optim::vector_command& c) {
     double sum = 0; // shard order: reproducible
     for (auto& s : shards)
-      self->request(s, 5s, vec_atom::value, static_cast<std::uint8_t>(c.kind),
-                    c.a, c.b, real{c.alpha})
+      self->request(s, 5s,
+                    lbfgs_vec_msg{static_cast<std::uint8_t>(c.kind), c.a, c.b,
+                                  real{c.alpha}})
           .receive([&](real r) { sum += r.value; },
                    [&](caf::error& e) { FAIL(self->system().render(e)); });
     return sum;
@@ -63,9 +64,9 @@ struct driver {
     for (std::size_t k = 0; k < shards.size(); ++k)
       self->request(shards[k], 5s, point_atom::value)
           .receive(
-              [&](std::uint64_t p, std::string& raw) {
-                CHECK(p == pass);
-                auto v = actors::unpack_doubles(raw);
+              [&](lbfgs_point_msg& point) {
+                CHECK(point.pass == pass);
+                auto v = unpack_doubles(point.values);
                 std::copy(v.begin(), v.end(), x.begin() + ranges[k].offset);
               },
               [&](caf::error& e) { FAIL(self->system().render(e)); });
@@ -79,10 +80,10 @@ struct driver {
       f += loss / static_cast<double>(m);
       for (int copy = 0; copy < 2; ++copy)
         for (std::size_t k = 0; k < shards.size(); ++k)
-          self->request(shards[k], 5s, grad_atom::value, pass, std::uint64_t{p},
-                        samples,
-                        actors::pack_doubles(g.data() + ranges[k].offset,
-                                             ranges[k].size))
+          self->request(shards[k], 5s,
+                        lbfgs_grad_msg{pass, std::uint64_t{p}, samples,
+                                       pack_doubles(g.data() + ranges[k].offset,
+                                                    ranges[k].size)})
               .receive(
                   [&](bool counted) {
                     CHECK(counted == (copy == 0));
@@ -165,8 +166,8 @@ struct driver {
     for (std::size_t k = 0; k < shards.size(); ++k)
       self->request(shards[k], 5s, point_atom::value)
           .receive(
-              [&](std::uint64_t, std::string& raw) {
-                auto v = actors::unpack_doubles(raw);
+              [&](lbfgs_point_msg& point) {
+                auto v = unpack_doubles(point.values);
                 std::copy(v.begin(), v.end(), x.begin() + ranges[k].offset);
               },
               [&](caf::error& e) { FAIL(self->system().render(e)); });
@@ -218,12 +219,12 @@ TEST_CASE("L-BFGS over K shards by vector commands matches the serial "
     CHECK(worst < 1e-9);
     CHECK(drv.duplicates_refused == drv.pass * 8 * k);
     // A stale pass and a garbled vector are refused.
-    self->request(drv.shards[0], 5s, grad_atom::value, drv.pass - 1,
-                  std::uint64_t{0}, std::uint64_t{1}, std::string(8, '\0'))
+    self->request(drv.shards[0], 5s,
+                  lbfgs_grad_msg{drv.pass - 1, 0, 1, std::string(8, '\0')})
         .receive([](bool counted) { CHECK_FALSE(counted); },
                  [&](caf::error& e) { FAIL(sys.render(e)); });
-    self->request(drv.shards[0], 5s, grad_atom::value, drv.pass,
-                  std::uint64_t{99}, std::uint64_t{1}, std::string(7, '\0'))
+    self->request(drv.shards[0], 5s,
+                  lbfgs_grad_msg{drv.pass, 99, 1, std::string(7, '\0')})
         .receive([](bool counted) { CHECK_FALSE(counted); },
                  [&](caf::error& e) { FAIL(sys.render(e)); });
     for (auto& s : drv.shards)

@@ -26,6 +26,7 @@
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/gossip.hpp"
+#include "messages/lbfgs.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 #include "messages/registry.hpp"
@@ -88,6 +89,10 @@ caf::behavior echo() {
       [](echo_atom, const shadow_msg& x) { return x; },
       [](echo_atom, const compressed_push_msg& x) { return x; },
       [](echo_atom, const compressed_gossip_msg& x) { return x; },
+      [](echo_atom, const lbfgs_vec_msg& x) { return x; },
+      [](echo_atom, const lbfgs_point_msg& x) { return x; },
+      [](echo_atom, const lbfgs_grad_msg& x) { return x; },
+      [](echo_atom, const lbfgs_done_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -241,7 +246,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 21);
+  CHECK(registered_type_names().size() == 25);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -309,6 +314,13 @@ TEST_CASE("special floats and every message type cross a process boundary",
   auto packed = [](const auto& m) { return m.packed; };
   same_payload(compressed_push_msg{2, 5, 7, 64, 3, 32, 1000, block}, packed);
   same_payload(compressed_gossip_msg{4, 11, 0.25, 0.5, 1000, block}, packed);
+  // Sandblaster L-BFGS: raw doubles cross as the same bytes.
+  same(lbfgs_vec_msg{2, 7, 9, real{-0.5}});
+  same(lbfgs_done_msg{3, 12, 40, real{nan}, 250});
+  std::vector<double> xs{1.5, -0.0, 1e-300, -7.25};
+  auto raw = [](const auto& m) { return m.values; };
+  same_payload(lbfgs_point_msg{12, pack_doubles(xs.data(), xs.size())}, raw);
+  same_payload(lbfgs_grad_msg{12, 40, 250, block}, raw);
 }
 
 TEST_CASE("4 MB tensor round trip throughput versus std::vector<float>",

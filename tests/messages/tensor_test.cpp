@@ -21,6 +21,7 @@
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/gossip.hpp"
+#include "messages/lbfgs.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 #include "messages/registry.hpp"
@@ -186,7 +187,10 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       shadow_msg{1, 2, 3, tensor{special_values()}},
       compressed_push_msg{1, 2, 3, 4, 5, 6, 7, std::string{"\0\x01\xff", 3}},
       compressed_gossip_msg{1, 2, 0.5, 0.25, 7, std::string{"ab"}},
-      ack_atom::value);
+      lbfgs_vec_msg{1, 2, 3, real{0.5}},
+      lbfgs_point_msg{4, std::string{"\0\x01\xff", 3}},
+      lbfgs_grad_msg{4, 5, 6, std::string{"abcdefgh"}},
+      lbfgs_done_msg{1, 4, 5, real{2.5}, 6}, ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -200,7 +204,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
                           shard_stats, eval_msg, node_metrics, score_msg,
                           lead_msg, pull_msg, gossip_msg, group_msg, delta_msg,
                           shadow_msg, compressed_push_msg,
-                          compressed_gossip_msg, ack_atom>());
+                          compressed_gossip_msg, lbfgs_vec_msg, lbfgs_point_msg,
+                          lbfgs_grad_msg, lbfgs_done_msg, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));
@@ -215,6 +220,11 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   CHECK(copy.get_as<compressed_push_msg>(19).packed
         == std::string{"\0\x01\xff", 3});
   CHECK(copy.get_as<compressed_gossip_msg>(20).fraction == 0.25);
+  CHECK(copy.get_as<lbfgs_vec_msg>(21).alpha.value == 0.5);
+  CHECK(copy.get_as<lbfgs_point_msg>(22).values
+        == std::string{"\0\x01\xff", 3});
+  CHECK(copy.get_as<lbfgs_grad_msg>(23).samples == 6);
+  CHECK(copy.get_as<lbfgs_done_msg>(24).loss.value == 2.5);
 }
 
 TEST_CASE("messages print for logs", "[messages]") {

@@ -205,14 +205,17 @@ void check_refused(caf::actor_system& sys, const caf::error& err,
   CHECK(text.find(token) == std::string::npos);
 }
 
-/// Asks `reg` to let `hello` join with `agent`; returns the answer.
+/// Asks `reg` to let `hello` join with `agent`; returns "" if admitted, the
+/// reason of a refusal (errc::join_refused), else the error rendered.
 std::string join(caf::scoped_actor& self, const net::registrar_actor& reg,
                  const hello_msg& hello, const caf::actor& agent) {
   std::string answer = "(no answer)";
   self->request(reg, timeout, join_atom::value, hello, agent)
-      .receive([&](std::string& why) { answer = std::move(why); },
+      .receive([&](ack_atom) { answer.clear(); },
                [&](caf::error& err) {
-                 answer = "error: " + self->system().render(err);
+                 answer = err == errc::join_refused
+                              ? context_of(err)
+                              : "error: " + self->system().render(err);
                });
   return answer;
 }
