@@ -18,6 +18,23 @@ void check_local_steps(const actors::job_config& job, const std::string& algo,
     optim::schedule{*job.local_schedule};
 }
 
+void set_local_steps(job_build& b) {
+  const auto& o = b.options;
+  auto& job = b.job;
+  job.local_schedule = b.local_schedule();
+  job.local_optimizer.name = o.optimizer;
+  job.local_optimizer.momentum = o.momentum;
+  job.local_optimizer.weight_decay = o.weight_decay;
+  job.local_lr = o.lr;
+}
+
+void decentralized_defaults(job_options& o) {
+  if (o.optimizer.empty())
+    o.optimizer = "nesterov";
+  if (o.weight_decay == -1)
+    o.weight_decay = 1e-4;
+}
+
 void report_mixes(const messages::worker_stats& stats, nlohmann::json& out) {
   out["mixes"] = stats.mixes;
   out["timeouts"] = stats.timeouts;

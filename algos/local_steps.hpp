@@ -7,6 +7,7 @@
 #include <string>
 
 #include "actors/coordinator.hpp"
+#include "algos/algorithm.hpp"
 
 namespace troupe::algos {
 
@@ -15,6 +16,16 @@ namespace troupe::algos {
 /// optimizer is unknown, or the local schedule is invalid.
 void check_local_steps(const actors::job_config& job, const std::string& algo,
                        bool zero_ok);
+
+/// The workers' local optimizer (the job's --optimizer, --momentum and
+/// --weight-decay), rate (--lr) and schedule (over their own steps).
+void set_local_steps(job_build& b);
+
+/// The defaults of the decentralized algorithms' workers: the authors'
+/// local optimizer, Nesterov momentum 0.9 with weight decay 1e-4 (LSGD on
+/// lenet with 2 groups of 2 reached 0.90, plain momentum without decay
+/// stopped at 0.898; SGP's job scripts use the same).
+void decentralized_defaults(job_options& o);
 
 /// The workers' mixes and timeouts (averaging algorithms), for the report.
 void report_mixes(const messages::worker_stats& stats, nlohmann::json& out);

@@ -8,6 +8,7 @@
 #include "algos/easgd/easgd.hpp"
 #include "algos/lsgd/lsgd.hpp"
 #include "algos/sandblaster/sandblaster.hpp"
+#include "algos/sgd/sgd.hpp"
 #include "algos/sgp/sgp.hpp"
 #include "algos/shadow/shadow.hpp"
 #include "algos/sync/sync.hpp"
@@ -19,23 +20,17 @@ namespace {
 
 template <class T>
 algorithm_factory make() {
-  return [] { return std::make_shared<const T>(); };
+  return [] { return std::make_shared<T>(); };
 }
 
 /// The built-in algorithms: one line each.
 std::vector<algorithm_entry> builtin() {
   return {
-      {"downpour", "asynchronous parameter server", make<downpour>()},
-      {"sync", "synchronous all-reduce over the shards", make<sync>()},
-      {"easgd", "elastic averaging with a center on the shards", make<easgd>()},
-      {"lsgd", "multi-leader: pulls toward the best workers, no shards",
-       make<lsgd>()},
-      {"sgp", "push-sum gossip between the workers", make<sgp>()},
-      {"dssync", "averaging in shuffled groups", make<dssync>()},
-      {"shadow", "background synchronization while the workers never wait",
-       make<shadow>()},
-      {"lbfgs", "Sandblaster L-BFGS: batch quasi-Newton over portions",
-       make<sandblaster>()},
+      {"sgd", make<sgd>()},           {"downpour", make<downpour>()},
+      {"sync", make<sync>()},         {"easgd", make<easgd>()},
+      {"lsgd", make<lsgd>()},         {"sgp", make<sgp>()},
+      {"dssync", make<dssync>()},     {"shadow", make<shadow>()},
+      {"lbfgs", make<sandblaster>()},
   };
 }
 
@@ -77,7 +72,7 @@ bool has_algorithm(const std::string& name) {
   return false;
 }
 
-actors::algorithm_ptr make_algorithm(const std::string& name) {
+algorithm_handle make_algorithm(const std::string& name) {
   auto entries = registered_algorithms();
   std::string known;
   for (const auto& e : entries) {

@@ -8,17 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "actors/algorithm.hpp"
+#include "algos/algorithm.hpp"
 
 namespace troupe::algos {
 
-/// Makes a fresh algorithm object.
-using algorithm_factory = std::function<actors::algorithm_ptr()>;
+/// Makes a fresh algorithm object with its default options.
+using algorithm_factory = std::function<algorithm_handle()>;
 
 /// One registered algorithm.
 struct algorithm_entry {
-  std::string name;
-  std::string summary; ///< one line for --help
+  std::string name; ///< as --algo names it; the object's name() too
   algorithm_factory make;
 };
 
@@ -32,8 +31,9 @@ std::vector<algorithm_entry> registered_algorithms();
 /// Whether `name` is registered.
 bool has_algorithm(const std::string& name);
 
-/// Makes the algorithm `name`; throws std::invalid_argument naming it and
-/// listing the registered ones if there is none.
-actors::algorithm_ptr make_algorithm(const std::string& name);
+/// Makes the algorithm `name` with its default options; throws
+/// std::invalid_argument naming it and listing the registered ones if there
+/// is none.
+algorithm_handle make_algorithm(const std::string& name);
 
 } // namespace troupe::algos

@@ -91,12 +91,8 @@ option_parser::read_config(const std::string& path) const {
   return args;
 }
 
-bool option_parser::parse(const std::vector<std::string>& cli_args) {
-  for (const auto& arg : cli_args)
-    if (arg == "--help" || arg == "-h" || arg == "help") {
-      std::cout << help();
-      return false;
-    }
+std::vector<std::string>
+option_parser::expand(const std::vector<std::string>& cli_args) const {
   std::vector<std::string> args;
   // A config file comes first so that the command line overrides it.
   for (const auto& arg : cli_args)
@@ -104,6 +100,50 @@ bool option_parser::parse(const std::vector<std::string>& cli_args) {
       args = read_config(arg.substr(9));
     }
   args.insert(args.end(), cli_args.begin(), cli_args.end());
+  return args;
+}
+
+std::optional<std::string>
+option_parser::peek(const std::vector<std::string>& args,
+                    const std::string& name) const {
+  std::optional<std::string> value;
+  auto prefix = "--" + name + "=";
+  for (const auto& arg : expand(args))
+    if (arg.rfind(prefix, 0) == 0)
+      value = arg.substr(prefix.size());
+  return value;
+}
+
+bool option_parser::parse(const std::vector<std::string>& cli_args) {
+  for (const auto& arg : cli_args)
+    if (arg == "--help" || arg == "-h" || arg == "help") {
+      std::cout << help();
+      return false;
+    }
+  given_.clear();
+  auto args = expand(cli_args);
+  // Options no one bound: refused together, each explained (an option of
+  // another algorithm says whose it is).
+  if (explain_unknown) {
+    std::vector<std::string> why;
+    for (const auto& arg : args) {
+      if (arg.rfind("--", 0) != 0 || arg.rfind("--config=", 0) == 0)
+        continue;
+      auto name = option_name(arg);
+      if (opts_.cli_long_name_lookup(name) != nullptr)
+        continue;
+      auto text = explain_unknown(name);
+      if (!text.empty() && std::find(why.begin(), why.end(), text) == why.end())
+        why.push_back(text);
+    }
+    if (!why.empty()) {
+      std::string msg;
+      for (auto& w : why)
+        msg += (msg.empty() ? "" : "; ") + w;
+      throw usage_error(command_ + ": " + msg + " (see " + command_
+                        + " --help)");
+    }
+  }
   // CAF 0.17 takes a flag only bare (`--json`); accept `--json=true|false`
   // too, which a config file and a default-on flag like --standardize need.
   std::vector<std::string> rest;
@@ -124,12 +164,22 @@ bool option_parser::parse(const std::vector<std::string>& cli_args) {
                         + ": " + optim::quote(value)
                         + " (expected true or false)");
     flag->store(caf::config_value{value == "true"});
+    given_.insert(to_std(flag->long_name()));
   }
   args = std::move(rest);
   caf::settings cfg;
   auto [code, pos] = opts_.parse(cfg, args);
-  if (code == caf::pec::success)
+  if (code == caf::pec::success) {
+    for (const auto& [key, value] : cfg) {
+      if (auto* group = caf::get_if<caf::settings>(&value)) {
+        for (const auto& entry : *group)
+          given_.insert(entry.first);
+      } else {
+        given_.insert(key);
+      }
+    }
     return true;
+  }
   const auto& arg = *pos;
   auto name = option_name(arg);
   const caf::config_option* opt = nullptr;
@@ -156,12 +206,33 @@ bool option_parser::parse(const std::vector<std::string>& cli_args) {
 std::string option_parser::help() const {
   std::ostringstream out;
   out << "usage: " << command_ << " [--name=value ...]\n\noptions:\n";
+  // The common options first, then each group under its heading.
+  std::vector<std::string> groups;
   for (const auto& o : opts_) {
-    std::string lhs
-        = "  --" + to_std(o.long_name()) + "=<" + to_std(o.type_name()) + ">";
-    out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ')
-        << to_std(o.description()) << '\n';
+    auto category = to_std(o.category());
+    if (category != "global"
+        && std::find(groups.begin(), groups.end(), category) == groups.end())
+      groups.push_back(category);
   }
+  auto list = [&](const std::string& category) {
+    for (const auto& o : opts_) {
+      if (to_std(o.category()) != category)
+        continue;
+      std::string lhs
+          = "  --" + to_std(o.long_name()) + "=<" + to_std(o.type_name()) + ">";
+      out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ')
+          << to_std(o.description()) << '\n';
+    }
+  };
+  list("global");
+  for (const auto& g : groups) {
+    auto title = group_titles.find(g);
+    out << '\n'
+        << (title != group_titles.end() ? title->second : g + " options")
+        << ":\n";
+    list(g);
+  }
+  out << help_footer;
   return out.str();
 }
 

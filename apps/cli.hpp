@@ -1,7 +1,11 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <iostream>
+#include <map>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,14 +43,44 @@ public:
   /// stdout). Throws usage_error naming the offending argument otherwise.
   bool parse(const std::vector<std::string>& args);
 
-  /// The help text: usage line plus every option with its type.
+  /// The help text: usage line plus every option with its type, the
+  /// options of a group (an algorithm's) under its heading.
   std::string help() const;
+
+  /// The last value `args` (after their --config file) give --name, or
+  /// nullopt; throws usage_error for an unusable --config.
+  std::optional<std::string> peek(const std::vector<std::string>& args,
+                                  const std::string& name) const;
+
+  /// The options (an algorithm binds its own here, algos/algorithm.hpp).
+  caf::config_option_set& options() noexcept {
+    return opts_;
+  }
+
+  /// The names of the options the last parse() was given (without their
+  /// group).
+  const std::set<std::string>& given() const noexcept {
+    return given_;
+  }
+
+  /// Explains an unknown option (its name): e.g. that it belongs to
+  /// another algorithm. Empty: "unknown option".
+  std::function<std::string(const std::string&)> explain_unknown;
+
+  /// A heading per group for help() (group -> one line).
+  std::map<std::string, std::string> group_titles;
+
+  /// Extra text at the end of help().
+  std::string help_footer;
 
 private:
   std::vector<std::string> read_config(const std::string& path) const;
+  /// --config's lines followed by `args`.
+  std::vector<std::string> expand(const std::vector<std::string>& args) const;
   std::string command_;
   caf::config_option_set opts_;
   std::string config_;
+  std::set<std::string> given_;
 };
 
 /// Runs a subcommand's body and turns what it throws into a message on

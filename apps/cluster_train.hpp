@@ -13,16 +13,10 @@
 
 namespace troupe::apps {
 
-/// Whether `algo` runs as an actor cluster (downpour, sync).
-/// SGP, DS-Sync, ShadowSync: no server between the workers' models (their
-/// flags, shards and defaults differ from the parameter-server ones).
-bool is_decentral_algo(const std::string& algo);
-
-bool is_cluster_algo(const std::string& algo);
-
-/// Checks the cluster options of `o` (validated otherwise); throws
-/// usage_error naming the flag.
-void validate_cluster(const train_options& o);
+/// Checks the options of `o` that depend on its algorithm (the common
+/// flags it does not take, and its own flags); throws usage_error naming
+/// the flag.
+void validate_algorithm(const train_options& o);
 
 /// A cluster job built from options and data, ready to run here or to be
 /// built the same way on a node.

@@ -187,9 +187,10 @@ int launch_main(const std::vector<std::string>& args) {
     std::vector<host_entry> hosts;
     train_options o;
     option_parser p{"troupe launch"};
-    add_train_options(p, o);
+    add_train_options(p, o, rest);
     if (!p.parse(rest))
       return 0;
+    o.given = p.given();
     if (o.expect > 0)
       throw usage_error("troupe launch: --expect is set from --local/--hosts");
     if (local > 0) {

@@ -5,54 +5,19 @@
 
 #include "actors/lbfgs_driver.hpp"
 #include "algos/registry.hpp"
+#include "algos/sandblaster/sandblaster.hpp"
 #include "apps/cli.hpp"
 #include "optim/batch_objective.hpp"
 #include "optim/trainer.hpp"
 
 namespace troupe::apps {
 
-void add_lbfgs_options(option_parser& p, train_options& o) {
-  p.add(o.portions, "portions",
-        "lbfgs: portions per batch, taken by idle workers (default: 8 "
-        "per worker, at least 64)")
-      .add(o.memory, "memory", "lbfgs: history pairs m (default 10)")
-      .add(o.gradient_tolerance, "gradient-tolerance",
-           "lbfgs: stop once the gradient norm is below (default 1e-6)")
-      .add(o.backups, "backups",
-           "lbfgs: backup copies of outstanding portions at the end of a "
-           "pass (default true)");
-}
-
-void validate_lbfgs(const train_options& o) {
-  auto fail = [](const std::string& what) {
-    throw usage_error("troupe train: --algo=lbfgs: " + what);
-  };
-  if (o.lr != 0 || !o.optimizer.empty() || !o.server_optimizer.empty()
-      || o.momentum != 0.9 || o.schedule != "step" || o.lr_decay != 0
-      || o.lr_step_epochs != 0 || o.warmup_epochs != 0 || o.local_lr >= 0)
-    fail("the step comes from the line search: --lr, --optimizer, "
-         "--server-optimizer, --momentum, --schedule, --lr-decay, "
-         "--lr-step-epochs, --warmup-epochs and --local-lr do not apply");
-  if (o.n_fetch != 1 || o.n_push != 1 || o.staleness_bound >= 0
-      || o.staleness_aware || o.warm_start_steps > 0)
-    fail("every iteration is a full-batch step: --n-fetch, --n-push, "
-         "--staleness-bound, --staleness-aware and --warm-start-steps do not "
-         "apply");
-  if (o.epochs != 0 || o.target_accuracy != 0 || o.eval_every != 0)
-    fail("--epochs, --target-accuracy and --eval-every do not apply; stop "
-         "with --max-steps (iterations), --max-seconds or "
-         "--gradient-tolerance");
-  if (o.memory < 1 || o.memory > 1000)
-    fail("--memory must be in [1, 1000]");
-  if (o.portions > 1000000)
-    fail("--portions must be at most 1000000");
-  if (!(o.gradient_tolerance >= 0) || !std::isfinite(o.gradient_tolerance))
-    fail("--gradient-tolerance must be zero or positive");
-  if (o.weight_decay < 0 && o.weight_decay != -1)
-    fail("--weight-decay (the L2 penalty) must be zero or positive");
-}
-
 namespace {
+
+/// Sandblaster's own options (algos/sandblaster/).
+const algos::sandblaster& settings(const train_options& o) {
+  return dynamic_cast<const algos::sandblaster&>(o.algorithm_ref());
+}
 
 std::size_t examples_of(const train_options& o, const optim::dataset& d) {
   return o.train_examples > 0
@@ -63,8 +28,8 @@ std::size_t examples_of(const train_options& o, const optim::dataset& d) {
 /// Default portions: many more than workers (algorithms.md §2: P >> R), at
 /// least 64, never more than one per example.
 std::size_t portions_of(const train_options& o, std::size_t n) {
-  auto p = o.portions > 0 ? o.portions
-                          : std::max<std::uint64_t>(64, 8 * o.workers);
+  auto given = settings(o).portions;
+  auto p = given > 0 ? given : std::max<std::uint64_t>(64, 8 * o.workers);
   return static_cast<std::size_t>(std::min<std::uint64_t>(p, n));
 }
 
@@ -103,8 +68,9 @@ cluster_job prepare_lbfgs_job(const train_options& o,
   auto data = std::make_shared<const optim::train_test>(std::move(loaded));
   auto train = std::shared_ptr<const optim::dataset>(data, &data->train);
   auto n = examples_of(o, *train);
-  if (o.portions > n)
-    throw usage_error("troupe train: --portions=" + std::to_string(o.portions)
+  const auto& lb = settings(o);
+  if (lb.portions > n)
+    throw usage_error("troupe train: --portions=" + std::to_string(lb.portions)
                       + " exceeds the " + std::to_string(n)
                       + " training examples");
   auto model = initial_model(o, *train);
@@ -115,12 +81,12 @@ cluster_job prepare_lbfgs_job(const train_options& o,
   job->shards = static_cast<std::uint32_t>(o.shards);
   job->workers = static_cast<std::uint32_t>(o.workers);
   job->portions = portions_of(o, n);
-  job->options.memory = o.memory;
+  job->options.memory = lb.memory;
   job->options.max_iterations
       = o.max_steps > 0 ? o.max_steps : lbfgs_default_iterations;
-  job->options.gradient_tolerance = o.gradient_tolerance;
+  job->options.gradient_tolerance = lb.gradient_tolerance;
   job->max_seconds = o.max_seconds;
-  job->backups = o.backups;
+  job->backups = lb.backups;
   job->request_timeout = caf::duration{std::chrono::microseconds{
       static_cast<std::int64_t>(o.request_timeout * 1e6)}};
   optim::batch_objective_options bo;
@@ -136,7 +102,7 @@ cluster_job prepare_lbfgs_job(const train_options& o,
     };
   };
   cluster_job out;
-  out.job.algorithm = algos::make_algorithm("lbfgs");
+  out.job.algorithm = o.algorithm_ref().clone();
   out.job.workers = job->workers;
   out.job.shards = job->shards;
   out.job.init = init;
@@ -150,7 +116,7 @@ cluster_job prepare_lbfgs_job(const train_options& o,
         + " on " + train->name + " (" + std::to_string(n) + " examples in "
         + std::to_string(job->portions) + " portions, "
         + std::to_string(init->size()) + " parameters), memory "
-        + std::to_string(o.memory) + ", L2 " + nlohmann::json(bo.l2).dump()
+        + std::to_string(lb.memory) + ", L2 " + nlohmann::json(bo.l2).dump()
         + ", at most " + std::to_string(job->options.max_iterations)
         + " iterations, seed " + std::to_string(o.seed);
   return out;
@@ -192,7 +158,7 @@ nlohmann::json run_lbfgs_train(const train_options& o, optim::train_test loaded,
   result["samples_per_sec"]
       = seconds > 0 ? static_cast<double>(samples) / seconds : 0.0;
   result["portions"] = job->portions;
-  result["memory"] = o.memory;
+  result["memory"] = settings(o).memory;
   result["l2"] = l2_of(o);
   result["train_examples"] = n;
   bar.message("troupe train: " + result.value("stop_reason", std::string{}));

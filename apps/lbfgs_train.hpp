@@ -19,14 +19,6 @@ namespace troupe::apps {
 inline constexpr double lbfgs_default_l2 = 1e-4;
 inline constexpr std::uint64_t lbfgs_default_iterations = 100;
 
-/// Binds the lbfgs flags (--portions, --memory, --gradient-tolerance,
-/// --backups) to `o`.
-void add_lbfgs_options(option_parser& p, train_options& o);
-
-/// Checks the flags of `o.algo` = lbfgs (called by validate_cluster); throws
-/// usage_error naming the flag.
-void validate_lbfgs(const train_options& o);
-
 /// Builds the job of validated options on loaded, scaled data (here or on a
 /// node).
 cluster_job prepare_lbfgs_job(const train_options& o, optim::train_test data);

@@ -3,7 +3,11 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <map>
 
+#include <caf/config_option_set.hpp>
+
+#include "algos/registry.hpp"
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
@@ -12,6 +16,7 @@
 #include "apps/run_report.hpp"
 #include "apps/single_train.hpp"
 #include "optim/dataset.hpp"
+#include "optim/quote.hpp"
 
 namespace troupe::apps {
 
@@ -32,9 +37,6 @@ struct model_defaults {
   double lr_decay;
   double lr_step_epochs;
 };
-
-/// Downpour's default server rate (plain SGD) relative to the model's rate.
-constexpr double downpour_lr_factor = 4;
 
 constexpr model_defaults model_table[] = {
     {"mlp", 0.05, 10, 0.5, 2},
@@ -70,16 +72,36 @@ std::string per_model(double model_defaults::*field) {
 
 } // namespace
 
-void add_train_options(option_parser& p, train_options& o) {
-  p.add(o.algo, "algo",
-        "sgd (default: one worker, no actors) | downpour (asynchronous "
-        "parameter server) | sync (synchronous all-reduce over the shards) | "
-        "easgd (elastic averaging with a center on the shards) | lsgd "
-        "(multi-leader: pulls toward the best workers, no shards) | sgp "
-        "(push-sum gossip between the workers) | dssync (averaging in "
-        "shuffled groups) | shadow (background synchronization while the "
-        "workers never wait)")
-      .add(o.model, "model", "logreg | mlp | lenet (default mlp)")
+algos::algorithm& train_options::algorithm_ref() {
+  select_algorithm(*this);
+  return *algorithm;
+}
+
+const algos::algorithm& train_options::algorithm_ref() const {
+  if (!algorithm || algorithm->name() != algo)
+    throw std::logic_error("train_options: no algorithm selected for --algo="
+                           + algo);
+  return *algorithm;
+}
+
+void select_algorithm(train_options& o) {
+  if (o.algorithm && o.algorithm->name() == o.algo)
+    return;
+  if (!algos::has_algorithm(o.algo)) {
+    std::string names;
+    for (const auto& e : algos::registered_algorithms())
+      names += (names.empty() ? "" : ", ") + e.name;
+    auto name = optim::quote(o.algo); // quoted only if it needs to be
+    if (name == "'" + o.algo + "'")
+      name = o.algo;
+    throw usage_error("troupe train: unknown --algo=" + name
+                      + " (this build offers: " + names + ")");
+  }
+  o.algorithm = algos::make_algorithm(o.algo);
+}
+
+void add_job_flags(option_parser& p, algos::job_options& o) {
+  p.add(o.model, "model", "logreg | mlp | lenet (default mlp)")
       .add(o.data, "data",
            "fashion-mnist (default) | DIR of IDX files | libsvm FILE | "
            "synthetic-logreg")
@@ -119,117 +141,91 @@ void add_train_options(option_parser& p, train_options& o) {
       .add(o.eval_every, "eval-every",
            "epochs between test evaluations (default 0.25 with a target, else "
            "1)")
-      .add(o.progress, "progress",
-           "auto (bar on a terminal, else lines) | bar | lines | none")
-      .add(o.json, "json", "print one JSON object on the last stdout line")
-      .add(o.n_fetch, "n-fetch", "downpour: fetch parameters every N steps")
-      .add(o.n_push, "n-push",
-           "downpour: push the summed gradient every N steps (lower --lr "
-           "about N-fold)")
-      .add(o.staleness_bound, "staleness-bound",
-           "downpour: SSP bound s; a worker waits while it is more than s "
-           "steps ahead of the slowest (-1: none)")
-      .add(o.staleness_aware, "staleness-aware",
-           "downpour: divide each push's server rate by its staleness")
-      .add(o.warm_start_steps, "warm-start-steps",
-           "downpour: worker 0 trains alone for N steps first")
-      .add(o.server_optimizer, "server-optimizer",
-           "optimizer on the shards: sgd | momentum | nesterov | adagrad | "
-           "adam (sync: --optimizer; downpour: sgd, with --lr 4x the "
-           "model's default)")
-      .add(o.local_lr, "local-lr",
-           "downpour: replica rate between fetches (default: 0 with "
-           "--n-fetch=1, else --lr)")
-      .add(o.tau, "tau",
-           "easgd: steps between exchanges with the center; lsgd: steps per "
-           "worker between local rounds (default 4)")
-      .add(o.alpha, "alpha", "easgd: moving rate alpha (default 0.9 / workers)")
-      .add(o.easgd_momentum, "easgd-momentum",
-           "easgd: EAMSGD's Nesterov momentum delta (default 0; the paper "
-           "0.99 with a smaller --lr)")
-      .add(o.groups, "groups",
-           "lsgd: groups of workers with a leader each; shadow: syncers, "
-           "each over a block of workers (default: one per node in a "
-           "distributed job, else 1)")
-      .add(o.lambda, "lambda",
-           "lsgd: pull toward the group's leader, in [0, 1] (default 0.1)")
-      .add(o.lambda_g, "lambda-g",
-           "lsgd: pull toward the global leader, in [0, 1] (default 0.1)")
-      .add(o.tau_g, "tau-g",
-           "lsgd: steps per worker between global rounds (default 16)")
-      .add(o.score_window, "score-window",
-           "lsgd: recent losses averaged into the leader score (default: "
-           "--tau)")
-      .add(o.peers, "peers",
-           "sgp: out-peers per step on the exponential graph, 1 or 2 "
-           "(default 1)")
-      .add(o.overlap, "overlap",
-           "sgp: overlap SGP; a step waits only for in-peer shares more "
-           "than N steps old (default 0: every step's)")
-      .add(o.group_size, "group-size",
-           "dssync: workers per averaging group (default 2)")
-      .add(o.shadow, "shadow",
-           "shadow: the background synchronization, easgd | ma | bmuf "
-           "(default ma)")
-      .add(o.shadow_period, "shadow-period",
-           "shadow: seconds between two synchronization rounds (default 0: "
-           "back to back)")
-      .add(o.block_momentum, "block-momentum",
-           "shadow --shadow=bmuf: block momentum (default 1 - 1 / workers)")
-      .add(o.block_lr, "block-lr",
-           "shadow --shadow=bmuf: block learning rate (default 1)")
-      .add(o.compress, "compress",
-           "downpour, sync: compress the gradient pushes with error "
-           "feedback; sgp: the shares: adacomp | topk | onebit | none "
-           "(default none)")
-      .add(o.bin_fc, "bin-fc",
-           "adacomp: bin length of fully connected layers (default 500)")
-      .add(o.bin_conv, "bin-conv",
-           "adacomp: bin length of convolutional layers (default 50)")
-      .add(o.topk_fc, "topk-fc",
-           "topk: fraction of a fully connected layer sent (default 0.01)")
-      .add(o.topk_conv, "topk-conv",
-           "topk: fraction of a convolutional layer sent (default 0.01)")
-      .add(o.gossip_gamma, "gossip-gamma",
-           "sgp with --compress: consensus step in (0, 1]; each step moves "
-           "gamma / (peers + 1) of the model's public copy (default 0.5; "
-           "topk: 0.2)")
       .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
       .add(o.request_timeout, "request-timeout",
-           "seconds before an unanswered request fails the job (default 60)")
+           "seconds before an unanswered request fails the job (default 60)");
+}
+
+namespace {
+
+/// Which registered algorithms bind each flag (for refusals).
+std::map<std::string, std::vector<std::string>> flag_owners() {
+  std::map<std::string, std::vector<std::string>> owners;
+  for (const auto& e : algos::registered_algorithms()) {
+    caf::config_option_set set;
+    auto scratch = e.make();
+    scratch->bind(set);
+    for (const auto& opt : set) {
+      auto name = std::string{opt.long_name().data(), opt.long_name().size()};
+      owners[name].push_back(e.name);
+      owners[e.name + "." + name].push_back(e.name);
+    }
+  }
+  return owners;
+}
+
+/// "a, b and c".
+std::string joined(const std::vector<std::string>& xs) {
+  std::string out;
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == xs.size() ? " and " : ", ") + xs[i];
+  return out;
+}
+
+} // namespace
+
+void add_train_options(option_parser& p, train_options& o,
+                       const std::vector<std::string>& args) {
+  if (auto algo = p.peek(args, "algo"))
+    o.algo = *algo;
+  select_algorithm(o);
+  std::string algos_help;
+  for (const auto& e : algos::registered_algorithms())
+    algos_help += (algos_help.empty() ? "" : " | ") + e.name + " ("
+                  + e.make()->summary() + ")";
+  p.add(o.algo, "algo", algos_help);
+  add_job_flags(p, o);
+  p.add(o.progress, "progress",
+        "auto (bar on a terminal, else lines) | bar | lines | none")
+      .add(o.json, "json", "print one JSON object on the last stdout line")
       .add(o.listen, "listen",
            "HOST:PORT: run distributed, placing the roles on nodes that join "
            "here (troupe node --join=HOST:PORT); port 0 picks a free port")
       .add(o.expect, "expect", "with --listen: the number of nodes to wait for")
       .add(o.port_guard, "port-guard",
            "with --listen and no TLS: check every incoming frame before CAF "
-           "sees it (default true; false only to measure what it costs)");
-  p.add(o.monitor, "monitor",
-        "HOST:PORT: serve /metrics (Prometheus) and /api/series while "
-        "training (port 0: any free port; 127.0.0.1 keeps it local)")
+           "sees it (default true; false only to measure what it costs)")
+      .add(o.monitor, "monitor",
+           "HOST:PORT: serve /metrics (Prometheus) and /api/series while "
+           "training (port 0: any free port; 127.0.0.1 keeps it local)")
       .add(o.monitor_token, "monitor-token",
            "with --monitor: require `Authorization: Bearer TOKEN`")
       .add(o.report, "report",
            "DIR: write train.csv, evaluations.csv, result.json and curves.svg "
            "when the run ends");
   add_link_options(p, o.link);
-  add_lbfgs_options(p, o);
+  o.algorithm->bind(p.options());
+  p.group_titles[o.algo]
+      = "options of --algo=" + o.algo + " (" + o.algorithm->summary() + ")";
+  p.help_footer = "\nEach algorithm has options of its own: troupe train "
+                  "--algo=NAME --help lists them.\n";
+  auto chosen = o.algo;
+  p.explain_unknown = [chosen](const std::string& name) -> std::string {
+    auto owners = flag_owners();
+    auto it = owners.find(name);
+    if (it == owners.end())
+      return {};
+    return "--" + name + " applies to " + joined(it->second)
+           + ", not to --algo=" + chosen;
+  };
 }
 
 namespace {
 
 void validate(train_options& o) {
-  if (o.algo != "sgd" && !is_cluster_algo(o.algo))
-    throw usage_error("troupe train: unknown --algo=" + o.algo
-                      + " (this build offers: sgd, downpour, sync, easgd, "
-                        "lsgd, sgp, dssync, shadow, lbfgs)");
-  if (is_cluster_algo(o.algo))
-    validate_cluster(o);
-  else if (o.workers != 1 || o.shards != 1)
-    throw usage_error("troupe train: --algo=sgd trains one worker without "
-                      "parameter shards; got --workers="
-                      + std::to_string(o.workers)
-                      + " --shards=" + std::to_string(o.shards));
+  select_algorithm(o);
+  auto& algo = *o.algorithm;
+  validate_algorithm(o);
   auto positive = [](double x, const char* name) {
     if (!(x > 0) || !std::isfinite(x))
       throw usage_error(std::string{"troupe train: --"} + name
@@ -242,18 +238,20 @@ void validate(train_options& o) {
   };
   if (o.batch == 0)
     throw usage_error("troupe train: --batch must be at least 1");
+  bool actors = algo.run_by() != algos::runner::single_loop;
+  auto needs_actors = [&](const char* flag, const char* what) {
+    throw usage_error(std::string{"troupe train: --"} + flag + " " + what
+                      + " the actor algorithms, not --algo=" + o.algo
+                      + " (one worker without actors)");
+  };
   if (!o.report.empty()) {
-    if (!is_cluster_algo(o.algo))
-      throw usage_error("troupe train: --report records the actor algorithms "
-                        "(downpour, sync, easgd, lsgd), not --algo="
-                        + o.algo);
+    if (!actors)
+      needs_actors("report", "records");
     check_report_dir(o.report);
   }
   if (!o.monitor.empty()) {
-    if (!is_cluster_algo(o.algo))
-      throw usage_error("troupe train: --monitor watches the actor algorithms "
-                        "(downpour, sync, easgd, lsgd), not --algo="
-                        + o.algo);
+    if (!actors)
+      needs_actors("monitor", "watches");
     try {
       net::parse_endpoint(o.monitor, "--monitor");
     } catch (const std::invalid_argument& e) {
@@ -261,10 +259,8 @@ void validate(train_options& o) {
     }
   }
   if (!o.listen.empty()) {
-    if (!is_cluster_algo(o.algo))
-      throw usage_error("troupe train: --listen runs the actor algorithms "
-                        "(downpour, sync, easgd, lsgd), not --algo="
-                        + o.algo);
+    if (!actors)
+      needs_actors("listen", "runs");
     if (o.expect == 0)
       throw usage_error("troupe train: --listen needs --expect=M, the number "
                         "of nodes to wait for");
@@ -277,31 +273,13 @@ void validate(train_options& o) {
   } else if (o.expect > 0) {
     throw usage_error("troupe train: --expect needs --listen=HOST:PORT");
   }
-  if (o.algo == "lbfgs")
-    return; // no rates, epochs or evaluations: validate_lbfgs checked it
+  if (algo.run_by() == algos::runner::own_driver)
+    return; // no rates, epochs or evaluations: its own checks covered it
   const auto& d = defaults_for(o.model);
-  if (o.algo == "downpour" && o.server_optimizer.empty()) {
-    // Asynchrony acts like extra momentum (staleness ~ workers - 1), so the
-    // shards default to plain SGD at a larger rate: on mlp with 2 workers
-    // 1.8 s to 0.88 against 2.2 s with momentum 0.9 (docs/benchmarks.md).
-    o.server_optimizer = "sgd";
-    if (o.lr == 0)
-      o.lr = downpour_lr_factor * d.lr;
-  }
-  if (o.algo == "easgd" && o.lr == 0 && o.easgd_momentum == 0)
-    o.lr = downpour_lr_factor * d.lr; // plain SGD steps, as downpour's
-  // LSGD's workers default to the authors' local optimizer: Nesterov
-  // momentum 0.9 with weight decay 1e-4 (on lenet with 2 groups of 2 it
-  // reached 0.90, plain momentum without decay stopped at 0.898).
-  // SGP's job scripts use the same (Nesterov 0.9, weight decay 1e-4); the
-  // other decentralized algorithms follow.
-  bool decentralized = o.algo == "lsgd" || is_decentral_algo(o.algo);
-  if (o.optimizer.empty())
-    o.optimizer = decentralized ? "nesterov" : "momentum";
   if (o.weight_decay < 0 && o.weight_decay != -1)
     throw usage_error("troupe train: --weight-decay must be zero or positive");
-  if (o.weight_decay == -1)
-    o.weight_decay = decentralized ? 1e-4 : 0;
+  // The algorithm's defaults: its rate, optimizer and weight decay.
+  algo.resolve(o, d.lr);
   if (o.lr == 0)
     o.lr = d.lr;
   if (o.epochs == 0)
@@ -339,21 +317,22 @@ nlohmann::json run_train(train_options o) {
   auto load_seconds = seconds_since(t_load);
   auto name = data.train.name;
   progress bar{style, o.algo + "/" + o.model};
-  auto result = o.algo == "lbfgs" ? run_lbfgs_train(o, std::move(data), bar)
-                : is_cluster_algo(o.algo) ? run_cluster(o, std::move(data), bar)
-                                          : run_single(o, data, bar);
+  auto runner = o.algorithm->run_by();
+  auto result = runner == algos::runner::own_driver
+                    ? run_lbfgs_train(o, std::move(data), bar)
+                : runner == algos::runner::coordinator
+                    ? run_cluster(o, std::move(data), bar)
+                    : run_single(o, data, bar);
   result["algo"] = o.algo;
   result["model"] = o.model;
   result["data"] = name;
   result["workers"] = o.workers;
-  result["shards"] = o.algo == "lsgd" || o.algo == "sgp" || o.algo == "dssync"
-                             || (o.algo == "shadow" && o.shadow != "easgd")
-                         ? 0
-                         : o.shards;
+  result["shards"] = o.algorithm->uses_shards(o) ? o.shards : 0;
   result["batch"] = o.batch;
-  result["lr"] = o.algo == "lbfgs" ? nlohmann::json(nullptr)
-                                   : nlohmann::json(o.lr); // line search
-  result["optimizer"] = o.algo == "lbfgs" ? "lbfgs" : o.optimizer;
+  // An algorithm that ignores --lr finds its own step (a line search).
+  auto own_step = runner == algos::runner::own_driver;
+  result["lr"] = own_step ? nlohmann::json(nullptr) : nlohmann::json(o.lr);
+  result["optimizer"] = own_step ? o.algo : o.optimizer;
   result["seed"] = o.seed;
   result["target_accuracy"] = o.target_accuracy > 0
                                   ? nlohmann::json(o.target_accuracy)
@@ -367,10 +346,11 @@ nlohmann::json run_train(train_options o) {
 int train_main(const std::vector<std::string>& args) {
   train_options opts;
   option_parser parser{"troupe train"};
-  add_train_options(parser, opts);
   try {
+    add_train_options(parser, opts, args);
     if (!parser.parse(args))
       return 0;
+    opts.given = parser.given();
   } catch (const usage_error& e) {
     std::cerr << e.what() << '\n';
     return 2;

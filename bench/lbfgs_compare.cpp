@@ -31,6 +31,8 @@
 
 #include "actors/job.hpp"
 #include "actors/lbfgs_driver.hpp"
+#include "algos/downpour/downpour.hpp"
+#include "algos/sandblaster/sandblaster.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
 #include "apps/lbfgs_train.hpp"
@@ -123,7 +125,8 @@ nlohmann::json run_downpour(const settings& s, const optim::train_test& data,
   o.workers = s.workers;
   o.shards = s.shards;
   o.seed = s.seed;
-  o.server_optimizer = "adagrad";
+  troupe::apps::algorithm_options<troupe::algos::downpour>(o).server_optimizer
+      = "adagrad";
   o.optimizer = "sgd";
   o.lr = lr;
   o.weight_decay = s.l2;
@@ -183,7 +186,9 @@ nlohmann::json compare(const settings& s, const std::string& name,
   // f*: L-BFGS to a gradient norm of 1e-7 (or --reference-iterations);
   // how much its second half still gained bounds how far f* may be off.
   auto o = lbfgs_options(s, name);
-  o.gradient_tolerance = 1e-7;
+  troupe::apps::algorithm_options<troupe::algos::sandblaster>(o)
+      .gradient_tolerance
+      = 1e-7;
   o.max_steps = s.reference_iterations;
   apps::progress quiet{apps::progress_style::none, ""};
   auto ref = apps::run_lbfgs_train(o, data, quiet);
@@ -257,8 +262,11 @@ nlohmann::json backups(const settings& s, const optim::train_test& data) {
   for (std::uint64_t portions : {std::uint64_t{0}, 2 * s.workers}) {
     auto o = lbfgs_options(s, "fashion-mnist");
     o.max_steps = s.slow_iterations;
-    o.gradient_tolerance = 0;
-    o.portions = portions;
+    troupe::apps::algorithm_options<troupe::algos::sandblaster>(o)
+        .gradient_tolerance
+        = 0;
+    troupe::apps::algorithm_options<troupe::algos::sandblaster>(o).portions
+        = portions;
     auto prepared = apps::prepare_lbfgs_job(o, data);
     nlohmann::json out{{"slow_worker_factor", 4},
                        {"workers", s.workers},

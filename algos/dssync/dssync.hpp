@@ -5,12 +5,23 @@
 
 #pragma once
 
-#include "actors/algorithm.hpp"
+#include "algos/algorithm.hpp"
 
 namespace troupe::algos {
 
-class dssync : public actors::algorithm {
+class dssync : public algorithm {
 public:
+  // -- options (algos/algorithm.hpp) --
+  std::string summary() const override;
+  std::shared_ptr<algorithm> clone() const override;
+  void bind(caf::config_option_set& set) override;
+  void check_flags(const job_options& o,
+                   const std::set<std::string>& given) const override;
+  void resolve(job_options& o, double model_lr) const override;
+  void build(job_build& b) const override;
+  bool uses_shards(const job_options& o) const override;
+
+  // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
   actors::shard_plan plan(const actors::job_config& job) const override;
   void check(const actors::job_config& job) const override;
@@ -23,6 +34,9 @@ public:
               nlohmann::json& out) const override;
   void report_worker(const messages::worker_stats& stats,
                      nlohmann::json& out) const override;
+
+  // -- its flags --
+  std::uint64_t group_size = 2; ///< workers per averaging group
 };
 
 } // namespace troupe::algos

@@ -4,12 +4,22 @@
 
 #pragma once
 
-#include "actors/algorithm.hpp"
+#include "algos/algorithm.hpp"
 
 namespace troupe::algos {
 
-class easgd : public actors::algorithm {
+class easgd : public algorithm {
 public:
+  // -- options (algos/algorithm.hpp) --
+  std::string summary() const override;
+  std::shared_ptr<algorithm> clone() const override;
+  void bind(caf::config_option_set& set) override;
+  void check_flags(const job_options& o,
+                   const std::set<std::string>& given) const override;
+  void resolve(job_options& o, double model_lr) const override;
+  void build(job_build& b) const override;
+
+  // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
   actors::shard_plan plan(const actors::job_config& job) const override;
   void check(const actors::job_config& job) const override;
@@ -20,6 +30,11 @@ public:
                         std::vector<actors::shard_ref> shards) const override;
   void report(const actors::coordinator_state& st,
               nlohmann::json& out) const override;
+
+  // -- its flags --
+  std::uint64_t tau = 4;     ///< steps between exchanges with the center
+  double alpha = 0;          ///< moving rate (0: 0.9 / workers)
+  double easgd_momentum = 0; ///< EAMSGD's delta (0: plain EASGD)
 };
 
 /// EASGD's moving rate: job.easgd.alpha, or 0.9 / workers if unset.

@@ -6,12 +6,23 @@
 
 #pragma once
 
-#include "actors/algorithm.hpp"
+#include "algos/algorithm.hpp"
 
 namespace troupe::algos {
 
-class lsgd : public actors::algorithm {
+class lsgd : public algorithm {
 public:
+  // -- options (algos/algorithm.hpp) --
+  std::string summary() const override;
+  std::shared_ptr<algorithm> clone() const override;
+  void bind(caf::config_option_set& set) override;
+  void check_flags(const job_options& o,
+                   const std::set<std::string>& given) const override;
+  void resolve(job_options& o, double model_lr) const override;
+  void build(job_build& b) const override;
+  bool uses_shards(const job_options& o) const override;
+
+  // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
   actors::shard_plan plan(const actors::job_config& job) const override;
   void check(const actors::job_config& job) const override;
@@ -25,6 +36,14 @@ public:
               nlohmann::json& out) const override;
   void report_worker(const messages::worker_stats& stats,
                      nlohmann::json& out) const override;
+
+  // -- its flags --
+  std::uint64_t tau = 4;          ///< steps per worker between local rounds
+  std::uint64_t groups = 0;       ///< groups (0: one per node, or one)
+  double lambda = 0.1;            ///< local pull strength
+  double lambda_g = 0.1;          ///< global pull strength
+  std::uint64_t tau_g = 16;       ///< steps between global rounds
+  std::uint64_t score_window = 0; ///< losses in the score (0: tau)
 };
 
 } // namespace troupe::algos

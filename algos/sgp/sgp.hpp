@@ -5,13 +5,25 @@
 
 #pragma once
 
-#include "actors/algorithm.hpp"
 #include "actors/comm_policy.hpp"
+#include "algos/algorithm.hpp"
+#include "algos/compression_flags.hpp"
 
 namespace troupe::algos {
 
-class sgp : public actors::algorithm {
+class sgp : public algorithm {
 public:
+  // -- options (algos/algorithm.hpp) --
+  std::string summary() const override;
+  std::shared_ptr<algorithm> clone() const override;
+  void bind(caf::config_option_set& set) override;
+  void check_flags(const job_options& o,
+                   const std::set<std::string>& given) const override;
+  void resolve(job_options& o, double model_lr) const override;
+  void build(job_build& b) const override;
+  bool uses_shards(const job_options& o) const override;
+
+  // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
   actors::shard_plan plan(const actors::job_config& job) const override;
   void check(const actors::job_config& job) const override;
@@ -26,6 +38,12 @@ public:
               nlohmann::json& out) const override;
   void report_worker(const messages::worker_stats& stats,
                      nlohmann::json& out) const override;
+
+  // -- its flags --
+  std::uint64_t peers = 1;   ///< out-peers per step (1 or 2)
+  std::uint64_t overlap = 0; ///< bound on in-peer staleness
+  double gossip_gamma = 0.5; ///< consensus step with compression
+  compression_flags compression_settings;
 };
 
 /// The peer options of a job's workers (SGP, DS-Sync): the job's peer

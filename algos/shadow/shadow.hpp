@@ -5,12 +5,23 @@
 
 #pragma once
 
-#include "actors/algorithm.hpp"
+#include "algos/algorithm.hpp"
 
 namespace troupe::algos {
 
-class shadow : public actors::algorithm {
+class shadow : public algorithm {
 public:
+  // -- options (algos/algorithm.hpp) --
+  std::string summary() const override;
+  std::shared_ptr<algorithm> clone() const override;
+  void bind(caf::config_option_set& set) override;
+  void check_flags(const job_options& o,
+                   const std::set<std::string>& given) const override;
+  void resolve(job_options& o, double model_lr) const override;
+  void build(job_build& b) const override;
+  bool uses_shards(const job_options& o) const override;
+
+  // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
   /// A center on the shards with --shadow=easgd, else none.
   actors::shard_plan plan(const actors::job_config& job) const override;
@@ -25,6 +36,14 @@ public:
   start(const actors::job_config& job) const override;
   void report_worker(const messages::worker_stats& stats,
                      nlohmann::json& out) const override;
+
+  // -- its flags --
+  std::string mode = "ma";    ///< easgd | ma | bmuf
+  double period = 0;          ///< seconds between rounds
+  double alpha = 0;           ///< easgd: moving rate (0: 0.9 / workers)
+  double block_momentum = -1; ///< bmuf eta_b (-1: 1 - 1 / workers)
+  double block_lr = 1;        ///< bmuf zeta
+  std::uint64_t groups = 0;   ///< syncers (0: one per node, or one)
 };
 
 } // namespace troupe::algos

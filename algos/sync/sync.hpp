@@ -4,12 +4,24 @@
 
 #pragma once
 
-#include "actors/algorithm.hpp"
+#include "algos/algorithm.hpp"
+#include "algos/compression_flags.hpp"
 
 namespace troupe::algos {
 
-class sync : public actors::algorithm {
+class sync : public algorithm {
 public:
+  // -- options (algos/algorithm.hpp) --
+  std::string summary() const override;
+  std::shared_ptr<algorithm> clone() const override;
+  void bind(caf::config_option_set& set) override;
+  void check_flags(const job_options& o,
+                   const std::set<std::string>& given) const override;
+  void resolve(job_options& o, double model_lr) const override;
+  void build(job_build& b) const override;
+  data_layout layout() const noexcept override;
+
+  // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
   actors::shard_plan plan(const actors::job_config& job) const override;
   void configure_worker(const actors::job_config& job,
@@ -19,6 +31,10 @@ public:
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
   const optim::compress_options*
   compression(const actors::job_config& job) const noexcept override;
+
+  // -- its flags --
+  std::string server_optimizer; ///< empty: --optimizer
+  compression_flags compression_settings;
 };
 
 } // namespace troupe::algos

@@ -6,6 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "algos/downpour/downpour.hpp"
+#include "algos/easgd/easgd.hpp"
+#include "algos/lsgd/lsgd.hpp"
+#include "algos/sgp/sgp.hpp"
+#include "algos/shadow/shadow.hpp"
 #include "apps/train_command.hpp"
 #include "capture.hpp"
 
@@ -139,7 +144,8 @@ TEST_CASE("sync: the same seed gives the same parameters") {
 
 TEST_CASE("downpour reports staleness, traffic and an SSP bound") {
   auto o = quick("downpour", 3);
-  o.staleness_bound = 1;
+  troupe::apps::algorithm_options<troupe::algos::downpour>(o).staleness_bound
+      = 1;
   o.max_steps = 60;
   std::cout << "downpour ssp: seed " << o.seed << std::endl;
   auto j = run_train(o);
@@ -157,7 +163,7 @@ TEST_CASE("downpour reports staleness, traffic and an SSP bound") {
 TEST_CASE("lsgd: groups elect leaders, workers pull, the JSON reports it") {
   auto o = quick("lsgd", 4);
   o.shards = 1; // the default; lsgd runs without shards
-  o.groups = 2;
+  troupe::apps::algorithm_options<troupe::algos::lsgd>(o).groups = 2;
   o.max_steps = 64;
   std::cout << "lsgd: seed " << o.seed << std::endl;
   auto j = run_train(o);
@@ -183,7 +189,7 @@ TEST_CASE("lsgd: groups elect leaders, workers pull, the JSON reports it") {
 
 TEST_CASE("easgd: the center is evaluated, exchanges every tau steps") {
   auto o = quick("easgd", 2);
-  o.tau = 4;
+  troupe::apps::algorithm_options<troupe::algos::easgd>(o).tau = 4;
   std::cout << "easgd: seed " << o.seed << std::endl;
   auto j = run_train(o);
   INFO(j.dump());
@@ -216,8 +222,8 @@ TEST_CASE("sgp and shadow run from the command line and report their "
           "exchanges") {
   auto o = quick("sgp", 4);
   o.shards = 1;
-  o.peers = 2;
-  o.overlap = 1;
+  troupe::apps::algorithm_options<troupe::algos::sgp>(o).peers = 2;
+  troupe::apps::algorithm_options<troupe::algos::sgp>(o).overlap = 1;
   std::cout << "sgp cli: seed " << o.seed << std::endl;
   auto j = run_train(o);
   INFO(j.dump().substr(0, 2000));
@@ -231,10 +237,11 @@ TEST_CASE("sgp and shadow run from the command line and report their "
   for (std::string mode : {"ma", "bmuf", "easgd"}) {
     auto s = quick("shadow", 4);
     s.shards = 1;
-    s.shadow = mode;
+    auto& shadow = troupe::apps::algorithm_options<troupe::algos::shadow>(s);
+    shadow.mode = mode;
     s.max_steps = 100;
     if (mode == "bmuf")
-      s.groups = 2;
+      shadow.groups = 2;
     std::cout << "shadow cli " << mode << ": seed " << s.seed << std::endl;
     auto r = run_train(s);
     INFO(r.dump().substr(0, 2000));
@@ -253,7 +260,9 @@ TEST_CASE("downpour with --compress=adacomp reports its ratio per layer "
           "kind on lenet") {
   auto o = quick("downpour", 2);
   o.model = "lenet";
-  o.compress = "adacomp";
+  troupe::apps::algorithm_options<troupe::algos::downpour>(o)
+      .compression_settings.compress
+      = "adacomp";
   o.max_steps = 30;
   std::cout << "adacomp cli: seed " << o.seed << std::endl;
   auto j = run_train(o);

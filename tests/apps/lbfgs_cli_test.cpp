@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "algos/sandblaster/sandblaster.hpp"
 #include "apps/data_source.hpp"
 #include "apps/lbfgs_train.hpp"
 #include "apps/train_command.hpp"
@@ -91,7 +92,8 @@ TEST_CASE("lbfgs on LOGREG reaches the serial reference's objective for "
     o.seed = seed;
     o.shards = c.shards;
     o.workers = c.workers;
-    o.portions = c.portions;
+    troupe::apps::algorithm_options<troupe::algos::sandblaster>(o).portions
+        = c.portions;
     o.max_steps = 40;
     o.progress = "none";
     auto r = apps::run_train(o);
@@ -123,11 +125,12 @@ TEST_CASE("lbfgs without backups reaches the same point; a time limit "
   o.data = "synthetic-logreg";
   o.workers = 3;
   o.shards = 2;
-  o.portions = 9;
+  troupe::apps::algorithm_options<troupe::algos::sandblaster>(o).portions = 9;
   o.max_steps = 15;
   o.progress = "none";
   auto with = apps::run_train(o);
-  o.backups = false;
+  troupe::apps::algorithm_options<troupe::algos::sandblaster>(o).backups
+      = false;
   auto without = apps::run_train(o);
   REQUIRE_FALSE(with.contains("error"));
   REQUIRE_FALSE(without.contains("error"));
@@ -138,7 +141,9 @@ TEST_CASE("lbfgs without backups reaches the same point; a time limit "
   o.data = "fashion-mnist";
   o.train_examples = 2000;
   o.max_steps = 100000;
-  o.gradient_tolerance = 0;
+  troupe::apps::algorithm_options<troupe::algos::sandblaster>(o)
+      .gradient_tolerance
+      = 0;
   o.max_seconds = 1;
   auto timed = apps::run_train(o);
   INFO(timed["stop_reason"]);

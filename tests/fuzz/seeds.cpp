@@ -17,6 +17,7 @@
 #include <caf/make_message.hpp>
 #include <zlib.h>
 
+#include "algos/downpour/downpour.hpp"
 #include "apps/train_command.hpp"
 #include "messages/atoms.hpp"
 #include "messages/compressed.hpp"
@@ -130,7 +131,9 @@ void file_seeds() {
   put("job_spec", "default", apps::to_spec(o));
   o.algo = "downpour";
   o.workers = 4;
-  o.compress = "topk";
+  troupe::apps::algorithm_options<troupe::algos::downpour>(o)
+      .compression_settings.compress
+      = "topk";
   o.lr = 0.05;
   put("job_spec", "downpour", apps::to_spec(o));
   put("config", "basic",

@@ -1,0 +1,106 @@
+// An algorithm as the command line, the job spec and the job builder see
+// it: the runtime half (actors/algorithm.hpp) plus its own options. One
+// object holds the algorithm's option values; bind() exposes them as flags.
+//
+// Flags live under the algorithm's own group: an option bound with category
+// "?easgd" is `--tau` as well as `--easgd.tau` (CAF's flat CLI names), and
+// `troupe train --help` lists it under easgd. Only the chosen algorithm's
+// flags are bound; a flag of another algorithm is refused by name.
+
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <caf/fwd.hpp>
+
+#include "actors/algorithm.hpp"
+#include "algos/job_options.hpp"
+#include "optim/range_table.hpp"
+#include "optim/schedule.hpp"
+
+namespace troupe::algos {
+
+/// How the workers see the training data.
+enum class data_layout {
+  parts,         ///< each worker its own part (iid), its own batches
+  shared_stream, ///< one stream of global batches, split among the workers
+};
+
+/// Who runs a job of the algorithm.
+enum class runner {
+  coordinator, ///< the job coordinator (actors/coordinator.hpp)
+  own_driver,  ///< the algorithm itself (actors::algorithm::run)
+  single_loop, ///< one worker's training loop in this process, no actors
+};
+
+/// What an algorithm's build step reads and fills.
+struct job_build {
+  const job_options& options;
+  actors::job_config& job;
+  /// Training examples used.
+  std::size_t examples = 0;
+  /// Batches per worker per epoch (shared stream: global batches).
+  std::size_t batches_per_epoch = 0;
+  /// Batches of the whole training set per epoch.
+  std::size_t batches = 0;
+  std::uint64_t steps_per_worker = 0;
+  /// The model's layers (compression picks its settings per layer kind).
+  std::vector<optim::named_range> layers;
+
+  /// The job's rate schedule counted in server updates, `per_epoch` of
+  /// them per epoch.
+  optim::schedule_options server_schedule(double per_epoch) const;
+
+  /// The workers' own rate schedule, counted in their own steps.
+  optim::schedule_options local_schedule() const;
+};
+
+class algorithm : public actors::algorithm {
+public:
+  /// One line for --help.
+  virtual std::string summary() const = 0;
+
+  /// A fresh copy with the same option values.
+  virtual std::shared_ptr<algorithm> clone() const = 0;
+
+  /// Binds the algorithm's flags to its members, category "?" + name().
+  virtual void bind(caf::config_option_set& set);
+
+  /// Checks the algorithm's flags that were given (`given`: their names
+  /// without the group) against the job's options; throws
+  /// std::invalid_argument naming the flag.
+  virtual void check_flags(const job_options& o,
+                           const std::set<std::string>& given) const;
+
+  /// Fills in the job's defaults that depend on the algorithm (its rate
+  /// and optimizer), given the model's default rate; before the common
+  /// checks.
+  virtual void resolve(job_options& o, double model_lr) const;
+
+  /// Common flags that do not apply to the algorithm (names); given, they
+  /// are refused.
+  virtual std::vector<std::string> ignored_flags() const;
+
+  /// How the workers see the training data.
+  virtual data_layout layout() const noexcept;
+
+  /// Who runs its jobs.
+  virtual runner run_by() const noexcept;
+
+  /// Whether the job has parameter shards (--shards applies).
+  virtual bool uses_shards(const job_options& o) const;
+
+  /// Fills in the algorithm's part of the job (called after resolve and
+  /// the checks).
+  virtual void build(job_build& b) const;
+};
+
+/// An algorithm with its options, owned by the job being configured.
+using algorithm_handle = std::shared_ptr<algorithm>;
+
+} // namespace troupe::algos

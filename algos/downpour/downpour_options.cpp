@@ -1,0 +1,96 @@
+// Downpour's flags, their checks and its part of a job.
+
+#include <stdexcept>
+
+#include <caf/config_option_set.hpp>
+
+#include "actors/coordinator.hpp"
+#include "algos/downpour/downpour.hpp"
+#include "algos/server_settings.hpp"
+
+namespace troupe::algos {
+
+namespace {
+
+/// Downpour's default server rate (plain SGD) relative to the model's rate:
+/// asynchrony acts like extra momentum (staleness ~ workers - 1), so the
+/// shards default to plain SGD at a larger rate (on mlp with 2 workers
+/// 1.8 s to 0.88 against 2.2 s with momentum 0.9, docs/benchmarks.md).
+constexpr double lr_factor = 4;
+
+} // namespace
+
+std::string downpour::summary() const {
+  return "asynchronous parameter server";
+}
+
+std::shared_ptr<algorithm> downpour::clone() const {
+  return std::make_shared<downpour>(*this);
+}
+
+void downpour::bind(caf::config_option_set& set) {
+  caf::string_view g = "?downpour";
+  set.add(n_fetch, g, "n-fetch", "fetch parameters every N steps")
+      .add(n_push, g, "n-push",
+           "push the summed gradient every N steps (lower --lr about N-fold)")
+      .add(staleness_bound, g, "staleness-bound",
+           "SSP bound s; a worker waits while it is more than s steps ahead "
+           "of the slowest (-1: none)")
+      .add(staleness_aware, g, "staleness-aware",
+           "divide each push's server rate by its staleness")
+      .add(warm_start_steps, g, "warm-start-steps",
+           "worker 0 trains alone for N steps first")
+      .add(server_optimizer, g, "server-optimizer",
+           "optimizer on the shards: sgd (default, with --lr 4x the model's "
+           "default) | momentum | nesterov | adagrad | adam")
+      .add(local_lr, g, "local-lr",
+           "replica rate between fetches (default: 0 with --n-fetch=1, else "
+           "--lr)");
+  compression_settings.bind(set, g, "the gradient pushes");
+}
+
+void downpour::check_flags(const job_options&,
+                           const std::set<std::string>& given) const {
+  auto fail
+      = [](const std::string& what) { throw std::invalid_argument(what); };
+  if (n_fetch < 1 || n_push < 1)
+    fail("--n-fetch and --n-push must be at least 1");
+  if (staleness_bound < -1)
+    fail("--staleness-bound must be -1 (none) or at least 0");
+  if (staleness_bound >= 0 && (n_push != 1 || n_fetch != 1))
+    fail("under --staleness-bound a worker's clock advances with every push "
+         "and fetch; --n-fetch and --n-push must be 1");
+  check_server_optimizer(server_optimizer);
+  compression_settings.check(given);
+}
+
+void downpour::resolve(job_options& o, double model_lr) const {
+  algorithm::resolve(o, model_lr);
+  if (server_optimizer.empty() && o.lr == 0)
+    o.lr = lr_factor * model_lr;
+}
+
+void downpour::build(job_build& b) const {
+  const auto& o = b.options;
+  auto& job = b.job;
+  job.warm_start_steps = warm_start_steps;
+  if (staleness_bound >= 0)
+    job.staleness_bound = static_cast<std::uint64_t>(staleness_bound);
+  job.policy.compress = compression_settings.options();
+  job.policy.layers = b.layers;
+  job.policy.n_fetch = n_fetch;
+  job.policy.n_push = n_push;
+  job.policy.local_optimizer.name = "sgd";
+  job.policy.local_lr = local_lr >= 0 ? local_lr : (n_fetch > 1 ? o.lr : 0.0);
+  job.server.optimizer.name
+      = server_optimizer.empty() ? "sgd" : server_optimizer;
+  // One server update per push interval of any worker.
+  job.server.lr_schedule = b.server_schedule(static_cast<double>(b.batches)
+                                             / static_cast<double>(n_push));
+  job.server.staleness_aware = staleness_aware;
+  // A worker that computes several steps in a row gets a thread of its own
+  // (actors/coordinator.hpp, detached_workers).
+  job.detached_workers = n_fetch > 1;
+}
+
+} // namespace troupe::algos

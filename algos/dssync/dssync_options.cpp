@@ -1,0 +1,49 @@
+// DS-Sync's flags, their checks and its part of a job.
+
+#include <stdexcept>
+
+#include <caf/config_option_set.hpp>
+
+#include "actors/coordinator.hpp"
+#include "algos/dssync/dssync.hpp"
+#include "algos/local_steps.hpp"
+
+namespace troupe::algos {
+
+std::string dssync::summary() const {
+  return "averaging in shuffled groups";
+}
+
+std::shared_ptr<algorithm> dssync::clone() const {
+  return std::make_shared<dssync>(*this);
+}
+
+void dssync::bind(caf::config_option_set& set) {
+  set.add(group_size, "?dssync", "group-size",
+          "workers per averaging group (default 2)");
+}
+
+void dssync::check_flags(const job_options&,
+                         const std::set<std::string>&) const {
+  if (group_size < 2 || group_size > 4096)
+    throw std::invalid_argument("--group-size must be in [2, 4096]");
+}
+
+void dssync::resolve(job_options& o, double model_lr) const {
+  decentralized_defaults(o);
+  algorithm::resolve(o, model_lr);
+}
+
+bool dssync::uses_shards(const job_options&) const {
+  return false;
+}
+
+void dssync::build(job_build& b) const {
+  auto& job = b.job;
+  set_local_steps(b);
+  job.peer.group_size = static_cast<std::uint32_t>(group_size);
+  job.peer.seed = b.options.seed;
+  job.shards = 0;
+}
+
+} // namespace troupe::algos

@@ -1,0 +1,21 @@
+#include "algos/server_settings.hpp"
+
+#include <stdexcept>
+
+#include "optim/optimizer.hpp"
+
+namespace troupe::algos {
+
+void check_server_optimizer(const std::string& name) {
+  if (name.empty())
+    return;
+  optim::optimizer_options opt;
+  opt.name = name;
+  try {
+    optim::make_optimizer<float>(opt, 1);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string{"--server-optimizer: "} + e.what());
+  }
+}
+
+} // namespace troupe::algos

@@ -1,0 +1,14 @@
+// What the parameter-server algorithms (Downpour, sync) share: the check of
+// their --server-optimizer.
+
+#pragma once
+
+#include <string>
+
+namespace troupe::algos {
+
+/// Throws std::invalid_argument naming --server-optimizer if `name` is not
+/// empty and not an optimizer.
+void check_server_optimizer(const std::string& name);
+
+} // namespace troupe::algos
