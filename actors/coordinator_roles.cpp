@@ -101,7 +101,7 @@ void spawn_leaders(coordinator_ptr self) {
     for (std::uint32_t w = 0; w < c.workers; ++w)
       if (group_of[w] == g) {
         gc.ids.push_back(w);
-        gc.members.push_back(st.workers[w]);
+        gc.members.push_back(caf::actor_cast<lsgd_member_actor>(st.workers[w]));
       }
     gc.lambda = c.lsgd.lambda;
     gc.timeout = c.request_timeout;
@@ -112,7 +112,8 @@ void spawn_leaders(coordinator_ptr self) {
   leader_board_config bc;
   bc.opts = c.lsgd;
   bc.opts.groups = groups;
-  bc.workers = st.workers;
+  for (auto& w : st.workers)
+    bc.workers.push_back(caf::actor_cast<lsgd_member_actor>(w));
   bc.groups = st.group_leaders;
   bc.timeout = c.request_timeout;
   bc.record = st.leaders;

@@ -35,7 +35,8 @@ shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
                                       std::vector<shard_ref> shards) {
   shadow_syncer_config sc;
   sc.index = g;
-  sc.members = std::move(members);
+  for (auto& m : members)
+    sc.members.push_back(caf::actor_cast<shadow_member_actor>(m));
   sc.shards = std::move(shards);
   sc.opts = job.shadow;
   sc.workers = job.workers;
@@ -163,16 +164,16 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
     wc.yield_steps = true;
   } else if (job.algo == "lsgd") {
     wc.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
-                      sched = job.local_schedule](std::size_t params) {
-      return make_local_policy(opt, lr, params, sched);
+                      sched = job.local_schedule,
+                      window = job.lsgd.score_window](std::size_t params) {
+      return make_lsgd_policy(opt, lr, params, sched, window);
     };
-    wc.score_window = job.lsgd.score_window;
     wc.yield_steps = true;
   } else if (job.algo == "shadow") {
     // Local steps that never wait; the syncer corrects in the background.
     wc.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
                       sched = job.local_schedule](std::size_t params) {
-      return make_local_policy(opt, lr, params, sched);
+      return make_shadow_policy(opt, lr, params, sched);
     };
     wc.yield_steps = true;
   } else if (is_peer_to_peer(job)) {
