@@ -69,7 +69,8 @@ void provision_syncers(coordinator_ptr self) {
     ++*pending;
     auto agent = c.placement.nodes.at(static_cast<std::size_t>(node));
     self->request(agent, c.request_timeout, spawn_atom::value,
-                  shadow_atom::value, g, handles, shards)
+                  std::string{"shadow_syncer"},
+                  caf::make_message(g, handles, shards))
         .then(
             [self, g, pending](caf::actor& h) {
               self->state.syncers[g] = caf::actor_cast<shadow_syncer_actor>(h);

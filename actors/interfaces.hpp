@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/message.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -131,27 +132,13 @@ using node_actor = caf::typed_actor<
     // Build the job from its spec (JSON text); answer its fingerprint, which
     // must equal the coordinator's (same model, seed and data).
     caf::replies_to<messages::setup_atom, std::string>::with<std::string>,
-    // Spawn shard i of the job; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::shard_atom,
-                    std::uint32_t>::with<caf::actor>,
-    // Spawn worker w over the given shards (in shard order), reporting to the
-    // given coordinator; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::worker_atom,
-                    messages::worker_id, std::vector<caf::actor>,
-                    caf::actor>::with<caf::actor>,
-    // Spawn ShadowSync syncer g over the given workers (its group, in rank
-    // order) and shards; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::shadow_atom, std::uint32_t,
-                    std::vector<caf::actor>,
-                    std::vector<caf::actor>>::with<caf::actor>,
-    // Spawn Sandblaster L-BFGS shard i of the job; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::lbfgs_atom,
-                    messages::shard_atom, std::uint32_t>::with<caf::actor>,
-    // Spawn Sandblaster worker w over the given L-BFGS shards (in shard
-    // order), taking portions from the given driver; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::lbfgs_atom,
-                    messages::worker_atom, messages::worker_id,
-                    std::vector<caf::actor>, caf::actor>::with<caf::actor>,
+    // Spawn the role registered under this name (role_registry.hpp:
+    // "shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker", or
+    // a user's own) with these arguments; answer its handle. An unknown
+    // role or arguments of the wrong types: errc::unknown_role,
+    // errc::bad_arguments.
+    caf::replies_to<messages::spawn_atom, std::string,
+                    caf::message>::with<caf::actor>,
     // The job is over (the reason is logged): stop every hosted actor and
     // quit.
     caf::reacts_to<messages::stop_atom, std::string>,

@@ -19,6 +19,12 @@ enum class errc : std::uint8_t {
   /// The sender may not ask this actor for this (docs/deployment.md, "Who
   /// may call what"); the context names the actor, the verb and the node.
   not_allowed = 1,
+  /// A node agent was asked to spawn a role nobody registered; the context
+  /// names the role and lists the registered ones (role_registry.hpp).
+  unknown_role = 2,
+  /// A role's spawn arguments have the wrong types; the context names the
+  /// role, the expected and the given types.
+  bad_arguments = 3,
 };
 
 /// The error category of errc on the wire.
