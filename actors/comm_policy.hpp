@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <caf/duration.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/message_handler.hpp>
 
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
@@ -47,7 +49,9 @@ public:
   virtual messages::worker_id id() const noexcept = 0;
 
   /// The actor, for sends and requests (replies run on the actor's thread).
-  virtual worker_actor::pointer self() noexcept = 0;
+  /// Dynamically typed: its behavior is the core (worker_actor) composed
+  /// with the policy's handlers (worker.hpp).
+  virtual caf::event_based_actor* self() noexcept = 0;
 
   /// The replica and its gradient buffer.
   virtual optim::replica& replica() noexcept = 0;
@@ -106,17 +110,20 @@ public:
                              std::function<void()> done)
       = 0;
 
+  /// The handlers of the algorithm's own messages (the worker's core,
+  /// worker_actor, handles the rest): composed after the core with
+  /// or_else, so they run on the worker's thread like the core's. Each
+  /// handler counts its message with on_message(ctx.probe(), ctx.self(),
+  /// ...). The default handles nothing.
+  virtual caf::message_handler handlers(worker_context& ctx);
+
+  /// A step completed with this mean loss (before its report is sent).
+  virtual void on_step(worker_context&, double /*loss*/) {}
+
   // -- peer-to-peer algorithms (SGP, DS-Sync); the defaults ignore ----------
 
   /// The job's workers in rank order (this one included), before the start.
   virtual void on_peers(worker_context&, const std::vector<caf::actor>&) {}
-
-  /// An SGP share from a peer, plain or compressed.
-  virtual void on_gossip(worker_context&, messages::gossip_msg&) {}
-  virtual void on_gossip(worker_context&, messages::compressed_gossip_msg&) {}
-
-  /// A DS-Sync group member's parameters.
-  virtual void on_group(worker_context&, messages::group_msg&) {}
 
   /// Peer `rank` finished or died: no longer a target, no longer awaited.
   virtual void on_peer_gone(worker_context&, messages::worker_id) {}
@@ -191,13 +198,28 @@ make_easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
                   std::size_t parameters,
                   std::optional<optim::schedule_options> schedule = {});
 
-/// Local steps only, with the given optimizer and rate (LSGD's workers: the
-/// pulls toward the leaders arrive as messages and are applied by the
-/// worker between steps).
+/// Local steps only, with the given optimizer and rate.
 std::unique_ptr<comm_policy>
 make_local_policy(optim::optimizer_options optimizer, double lr,
                   std::size_t parameters,
                   std::optional<optim::schedule_options> schedule = {});
+
+/// LSGD's workers (lsgd_policy.cpp): local steps, plus the handlers of the
+/// leaders' messages (lsgd_member_actor): the score (the running mean of
+/// the last `score_window` losses), lead (send the parameters to the
+/// targets) and pull (x <- x - lambda * (x - leader), applied between
+/// steps; ignored once the worker finished).
+std::unique_ptr<comm_policy> make_lsgd_policy(
+    optim::optimizer_options optimizer, double lr, std::size_t parameters,
+    std::optional<optim::schedule_options> schedule, std::size_t score_window);
+
+/// ShadowSync's workers (shadow_policy.cpp): local steps that never wait,
+/// plus the handler of the syncer's corrections (shadow_member_actor):
+/// x <- x + delta, refused if its size is wrong or a value is not finite.
+std::unique_ptr<comm_policy>
+make_shadow_policy(optim::optimizer_options optimizer, double lr,
+                   std::size_t parameters,
+                   std::optional<optim::schedule_options> schedule = {});
 
 /// Adds a compressor's byte counters (per layer kind) to a worker's report.
 void add_compression(messages::worker_stats& out, const optim::compressor& c);

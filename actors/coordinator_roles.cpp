@@ -66,9 +66,9 @@ void provision_workers(coordinator_ptr self) {
     }
     ++*pending;
     auto node = c.placement.nodes.at(static_cast<std::size_t>(n));
-    self->request(node, c.request_timeout, spawn_atom::value,
-                  worker_atom::value, w, handles,
-                  caf::actor_cast<caf::actor>(self))
+    self->request(
+            node, c.request_timeout, spawn_atom::value, std::string{"worker"},
+            caf::make_message(w, handles, caf::actor_cast<caf::actor>(self)))
         .then(
             [self, w, pending](caf::actor& h) {
               self->state.workers[w] = caf::actor_cast<worker_actor>(h);
@@ -128,8 +128,8 @@ void provision(coordinator_ptr self) {
     }
     ++*pending;
     auto node = c.placement.nodes.at(static_cast<std::size_t>(n));
-    self->request(node, c.request_timeout, spawn_atom::value, shard_atom::value,
-                  i)
+    self->request(node, c.request_timeout, spawn_atom::value,
+                  std::string{"shard"}, caf::make_message(i))
         .then(
             [self, i, pending](caf::actor& h) {
               self->state.shards[i].handle

@@ -62,12 +62,25 @@ public:
     for (auto r : members_)
       if (r != me && live(r)) {
         ctx.count_sent(msg_type::group, bytes);
-        ctx.self()->send(caf::actor_cast<worker_actor>(peers_[r]), m);
+        ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[r]),
+                         m);
       }
     wait(ctx, std::move(done));
   }
 
-  void on_group(worker_context& ctx, group_msg& m) override {
+  caf::message_handler handlers(worker_context& ctx) override {
+    return {
+        [this, &ctx](group_msg& m) {
+          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::group,
+                                  wire_size(m));
+          if (!ctx.finished())
+            on_group(ctx, m);
+        },
+    };
+  }
+
+  /// A group member's parameters of a round: kept until the round's mean.
+  void on_group(worker_context& ctx, group_msg& m) {
     if (!acceptable(ctx, "group copy", m.sender, m.values,
                     ctx.replica().size()))
       return;

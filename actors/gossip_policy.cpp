@@ -82,14 +82,31 @@ public:
       auto bytes = wire_size(m);
       for (auto j : targets) {
         ctx.count_sent(msg_type::gossip, bytes);
-        ctx.self()->send(caf::actor_cast<worker_actor>(peers_[j]), m);
+        ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[j]),
+                         m);
       }
     }
     debias(ctx);
     done();
   }
 
-  void on_gossip(worker_context& ctx, gossip_msg& m) override {
+  caf::message_handler handlers(worker_context& ctx) override {
+    return {
+        [this, &ctx](gossip_msg& m) {
+          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::gossip,
+                                  wire_size(m));
+          on_gossip(ctx, m);
+        },
+        [this, &ctx](compressed_gossip_msg& m) {
+          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::gossip,
+                                  wire_size(m));
+          on_gossip(ctx, m);
+        },
+    };
+  }
+
+  /// A peer's push-sum share: added to x and w.
+  void on_gossip(worker_context& ctx, gossip_msg& m) {
     init(ctx);
     if (!acceptable(ctx, "push-sum share", m.sender, m.values, x_.size()))
       return;
@@ -112,7 +129,7 @@ public:
 
   /// A compressed share: the receiver adds the decoded change to its copy
   /// of this sender's share and mixes the whole copy.
-  void on_gossip(worker_context& ctx, compressed_gossip_msg& m) override {
+  void on_gossip(worker_context& ctx, compressed_gossip_msg& m) {
     init(ctx);
     auto n = x_.size();
     if (m.sender >= opts_.workers || m.size != n || !(m.weight > 0)
@@ -265,7 +282,8 @@ private:
         gap += d * d;
       }
       ctx.count_sent(msg_type::gossip, wire_size(m));
-      ctx.self()->send(caf::actor_cast<worker_actor>(peers_[j]), std::move(m));
+      ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[j]),
+                       std::move(m));
     }
     x_.swap(kept_);
     w_ -= static_cast<double>(targets.size()) * p * w_;

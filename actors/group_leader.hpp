@@ -55,9 +55,9 @@ struct lsgd_record {
 /// Settings of one group leader.
 struct group_leader_config {
   std::uint32_t group = 0;
-  std::vector<messages::worker_id> ids; ///< the members' ranks
-  std::vector<worker_actor> members;    ///< in the same order
-  double lambda = 0.1;                  ///< local pull strength
+  std::vector<messages::worker_id> ids;   ///< the members' ranks
+  std::vector<lsgd_member_actor> members; ///< in the same order
+  double lambda = 0.1;                    ///< local pull strength
   caf::duration timeout{std::chrono::seconds{10}};
   std::shared_ptr<lsgd_record> record;
   /// Told of leader changes (for the job's observers); may be null.

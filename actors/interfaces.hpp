@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/message.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
@@ -40,8 +41,12 @@ using parameter_shard_actor = caf::typed_actor<
     // Statistics: versions, staleness, per-worker pushes and rejections.
     caf::replies_to<messages::stats_atom>::with<messages::shard_stats>>;
 
-/// A worker: a model replica trained on its own data shard, talking to the
-/// shards through a communication policy (worker.hpp).
+/// A worker's core: what every algorithm's worker handles (worker.hpp). The
+/// worker is dynamically typed inside: an algorithm's own messages are
+/// handled by its communication policy (comm_policy::handlers), and their
+/// senders address the worker through a typed view of only those messages
+/// (lsgd_member_actor below, detail::peer_worker_actor, shadow_member_actor),
+/// made with caf::actor_cast.
 using worker_actor = caf::typed_actor<
     // Start training at the given clock.
     caf::reacts_to<messages::start_atom, std::uint64_t>,
@@ -53,29 +58,31 @@ using worker_actor = caf::typed_actor<
                    std::uint32_t, std::uint64_t>,
     // Stop now (sent with high priority) and report.
     caf::replies_to<messages::stop_atom>::with<messages::worker_stats>,
-    // LSGD: the worker's leader score (running mean of recent losses).
-    caf::replies_to<messages::score_atom>::with<messages::score_msg>,
-    // LSGD: as the elected leader, send the parameters to the targets;
-    // answered once they are sent.
-    caf::replies_to<messages::lead_msg>::with<messages::ack_atom>,
-    // LSGD: a leader's parameters; pull toward them on arrival.
-    caf::reacts_to<messages::pull_msg>,
     // The replica's parameters in [offset, offset + size) (the evaluator of
     // a job without shards reads the leader's this way).
     caf::replies_to<messages::fetch_msg>::with<messages::params_msg>,
-    // SGP / DS-Sync: the job's workers in rank order, before the start.
+    // The job's workers in rank order, before the start (peer-to-peer
+    // algorithms: the worker monitors them and tells its policy).
     caf::reacts_to<messages::peers_atom, std::vector<caf::actor>>,
-    // SGP: a peer's push-sum share, plain or compressed.
-    caf::reacts_to<messages::gossip_msg>,
-    caf::reacts_to<messages::compressed_gossip_msg>,
-    // DS-Sync: a group member's parameters.
-    caf::reacts_to<messages::group_msg>,
-    // SGP / DS-Sync: a peer finished its steps.
+    // Peer w finished its steps or was lost (from the peer or the
+    // coordinator's loss handling): no longer a target nor awaited.
     caf::reacts_to<messages::leave_atom, messages::worker_id>,
-    // Self-message: a wait's deadline.
-    caf::reacts_to<messages::tick_atom, std::uint64_t>,
-    // ShadowSync: a syncer's correction, added to the parameters.
-    caf::reacts_to<messages::delta_msg>>;
+    // Self-message: a policy's wait reached its deadline.
+    caf::reacts_to<messages::tick_atom, std::uint64_t>>;
+
+/// LSGD's view of a worker: what its group leader and the leader board send
+/// it (handled by the worker's LSGD policy, make_lsgd_policy).
+using lsgd_member_actor = caf::typed_actor<
+    // The worker's leader score (running mean of recent losses).
+    caf::replies_to<messages::score_atom>::with<messages::score_msg>,
+    // As the elected leader, send the parameters to the targets; answered
+    // once they are sent.
+    caf::replies_to<messages::lead_msg>::with<messages::ack_atom>,
+    // A leader's parameters; pull toward them on arrival.
+    caf::reacts_to<messages::pull_msg>,
+    // The replica's parameters (the global leader's are the evaluated
+    // model; core).
+    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
 
 /// Evaluates the shards' parameters on the test set (evaluator.hpp).
 using evaluator_actor = caf::typed_actor<
@@ -125,27 +132,13 @@ using node_actor = caf::typed_actor<
     // Build the job from its spec (JSON text); answer its fingerprint, which
     // must equal the coordinator's (same model, seed and data).
     caf::replies_to<messages::setup_atom, std::string>::with<std::string>,
-    // Spawn shard i of the job; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::shard_atom,
-                    std::uint32_t>::with<caf::actor>,
-    // Spawn worker w over the given shards (in shard order), reporting to the
-    // given coordinator; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::worker_atom,
-                    messages::worker_id, std::vector<caf::actor>,
-                    caf::actor>::with<caf::actor>,
-    // Spawn ShadowSync syncer g over the given workers (its group, in rank
-    // order) and shards; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::shadow_atom, std::uint32_t,
-                    std::vector<caf::actor>,
-                    std::vector<caf::actor>>::with<caf::actor>,
-    // Spawn Sandblaster L-BFGS shard i of the job; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::lbfgs_atom,
-                    messages::shard_atom, std::uint32_t>::with<caf::actor>,
-    // Spawn Sandblaster worker w over the given L-BFGS shards (in shard
-    // order), taking portions from the given driver; answer its handle.
-    caf::replies_to<messages::spawn_atom, messages::lbfgs_atom,
-                    messages::worker_atom, messages::worker_id,
-                    std::vector<caf::actor>, caf::actor>::with<caf::actor>,
+    // Spawn the role registered under this name (role_registry.hpp:
+    // "shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker", or
+    // a user's own) with these arguments; answer its handle. An unknown
+    // role or arguments of the wrong types: errc::unknown_role,
+    // errc::bad_arguments.
+    caf::replies_to<messages::spawn_atom, std::string,
+                    caf::message>::with<caf::actor>,
     // The job is over (the reason is logged): stop every hosted actor and
     // quit.
     caf::reacts_to<messages::stop_atom, std::string>,

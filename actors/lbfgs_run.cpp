@@ -213,9 +213,10 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
         continue;
       }
       self->request(st.where.nodes.at(static_cast<std::size_t>(n)),
-                    job.request_timeout, spawn_atom::value, lbfgs_atom::value,
-                    worker_atom::value, worker_id{w}, shard_handles,
-                    caf::actor_cast<caf::actor>(self))
+                    job.request_timeout, spawn_atom::value,
+                    std::string{"lbfgs_worker"},
+                    caf::make_message(worker_id{w}, shard_handles,
+                                      caf::actor_cast<caf::actor>(self)))
           .then([placed, w](caf::actor& h) { placed(w, h); },
                 [failed, w, n, self](caf::error& e) {
                   failed("worker " + std::to_string(w) + " on "
@@ -241,8 +242,8 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
       continue;
     }
     self->request(where.nodes.at(static_cast<std::size_t>(n)),
-                  job.request_timeout, spawn_atom::value, lbfgs_atom::value,
-                  shard_atom::value, i)
+                  job.request_timeout, spawn_atom::value,
+                  std::string{"lbfgs_shard"}, caf::make_message(i))
         .then(
             [placed, i](caf::actor& h) {
               placed(i, caf::actor_cast<lbfgs_shard_actor>(h));

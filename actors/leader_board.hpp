@@ -23,7 +23,7 @@ namespace troupe::actors {
 
 struct leader_board_config {
   optim::lsgd_options opts;
-  std::vector<worker_actor> workers; ///< by rank
+  std::vector<lsgd_member_actor> workers; ///< by rank
   std::vector<group_leader_actor> groups;
   caf::duration timeout{std::chrono::seconds{10}};
   std::shared_ptr<lsgd_record> record;

@@ -3,12 +3,9 @@
 #include <caf/actor_cast.hpp>
 
 #include "actors/detail/caller.hpp"
-#include "actors/detail/lbfgs_worker.hpp"
 #include "actors/detail/log.hpp"
-#include "actors/lbfgs_driver.hpp"
-#include "actors/lbfgs_shard.hpp"
-#include "actors/roles.hpp"
 #include "messages/errors.hpp"
+#include "optim/quote.hpp"
 
 namespace troupe::actors {
 
@@ -51,6 +48,8 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
            node_agent_config config) {
   auto& state = self->state;
   state.config = std::move(config);
+  if (!state.config.roles)
+    state.config.roles = builtin_roles();
   state.monitor
       = self->spawn<caf::linked>(node_monitor, state.config.node_name);
   state.probe = make_probe(self, "node agent " + state.config.node_name,
@@ -91,117 +90,27 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
                          std::string{"cannot build the job: "} + e.what());
         }
       },
-      [self](spawn_atom, shard_atom,
-             std::uint32_t i) -> caf::result<caf::actor> {
-        if (!from_coordinator(self))
-          return refuse(self, "spawn shard");
+      [self](spawn_atom, const std::string& role,
+             const caf::message& args) -> caf::result<caf::actor> {
         auto& st = self->state;
+        if (!from_coordinator(self))
+          // The role's name as sent, quoted unless it is a registered one.
+          return refuse(self, "spawn "
+                                  + (st.config.roles->contains(role)
+                                         ? role
+                                         : optim::quote(role)));
         auto scope = on_message(st.probe.get(), self, msg_type::spawn,
-                                small_message_bytes);
+                                small_message_bytes + role.size());
         if (!st.job)
           return failure(errc::spawn_failed, "spawn before setup");
-        try {
-          auto h = caf::actor_cast<caf::actor>(
-              self->spawn(parameter_shard, shard_config(*st.job, i)));
-          host(self, h);
-          return h;
-        } catch (const std::exception& e) {
-          return failure(errc::spawn_failed, e.what());
+        role_context ctx{self, *st.job, st.config.node_name,
+                         [self](const caf::actor& h) { host(self, h); }};
+        auto h = st.config.roles->spawn(ctx, role, args);
+        if (!h) {
+          detail::log().error("{}", self->system().render(h.error()));
+          return std::move(h.error());
         }
-      },
-      [self](spawn_atom, worker_atom, worker_id w,
-             const std::vector<caf::actor>& shards,
-             const caf::actor& coordinator) -> caf::result<caf::actor> {
-        if (!from_coordinator(self))
-          return refuse(self, "spawn worker");
-        auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::spawn,
-                                small_message_bytes);
-        if (!st.job)
-          return failure(errc::spawn_failed, "spawn before setup");
-        try {
-          auto wc = worker_config_of(
-              *st.job, w, shard_refs(*st.job, shards),
-              caf::actor_cast<coordinator_actor>(coordinator));
-          auto h = caf::actor_cast<caf::actor>(
-              spawn_worker(self, *st.job, std::move(wc)));
-          host(self, h);
-          return h;
-        } catch (const std::exception& e) {
-          return failure(errc::spawn_failed, e.what());
-        }
-      },
-      [self](spawn_atom, shadow_atom, std::uint32_t g,
-             const std::vector<caf::actor>& workers,
-             const std::vector<caf::actor>& shards) -> caf::result<caf::actor> {
-        if (!from_coordinator(self))
-          return refuse(self, "spawn shadow");
-        auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::spawn,
-                                small_message_bytes);
-        if (!st.job)
-          return failure(errc::spawn_failed, "spawn before setup");
-        try {
-          std::vector<worker_actor> members;
-          for (auto& w : workers)
-            members.push_back(caf::actor_cast<worker_actor>(w));
-          auto h = caf::actor_cast<caf::actor>(self->spawn(
-              shadow_syncer, syncer_config_of(*st.job, g, std::move(members),
-                                              shard_refs(*st.job, shards))));
-          host(self, h);
-          return h;
-        } catch (const std::exception& e) {
-          return failure(errc::spawn_failed, e.what());
-        }
-      },
-      [self](spawn_atom, lbfgs_atom, shard_atom,
-             std::uint32_t i) -> caf::result<caf::actor> {
-        if (!from_coordinator(self))
-          return refuse(self, "spawn lbfgs shard");
-        auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::spawn,
-                                small_message_bytes);
-        if (!st.job || !st.job->lbfgs)
-          return failure(errc::spawn_failed,
-                         "spawn of an L-BFGS shard without an L-BFGS job");
-        const auto& job = *st.job->lbfgs;
-        if (i >= job.shards)
-          return failure(errc::spawn_failed,
-                         "no L-BFGS shard " + std::to_string(i));
-        auto h = caf::actor_cast<caf::actor>(self->spawn(
-            lbfgs_shard, lbfgs_shard_config{i, job.ranges()[i], job.init,
-                                            job.options.memory}));
-        host(self, h);
-        return h;
-      },
-      [self](spawn_atom, lbfgs_atom, worker_atom, worker_id w,
-             const std::vector<caf::actor>& shards,
-             const caf::actor& driver) -> caf::result<caf::actor> {
-        if (!from_coordinator(self))
-          return refuse(self, "spawn lbfgs worker");
-        auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::spawn,
-                                small_message_bytes);
-        if (!st.job || !st.job->lbfgs)
-          return failure(errc::spawn_failed,
-                         "spawn of an L-BFGS worker without an L-BFGS job");
-        auto job = st.job->lbfgs;
-        if (w >= job->workers || shards.size() != job->shards)
-          return failure(errc::spawn_failed,
-                         "L-BFGS worker " + std::to_string(w) + " with "
-                             + std::to_string(shards.size()) + " shards");
-        std::vector<lbfgs_shard_actor> typed;
-        for (auto& s : shards)
-          typed.push_back(caf::actor_cast<lbfgs_shard_actor>(s));
-        try {
-          auto h = caf::actor_cast<caf::actor>(
-              self->spawn<caf::detached>(detail::lbfgs_worker, w, driver,
-                                         std::move(typed), job->ranges(), job));
-          host(self, h);
-          return h;
-        } catch (const std::exception& e) {
-          return failure(errc::spawn_failed, e.what());
-        }
+        return std::move(*h);
       },
       [self](stop_atom, const std::string& reason) -> caf::result<void> {
         if (!from_coordinator(self))

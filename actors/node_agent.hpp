@@ -12,6 +12,7 @@
 #include "actors/coordinator.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/monitor.hpp"
+#include "actors/role_registry.hpp"
 
 namespace troupe::actors {
 
@@ -35,6 +36,10 @@ struct node_agent_config {
   /// The node of the coordinator this node joined (its registrar's): the
   /// only node whose actors the agent obeys. Unset: it obeys no one.
   caf::node_id coordinator;
+  /// The roles it spawns by name; unset: the built-in ones (builtin_roles()).
+  /// A node binary with roles of its own registers them with the built-in
+  /// ones (register_builtin_roles) and sets them here before joining.
+  std::shared_ptr<const role_registry> roles;
 };
 
 struct node_agent_state {
@@ -47,10 +52,11 @@ struct node_agent_state {
 };
 
 /// The actor a node offers to a coordinator: it builds the job once, spawns
-/// the shards and workers placed on this node (the same roles, configured
-/// the same way, as in one process: roles.hpp), and stops them when the job
-/// ends. Every request from an actor not on `config.coordinator` is refused
-/// with messages::errc::not_allowed (docs/deployment.md, "Who may call what").
+/// by name the roles placed on this node (the built-in ones configured the
+/// same way as in one process: roles.hpp; any registered one: role
+/// registry.hpp), and stops them when the job ends. Every request from an actor
+/// not on `config.coordinator` is refused with messages::errc::not_allowed
+/// (docs/deployment.md, "Who may call what").
 node_actor::behavior_type
 node_agent(node_actor::stateful_pointer<node_agent_state> self,
            node_agent_config config);

@@ -32,7 +32,8 @@ shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
                                       std::vector<shard_ref> shards) {
   shadow_syncer_config sc;
   sc.index = g;
-  sc.members = std::move(members);
+  for (auto& m : members)
+    sc.members.push_back(caf::actor_cast<shadow_member_actor>(m));
   sc.shards = std::move(shards);
   sc.opts = job.shadow;
   sc.workers = job.workers;

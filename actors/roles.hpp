@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <caf/actor_cast.hpp>
+
 #include "actors/coordinator.hpp"
 #include "actors/worker.hpp"
 
@@ -61,8 +63,9 @@ template <class Self>
 worker_actor spawn_worker(Self* self, const job_config& job,
                           worker_config config) {
   if (job.detached_workers)
-    return self->template spawn<caf::detached>(worker, std::move(config));
-  return self->spawn(worker, std::move(config));
+    return caf::actor_cast<worker_actor>(
+        self->template spawn<caf::detached>(worker, std::move(config)));
+  return caf::actor_cast<worker_actor>(self->spawn(worker, std::move(config)));
 }
 
 } // namespace troupe::actors

@@ -138,7 +138,7 @@ void check_exchange(self_ptr self) {
 
 void snapshots_done(self_ptr self) {
   auto& st = self->state;
-  if (st.config.opts.mode == "easgd") {
+  if (!st.config.shards.empty()) { // S-EASGD: a center on the shards
     fetch_center(self);
     return;
   }

@@ -32,6 +32,15 @@ using shadow_syncer_actor = caf::typed_actor<
     // What it did, as a JSON object (rounds, sync gap, bytes, ...).
     caf::replies_to<messages::stats_atom>::with<std::string>>;
 
+/// A syncer's view of its workers: the correction it sends them (handled by
+/// the worker's ShadowSync policy, make_shadow_policy) and the parameters
+/// it reads (core).
+using shadow_member_actor = caf::typed_actor<
+    // A correction, added to the parameters.
+    caf::reacts_to<messages::delta_msg>,
+    // The worker's parameters (the round's snapshot).
+    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
+
 /// ShadowSync's settings.
 struct shadow_options {
   /// easgd (center on the shards), ma (model averaging) or bmuf.
@@ -49,7 +58,7 @@ struct shadow_options {
 struct shadow_syncer_config {
   std::uint32_t index = 0;
   /// Its workers (the trainers it synchronizes) and their ranks.
-  std::vector<worker_actor> members;
+  std::vector<shadow_member_actor> members;
   std::vector<messages::worker_id> ids;
   /// S-EASGD: the shards holding the center.
   std::vector<shard_ref> shards;

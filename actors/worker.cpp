@@ -5,6 +5,9 @@
 #include <thread>
 
 #include <caf/actor_cast.hpp>
+#include <caf/message_view.hpp>
+#include <caf/scheduled_actor.hpp>
+#include <caf/sec.hpp>
 
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
@@ -23,13 +26,38 @@ std::uint64_t nanoseconds_since(std::chrono::steady_clock::time_point t0) {
           .count());
 }
 
+/// A message that neither the core nor the policy handles: logged
+/// (rate-limited), counted in the probe, answered with an error if it is a
+/// request; the worker goes on.
+caf::result<caf::message> unexpected(caf::stateful_actor<worker_state>* self,
+                                     caf::message_view& x) {
+  static detail::limited_log lines{1};
+  auto& st = self->state;
+  ++st.unexpected;
+  auto what = "worker " + std::to_string(st.config.id) + " has no handler for "
+              + to_string(x.content())
+              + " (neither its core nor its algorithm's policy handles it)";
+  lines.warn(what);
+  if (st.probe_) {
+    auto scope = on_message(st.probe_.get(), self, msg_type::other,
+                            small_message_bytes);
+    st.probe_->error();
+    st.probe_->gauge("unexpected", static_cast<double>(st.unexpected));
+  }
+  return caf::make_error(caf::sec::unexpected_message, std::move(what));
+}
+
 } // namespace
+
+caf::message_handler comm_policy::handlers(worker_context&) {
+  return {};
+}
 
 worker_id worker_state::id() const noexcept {
   return config.id;
 }
 
-worker_actor::pointer worker_state::self() noexcept {
+caf::event_based_actor* worker_state::self() noexcept {
   return actor;
 }
 
@@ -174,7 +202,7 @@ void worker_state::step() {
         return;
       ++counters.steps;
       counters.samples += r.samples;
-      scores.add(r.loss);
+      policy->on_step(*this, r.loss);
       if (config.step_counter)
         config.step_counter->store(counters.steps);
       if (probe_) {
@@ -208,13 +236,11 @@ void worker_state::step() {
   });
 }
 
-worker_actor::behavior_type
-worker(worker_actor::stateful_pointer<worker_state> self,
-       worker_config config) {
+caf::behavior worker(caf::stateful_actor<worker_state>* self,
+                     worker_config config) {
   auto& st = self->state;
   st.actor = self;
   st.config = std::move(config);
-  st.scores = optim::loss_window{st.config.score_window};
   st.probe_ = make_probe(self, "worker " + std::to_string(st.config.id),
                          "worker", true);
   // A monitored peer (SGP, DS-Sync) died: stop sending to it or waiting.
@@ -236,7 +262,11 @@ worker(worker_actor::stateful_pointer<worker_state> self,
   } catch (const std::exception& e) {
     st.fail(std::string{"cannot build the replica: "} + e.what());
   }
-  return {
+  self->set_default_handler(
+      [self](caf::scheduled_actor*, caf::message_view& x) {
+        return unexpected(self, x);
+      });
+  caf::message_handler core{
       [self](start_atom, std::uint64_t clock) {
         auto& st = self->state;
         auto scope = on_message(st.probe_.get(), self, msg_type::start,
@@ -299,30 +329,6 @@ worker(worker_actor::stateful_pointer<worker_state> self,
           self->quit();
         return out;
       },
-      [self](score_atom) {
-        auto& st = self->state;
-        auto scope = on_message(st.probe_.get(), self, msg_type::score,
-                                small_message_bytes);
-        return score_msg{st.config.id, st.counters.steps,
-                         real{st.scores.mean()}};
-      },
-      [self](lead_msg& m) -> caf::result<ack_atom> {
-        auto& st = self->state;
-        auto scope = on_message(st.probe_.get(), self, msg_type::lead,
-                                small_message_bytes);
-        if (!st.replica_)
-          return make_error(errc::bad_request,
-                            "worker " + std::to_string(st.config.id)
-                                + ": lead before the replica exists");
-        detail::lead(st, m);
-        return ack_atom::value;
-      },
-      [self](pull_msg& m) {
-        auto& st = self->state;
-        auto scope
-            = on_message(st.probe_.get(), self, msg_type::pull, wire_size(m));
-        detail::pull(st, m);
-      },
       [self](const fetch_msg& f) -> caf::result<params_msg> {
         auto& st = self->state;
         auto scope
@@ -352,27 +358,6 @@ worker(worker_actor::stateful_pointer<worker_state> self,
             self->monitor(p);
         st.policy->on_peers(st, st.peers);
       },
-      [self](gossip_msg& m) {
-        auto& st = self->state;
-        auto scope
-            = on_message(st.probe_.get(), self, msg_type::gossip, wire_size(m));
-        if (st.policy)
-          st.policy->on_gossip(st, m);
-      },
-      [self](compressed_gossip_msg& m) {
-        auto& st = self->state;
-        auto scope
-            = on_message(st.probe_.get(), self, msg_type::gossip, wire_size(m));
-        if (st.policy)
-          st.policy->on_gossip(st, m);
-      },
-      [self](group_msg& m) {
-        auto& st = self->state;
-        auto scope
-            = on_message(st.probe_.get(), self, msg_type::group, wire_size(m));
-        if (st.policy && !st.finished_)
-          st.policy->on_group(st, m);
-      },
       [self](leave_atom, worker_id peer) {
         auto& st = self->state;
         auto scope = on_message(st.probe_.get(), self, msg_type::leave,
@@ -385,13 +370,11 @@ worker(worker_actor::stateful_pointer<worker_state> self,
         if (st.policy && !st.finished_)
           st.policy->on_timeout(st, seq);
       },
-      [self](delta_msg& m) {
-        auto& st = self->state;
-        auto scope
-            = on_message(st.probe_.get(), self, msg_type::delta, wire_size(m));
-        detail::apply_delta(st, m);
-      },
   };
+  // The core first: a policy cannot take over the core's messages.
+  if (!st.policy)
+    return core;
+  return core.or_else(st.policy->handlers(st));
 }
 
 } // namespace troupe::actors

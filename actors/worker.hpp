@@ -7,12 +7,36 @@
 #include <memory>
 #include <string>
 
-#include <caf/typed_event_based_actor.hpp>
+#include <caf/behavior.hpp>
+#include <caf/stateful_actor.hpp>
 
 #include "actors/comm_policy.hpp"
 #include "actors/interfaces.hpp"
-#include "optim/consensus.hpp"
 #include "optim/replica.hpp"
+
+// The worker: a small core every algorithm shares (worker_actor: start,
+// step, adopt, stop, fetch, peers, leave, tick) and a communication policy
+// that contributes the handlers of its algorithm's own messages
+// (comm_policy::handlers: LSGD's score, lead and pull, SGP's shares,
+// DS-Sync's group copies, ShadowSync's corrections). CAF 0.17 typed
+// behaviors cannot be extended at run time, so the actor is dynamically
+// typed inside: its behavior is the core's handlers .or_else(the policy's).
+//
+// What compile-time checking this gives up, and what it keeps:
+// - Senders keep it. The core's senders (the coordinator, tests) use
+//   worker_actor, the handle spawn_worker returns; an algorithm's senders use
+//   a typed view of only the messages they send, declared with them and made
+//   with caf::actor_cast (lsgd_member_actor in interfaces.hpp,
+//   detail::peer_worker_actor, shadow_member_actor). A send that fits no
+//   view does not compile.
+// - The receiver side is lost: nothing checks that the worker's policy
+//   handles what a view promises (an LSGD view cast onto an SGP worker, a
+//   policy that forgot a handler). Such a message is unexpected at run
+//   time: the worker logs it (rate-limited: the first, then a count per
+//   second), counts it in its probe (received as "other", an error, and the
+//   gauge "unexpected"), answers a request with caf::sec::unexpected_message
+//   naming the worker and the message, and goes on. Never silently lost,
+//   never a crash.
 
 namespace troupe::actors {
 
@@ -45,10 +69,8 @@ struct worker_config {
   std::uint32_t divergence_steps = 8;
   /// Takes over part of a lost worker's data; may be empty.
   adopt_fn adopt_data;
-  /// Losses in the leader score (LSGD's running mean; the code's avg_size).
-  std::size_t score_window = 10;
-  /// After its last step or a stop, stay alive (answering score and fetch
-  /// requests, ignoring pulls) until the coordinator ends the job: LSGD's
+  /// After its last step or a stop, stay alive (answering fetch and the
+  /// policy's requests) until the coordinator ends the job: LSGD's
   /// evaluated model is a worker's.
   bool linger = false;
   /// Send the next step through the clock (a zero delay) instead of straight
@@ -66,7 +88,7 @@ public:
   static inline const char* name = "worker";
 
   messages::worker_id id() const noexcept override;
-  worker_actor::pointer self() noexcept override;
+  caf::event_based_actor* self() noexcept override;
   optim::replica& replica() noexcept override;
   std::uint64_t steps() const noexcept override;
   std::uint64_t clock() const noexcept override;
@@ -96,7 +118,7 @@ public:
   void end_steps();
 
   worker_config config;
-  worker_actor::pointer actor = nullptr;
+  caf::stateful_actor<worker_state>* actor = nullptr;
   std::unique_ptr<optim::replica> replica_;
   std::unique_ptr<comm_policy> policy;
   messages::worker_stats counters;
@@ -105,30 +127,17 @@ public:
   bool in_step = false; ///< a step is under way (waiting for replies)
   bool finished_ = false;
   probe_ref probe_;
-  /// SGP / DS-Sync: the job's workers in rank order (monitored).
+  /// Peer-to-peer algorithms: the job's workers in rank order (monitored).
   std::vector<caf::actor> peers;
-  /// The leader score: the running mean of the last losses.
-  optim::loss_window scores;
-  std::uint64_t leads = 0; ///< LSGD: times this worker was a round's leader
   /// Steps in a row whose gradient had a non-finite value.
   std::uint32_t non_finite_run = 0;
+  /// Messages that neither the core nor the policy handles.
+  std::uint64_t unexpected = 0;
 };
 
-namespace detail {
-
-/// LSGD, as the elected leader: sends the parameters to every target.
-void lead(worker_state& st, const messages::lead_msg& m);
-
-/// LSGD: x <- x - lambda * (x - leader); a leader never pulls toward itself.
-void pull(worker_state& st, const messages::pull_msg& m);
-
-/// ShadowSync: adds a syncer's correction to the parameters.
-void apply_delta(worker_state& st, const messages::delta_msg& m);
-
-} // namespace detail
-
-/// Spawn with `sys.spawn(worker, config)`; it waits for start_atom.
-worker_actor::behavior_type
-worker(worker_actor::stateful_pointer<worker_state> self, worker_config config);
+/// Spawn with `caf::actor_cast<worker_actor>(sys.spawn(worker, config))`
+/// (spawn_worker in roles.hpp does); it waits for start_atom.
+caf::behavior worker(caf::stateful_actor<worker_state>* self,
+                     worker_config config);
 
 } // namespace troupe::actors

@@ -44,6 +44,11 @@ int node_main(const std::vector<std::string>& args) {
       throw usage_error("troupe node: --workers or --shards must be above 0");
     actors::node_agent_config agent;
     agent.build = build_from_spec;
+    // The roles this node spawns by name; a node binary of one's own adds
+    // its roles to these (role_registry.hpp).
+    auto roles = std::make_shared<actors::role_registry>();
+    actors::register_builtin_roles(*roles);
+    agent.roles = std::move(roles);
     auto out = net::run_node(o, std::move(agent));
     std::cerr << "troupe node: " << (out.status == 0 ? "" : "error: ")
               << out.message << '\n';

@@ -24,6 +24,10 @@ std::string to_string(errc x) {
     return "worker_failed";
   case errc::diverged:
     return "diverged";
+  case errc::unknown_role:
+    return "unknown_role";
+  case errc::bad_arguments:
+    return "bad_arguments";
   }
   return "error " + std::to_string(static_cast<int>(x));
 }

@@ -59,6 +59,12 @@ enum class errc : std::uint8_t {
   /// A role's computation diverged (a non-finite loss or gradient); the
   /// context names the step or portion. It ends the role.
   diverged = 10,
+  /// A node agent was asked to spawn a role nobody registered; the context
+  /// names the role and lists the registered ones (role_registry.hpp).
+  unknown_role = 11,
+  /// A role's spawn arguments have the wrong types; the context names the
+  /// role, the expected and the given types.
+  bad_arguments = 12,
 };
 
 } // namespace troupe::messages

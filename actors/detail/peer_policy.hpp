@@ -24,6 +24,16 @@ using namespace messages;
 
 using clock_type = std::chrono::steady_clock;
 
+/// A peer-to-peer worker's view of its peers: what SGP and DS-Sync workers
+/// send each other (handled by their policies, and leave by the core).
+using peer_worker_actor = caf::typed_actor<
+    // SGP: a push-sum share, plain or compressed.
+    caf::reacts_to<gossip_msg>, caf::reacts_to<compressed_gossip_msg>,
+    // DS-Sync: a group member's parameters.
+    caf::reacts_to<group_msg>,
+    // The sender finished its steps (core).
+    caf::reacts_to<leave_atom, worker_id>>;
+
 inline std::uint64_t nanoseconds_since(clock_type::time_point t0) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now()
@@ -63,7 +73,7 @@ public:
     waiting_ = nullptr;
     for (std::size_t r = 0; r < peers_.size(); ++r)
       if (live(r)) {
-        ctx.self()->send(caf::actor_cast<worker_actor>(peers_[r]),
+        ctx.self()->send(caf::actor_cast<peer_worker_actor>(peers_[r]),
                          leave_atom::value, ctx.id());
         ctx.count_sent(msg_type::leave, small_message_bytes);
       }

@@ -32,10 +32,10 @@ void lsgd::configure_worker(const actors::job_config& job,
                             actors::worker_config& config,
                             std::vector<actors::shard_ref>) const {
   config.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
-                        sched = job.local_schedule](std::size_t params) {
-    return actors::make_local_policy(opt, lr, params, sched);
+                        sched = job.local_schedule,
+                        window = job.lsgd.score_window](std::size_t params) {
+    return actors::make_lsgd_policy(opt, lr, params, sched, window);
   };
-  config.score_window = job.lsgd.score_window;
   config.yield_steps = true;
 }
 

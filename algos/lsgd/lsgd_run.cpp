@@ -30,7 +30,7 @@ void lsgd_run::provision(coordinator_ptr self, std::function<void()> ready) {
     for (std::uint32_t w = 0; w < c.workers; ++w)
       if (group_of[w] == g) {
         gc.ids.push_back(w);
-        gc.members.push_back(st.workers[w]);
+        gc.members.push_back(caf::actor_cast<lsgd_member_actor>(st.workers[w]));
       }
     gc.lambda = c.lsgd.lambda;
     gc.timeout = c.request_timeout;
@@ -41,7 +41,8 @@ void lsgd_run::provision(coordinator_ptr self, std::function<void()> ready) {
   leader_board_config bc;
   bc.opts = c.lsgd;
   bc.opts.groups = groups;
-  bc.workers = st.workers;
+  for (auto& w : st.workers)
+    bc.workers.push_back(caf::actor_cast<lsgd_member_actor>(w));
   bc.groups = group_leaders_;
   bc.timeout = c.request_timeout;
   bc.record = record_;

@@ -55,7 +55,7 @@ void shadow::configure_worker(const actors::job_config& job,
   // Local steps that never wait; the syncer corrects in the background.
   config.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
                         sched = job.local_schedule](std::size_t params) {
-    return actors::make_local_policy(opt, lr, params, sched);
+    return actors::make_shadow_policy(opt, lr, params, sched);
   };
   config.yield_steps = true;
 }

@@ -61,7 +61,8 @@ void shadow_run::provision(coordinator_ptr self, std::function<void()> ready) {
     ++*pending;
     auto agent = c.placement.nodes.at(static_cast<std::size_t>(node));
     self->request(agent, c.request_timeout, spawn_atom::value,
-                  shadow_atom::value, g, handles, shards)
+                  std::string{"shadow_syncer"},
+                  caf::make_message(g, handles, shards))
         .then(
             [this, self, g, pending, ready](caf::actor& h) {
               syncers_[g] = caf::actor_cast<shadow_syncer_actor>(h);

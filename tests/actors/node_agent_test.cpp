@@ -9,6 +9,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/make_message.hpp>
 #include <caf/scoped_actor.hpp>
 #include <catch2/catch.hpp>
 
@@ -62,8 +63,8 @@ TEST_CASE("a node agent's refusals are typed errors") {
   caf::scoped_actor self{sys};
   auto agent = spawn_agent(sys);
   caf::error spawn_error;
-  self->request(agent, 10s, spawn_atom::value, shard_atom::value,
-                std::uint32_t{0})
+  self->request(agent, 10s, spawn_atom::value, std::string{"shard"},
+                caf::make_message(std::uint32_t{0}))
       .receive([](caf::actor&) { FAIL("spawned a shard before setup"); },
                [&](caf::error& err) { spawn_error = std::move(err); });
   INFO(sys.render(spawn_error));

@@ -291,24 +291,38 @@ TEST_CASE("a node agent obeys only the coordinator it joined", "[net][authz]") {
       "setup");
   check_refused(sys,
                 error_of<caf::actor>(self, agent, spawn_atom::value,
-                                     shard_atom::value, std::uint32_t{0}),
+                                     std::string{"shard"},
+                                     caf::make_message(std::uint32_t{0})),
                 "spawn shard");
   check_refused(sys,
-                error_of<caf::actor>(self, agent, spawn_atom::value,
-                                     worker_atom::value, worker_id{0},
-                                     std::vector<caf::actor>{}, caf::actor{}),
+                error_of<caf::actor>(
+                    self, agent, spawn_atom::value, std::string{"worker"},
+                    caf::make_message(worker_id{0}, std::vector<caf::actor>{},
+                                      caf::actor{})),
                 "spawn worker");
+  check_refused(
+      sys,
+      error_of<caf::actor>(
+          self, agent, spawn_atom::value, std::string{"shadow_syncer"},
+          caf::make_message(std::uint32_t{0}, std::vector<caf::actor>{},
+                            std::vector<caf::actor>{})),
+      "spawn shadow_syncer");
   check_refused(sys,
                 error_of<caf::actor>(self, agent, spawn_atom::value,
-                                     shadow_atom::value, std::uint32_t{0},
-                                     std::vector<caf::actor>{},
-                                     std::vector<caf::actor>{}),
-                "spawn shadow");
+                                     std::string{"lbfgs_shard"},
+                                     caf::make_message(std::uint32_t{0})),
+                "spawn lbfgs_shard");
+  check_refused(sys,
+                error_of<caf::actor>(
+                    self, agent, spawn_atom::value, std::string{"lbfgs_worker"},
+                    caf::make_message(worker_id{0}, std::vector<caf::actor>{},
+                                      caf::actor{})),
+                "spawn lbfgs_worker");
+  // A role nobody registered: refused for the sender before any lookup.
   check_refused(sys,
                 error_of<caf::actor>(self, agent, spawn_atom::value,
-                                     lbfgs_atom::value, shard_atom::value,
-                                     std::uint32_t{0}),
-                "spawn lbfgs shard");
+                                     std::string{"nope"}, caf::message{}),
+                "spawn 'nope'");
   check_refused(sys, error_of(self, agent, stop_atom::value, std::string{"x"}),
                 "stop");
   check_refused(sys, error_of<node_metrics>(self, agent, metrics_atom::value),

@@ -1,0 +1,141 @@
+// LSGD's worker policy: local steps (the local policy) plus the handlers of
+// the leaders' messages (lsgd_member_actor): the leader score, lead and
+// pull. The group leaders and the leader board (group_leader.hpp,
+// leader_board.hpp) elect and trigger; this is the workers' side.
+
+#include <cmath>
+#include <memory>
+
+#include <caf/actor_cast.hpp>
+#include <caf/sec.hpp>
+
+#include "actors/comm_policy.hpp"
+#include "actors/detail/log.hpp"
+#include "optim/consensus.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+namespace {
+
+class lsgd_policy : public comm_policy {
+public:
+  lsgd_policy(std::unique_ptr<comm_policy> local, std::size_t score_window)
+      : local_(std::move(local)), scores_(score_window) {}
+
+  void before_compute(worker_context& ctx,
+                      std::function<void()> ready) override {
+    local_->before_compute(ctx, std::move(ready));
+  }
+
+  void after_compute(worker_context& ctx, std::uint32_t samples,
+                     std::function<void()> done) override {
+    local_->after_compute(ctx, samples, std::move(done));
+  }
+
+  void on_step(worker_context&, double loss) override {
+    scores_.add(loss);
+  }
+
+  void add_stats(worker_stats& out) const override {
+    out.pulls = pulls_;
+    out.pull_distance = real{pull_distance_};
+  }
+
+  caf::message_handler handlers(worker_context& ctx) override {
+    return {
+        [this, &ctx](score_atom) {
+          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::score,
+                                  small_message_bytes);
+          return score_msg{ctx.id(), ctx.steps(), real{scores_.mean()}};
+        },
+        [this, &ctx](const lead_msg& m) -> caf::result<ack_atom> {
+          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::lead,
+                                  small_message_bytes);
+          lead(ctx, m);
+          return ack_atom::value;
+        },
+        [this, &ctx](const pull_msg& m) {
+          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::pull,
+                                  wire_size(m));
+          pull(ctx, m);
+        },
+    };
+  }
+
+private:
+  /// As the elected leader: sends the parameters to every target.
+  void lead(worker_context& ctx, const lead_msg& m) {
+    auto& rep = ctx.replica();
+    pull_msg p;
+    p.round = m.round;
+    p.global = m.global;
+    p.leader = ctx.id();
+    p.lambda = m.lambda;
+    p.values = tensor{rep.params(), rep.size()};
+    auto bytes = wire_size(p);
+    auto me = caf::actor_cast<caf::actor>(ctx.self());
+    for (auto& t : m.targets) {
+      if (!t || t == me)
+        continue;
+      ctx.count_sent(msg_type::pull, bytes);
+      // Every target gets a copy of the same snapshot.
+      ctx.self()->send(caf::actor_cast<lsgd_member_actor>(t), p);
+    }
+    if (auto* probe = ctx.probe())
+      probe->gauge("leads", static_cast<double>(++leads_));
+  }
+
+  /// x <- x - lambda * (x - leader); a leader never pulls toward itself,
+  /// and a finished worker (lingering for its score and parameters) no
+  /// longer moves.
+  void pull(worker_context& ctx, const pull_msg& m) {
+    if (ctx.finished() || m.leader == ctx.id())
+      return;
+    auto& rep = ctx.replica();
+    if (m.values.size() != rep.size() || !(m.lambda >= 0 && m.lambda <= 1)) {
+      detail::log().warn("worker {}: ignoring a pull from worker {} with {} "
+                         "values and lambda {} (the replica has {})",
+                         ctx.id(), m.leader, m.values.size(), m.lambda,
+                         rep.size());
+      if (auto* probe = ctx.probe())
+        probe->error();
+      return;
+    }
+    auto d = optim::distance(rep.params(), m.values.data(), rep.size());
+    if (!std::isfinite(d)) {
+      detail::log().warn("worker {}: ignoring a non-finite pull from worker {}",
+                         ctx.id(), m.leader);
+      if (auto* probe = ctx.probe())
+        probe->error();
+      return;
+    }
+    optim::pull_toward(rep.params(), m.values.data(), m.lambda, rep.size());
+    ++pulls_;
+    pull_distance_ += d;
+    if (auto* probe = ctx.probe()) {
+      probe->gauge("pull_distance", d);
+      probe->gauge("pulls", static_cast<double>(pulls_));
+    }
+  }
+
+  std::unique_ptr<comm_policy> local_;
+  /// The leader score: the running mean of the last losses.
+  optim::loss_window scores_;
+  std::uint64_t pulls_ = 0, leads_ = 0;
+  double pull_distance_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<comm_policy> make_lsgd_policy(
+    optim::optimizer_options optimizer, double lr, std::size_t parameters,
+    std::optional<optim::schedule_options> schedule, std::size_t score_window) {
+  return std::make_unique<lsgd_policy>(make_local_policy(std::move(optimizer),
+                                                         lr, parameters,
+                                                         std::move(schedule)),
+                                       score_window);
+}
+
+} // namespace troupe::actors
