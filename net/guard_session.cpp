@@ -141,7 +141,8 @@ void basp_guard::impl::relay(std::shared_ptr<guard_session> s) {
   }
   if (server >= 0) {
     int one = 1;
-    ::setsockopt(s->client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ::setsockopt(s->tls >= 0 ? s->tls : s->client, IPPROTO_TCP, TCP_NODELAY,
+                 &one, sizeof(one));
     ::setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     std::thread down{[this, s] {
       try {
