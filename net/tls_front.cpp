@@ -320,20 +320,22 @@ std::string tls_connection::pump(int plain) {
     for (bool moved = true; moved;) {
       moved = false;
       tls_wait = plain_wait = 0;
-      if (!peer_done && in_hi < cap) { // peer -> in
+      // peer -> in: every record that has arrived (one send for them all)
+      while (!peer_done && in_hi < cap) {
         int n = SSL_read(ssl, in.data() + in_hi, static_cast<int>(cap - in_hi));
         if (n > 0) {
           in_hi += static_cast<std::size_t>(n);
           moved = true;
-        } else {
-          auto kind = tls_error(n);
-          if (kind == SSL_ERROR_WANT_READ)
-            tls_wait |= POLLIN;
-          else if (kind == SSL_ERROR_WANT_WRITE)
-            tls_wait |= POLLOUT;
-          else
-            peer_done = moved = true;
+          continue;
         }
+        auto kind = tls_error(n);
+        if (kind == SSL_ERROR_WANT_READ)
+          tls_wait |= POLLIN;
+        else if (kind == SSL_ERROR_WANT_WRITE)
+          tls_wait |= POLLOUT;
+        else
+          peer_done = moved = true;
+        break;
       }
       if (in_lo < in_hi) { // in -> plain
         auto n = ::send(plain, in.data() + in_lo, in_hi - in_lo, MSG_NOSIGNAL);
