@@ -193,8 +193,9 @@ void add_train_options(option_parser& p, train_options& o,
            "here (troupe node --join=HOST:PORT); port 0 picks a free port")
       .add(o.expect, "expect", "with --listen: the number of nodes to wait for")
       .add(o.port_guard, "port-guard",
-           "with --listen and no TLS: check every incoming frame before CAF "
-           "sees it (default true; false only to measure what it costs)")
+           "with --listen: check every incoming frame (with TLS, once the "
+           "guard decrypted it) before CAF sees it (default true; false only "
+           "to measure what it costs)")
       .add(o.monitor, "monitor",
            "HOST:PORT: serve /metrics (Prometheus) and /api/series while "
            "training (port 0: any free port; 127.0.0.1 keeps it local)")

@@ -47,8 +47,10 @@ struct admission_scope {
   }
 };
 
-/// Opens the job's port: with TLS CAF's own; else CAF's on the loopback
-/// interface behind a guard on the public endpoint (guard.hpp).
+/// Opens the job's port: CAF's on the loopback interface, in plaintext,
+/// behind a guard on the public endpoint (guard.hpp) that terminates TLS when
+/// it is on; without the guard (measurements only) CAF's own, with
+/// caf::openssl for TLS.
 std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
                         const cluster_options& opts,
                         std::unique_ptr<basp_guard>& guard, admission& adm) {
@@ -58,17 +60,12 @@ std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
                               + std::to_string(opts.listen.port) + ": "
                               + sys.render(err));
   };
-  if (opts.link.tls.enabled()) {
+  if (!opts.guard) {
     // "0.0.0.0" or "*": every interface.
     const char* in = host == "0.0.0.0" || host == "*" ? nullptr : host.c_str();
-    auto port = caf::openssl::publish(reg, opts.listen.port, in, true);
-    if (!port)
-      throw fail(port.error());
-    return *port;
-  }
-  if (!opts.guard) {
-    const char* in = host == "0.0.0.0" || host == "*" ? nullptr : host.c_str();
-    auto port = sys.middleman().publish(reg, opts.listen.port, in, true);
+    auto port = opts.link.tls.enabled()
+                    ? caf::openssl::publish(reg, opts.listen.port, in, true)
+                    : sys.middleman().publish(reg, opts.listen.port, in, true);
     if (!port)
       throw fail(port.error());
     return *port;
@@ -78,6 +75,7 @@ std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
     throw fail(inner.error());
   guard_options g;
   g.registrar_id = reg.id();
+  g.tls = opts.link.tls;
   guard = std::make_unique<basp_guard>(opts.listen, *inner, g);
   std::lock_guard<std::mutex> lock{adm.mtx};
   adm.guard = guard.get();
@@ -93,7 +91,12 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
   validate(opts.link);
   if (opts.expect == 0)
     throw std::invalid_argument("--expect must be at least 1");
-  link_config cfg{opts.link, rt.threads};
+  // Behind the guard CAF's port is plaintext on the loopback interface and
+  // the coordinator connects to no one: no caf::openssl here.
+  auto link = opts.link;
+  if (opts.guard)
+    link.tls = {};
+  link_config cfg{link, rt.threads};
   caf::actor_system sys{cfg};
   registrar_config rc;
   rc.expect = opts.expect;
@@ -187,6 +190,7 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
                        {"timed_out", c.timed_out.load()},
                        {"dropped", c.dropped.load()},
                        {"admitted", c.admitted.load()},
+                       {"tls_failed", c.tls_failed.load()},
                        {"unreceived_peak", c.unreceived_peak.load()}};
   }
   return result;

@@ -185,7 +185,7 @@ void basp_guard::impl::accept_loop() {
     ++counters.accepted;
     auto [host, port] = peer_name(addr);
     auto s = std::make_shared<guard_session>();
-    s->client = fd;
+    (front ? s->tls : s->client) = fd;
     s->address = host;
     s->peer = host + ":" + port;
     s->accepted = clock::now();
@@ -239,6 +239,8 @@ basp_guard::basp_guard(const endpoint& front, std::uint16_t back,
   impl_->back = back;
   impl_->opts = opts;
   impl_->refusals.set_rate(opts.log_lines_per_second);
+  if (opts.tls.enabled())
+    impl_->front = std::make_unique<tls_front>(opts.tls);
   auto fail = [&](const std::string& why) {
     if (impl_->listener >= 0)
       ::close(impl_->listener);
@@ -289,11 +291,10 @@ basp_guard::~basp_guard() {
   {
     std::lock_guard<std::mutex> guard{g.mtx};
     g.stopping = true;
-    for (auto& s : g.live) {
-      ::shutdown(s->client, SHUT_RDWR);
-      if (s->server >= 0)
-        ::shutdown(s->server, SHUT_RDWR);
-    }
+    for (auto& s : g.live)
+      for (int fd : {s->client, s->server, s->tls})
+        if (fd >= 0)
+          ::shutdown(fd, SHUT_RDWR);
   }
   ::shutdown(g.listener, SHUT_RDWR);
   g.acceptor.join();

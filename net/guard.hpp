@@ -18,8 +18,10 @@
 //     whose bytes stop flowing is cut off;
 //   - connections not yet admitted are limited in total and per address.
 // A peer that breaks a rule is cut off, alone, and the refusal is logged
-// (rate-limited). With TLS the guard is not needed (and cannot read the
-// frames): the handshake refuses peers without a certificate.
+// (rate-limited). With TLS (guard_options::tls) the guard terminates it: it
+// runs the server handshake as caf::openssl would (tls_front.hpp), within the
+// handshake deadline and counted as pending, logs why it refused one, and
+// checks the decrypted frames like plaintext ones.
 
 #pragma once
 
@@ -69,6 +71,9 @@ struct guard_options {
   /// Refusal lines logged per second, at most (the rest are counted and the
   /// count logged with the next line).
   std::uint32_t log_lines_per_second = 5;
+  /// With TLS files set (they passed validate_tls()), peers speak TLS to the
+  /// guard, which relays the decrypted bytes to CAF's plaintext port.
+  tls_options tls;
 };
 
 /// What the guard did, for logs and the job report.
@@ -78,6 +83,8 @@ struct guard_counters {
   std::atomic<std::uint64_t> timed_out{0};
   std::atomic<std::uint64_t> dropped{0}; ///< frames not forwarded, peer kept
   std::atomic<std::uint64_t> admitted{0};
+  /// TLS handshakes that did not complete (refused, timed out, abandoned).
+  std::atomic<std::uint64_t> tls_failed{0};
   std::atomic<std::uint64_t> bytes_in{0};
   /// Bytes announced to CAF but not yet received, now (all connections).
   std::atomic<std::uint64_t> unreceived{0};
@@ -106,7 +113,8 @@ struct frame_rules {
 class basp_guard {
 public:
   /// Listens on `front` and relays to 127.0.0.1:`back`. Throws
-  /// std::runtime_error if the front port cannot be opened.
+  /// std::runtime_error if the front port cannot be opened or the TLS files
+  /// cannot be loaded.
   basp_guard(const endpoint& front, std::uint16_t back, guard_options opts);
   ~basp_guard();
   basp_guard(const basp_guard&) = delete;

@@ -129,7 +129,10 @@ std::string secs(double s) {
 } // namespace
 
 void basp_guard::impl::relay(std::shared_ptr<guard_session> s) {
-  int server = connect_back();
+  std::thread pump; // with TLS: the peer's bytes, decrypted, into s->client
+  if (s->tls >= 0)
+    pump = open_tls(*s);
+  int server = s->client >= 0 ? connect_back() : -1;
   {
     std::lock_guard<std::mutex> guard{mtx};
     s->server = server;
@@ -138,7 +141,8 @@ void basp_guard::impl::relay(std::shared_ptr<guard_session> s) {
   }
   if (server >= 0) {
     int one = 1;
-    ::setsockopt(s->client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ::setsockopt(s->tls >= 0 ? s->tls : s->client, IPPROTO_TCP, TCP_NODELAY,
+                 &one, sizeof(one));
     ::setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     std::thread down{[this, s] {
       try {
@@ -156,15 +160,19 @@ void basp_guard::impl::relay(std::shared_ptr<guard_session> s) {
     ::shutdown(s->client, SHUT_RDWR);
     ::shutdown(server, SHUT_RDWR);
     down.join();
-  } else {
+  } else if (s->client >= 0) {
     note("cannot reach CAF's port for " + s->peer);
+  }
+  if (pump.joinable()) {
+    ::shutdown(s->client, SHUT_RDWR); // ends the pump
+    pump.join();
   }
   std::lock_guard<std::mutex> guard{mtx};
   leave_pending(*s);
   live.remove(s);
-  ::close(s->client);
-  if (server >= 0)
-    ::close(server);
+  for (int fd : {s->client, server, s->tls})
+    if (fd >= 0)
+      ::close(fd);
   if (--sessions == 0)
     all_gone.notify_all();
 }

@@ -17,6 +17,7 @@
 
 #include "actors/detail/log.hpp"
 #include "net/guard.hpp"
+#include "net/tls_front.hpp"
 
 namespace troupe::net {
 
@@ -33,8 +34,11 @@ inline std::uint64_t read_be64(const unsigned char* p) {
 
 /// One relayed connection.
 struct guard_session {
+  /// The peer's stream as the relay reads it: its socket, or with TLS one
+  /// end of a socketpair whose other end the TLS pump feeds.
   int client = -1;
   int server = -1;
+  int tls = -1;        ///< with TLS: the peer's socket
   std::string peer;    ///< "host:port", for logs
   std::string address; ///< the source address, for the per-address limit
   std::chrono::steady_clock::time_point accepted;
@@ -54,6 +58,7 @@ struct basp_guard::impl {
   std::uint16_t port = 0, back = 0;
   guard_options opts;
   guard_counters counters;
+  std::unique_ptr<tls_front> front; ///< with TLS only
   std::thread acceptor;
   std::mutex mtx;
   std::condition_variable all_gone;
@@ -90,6 +95,11 @@ struct basp_guard::impl {
 
   /// Relays one connection until either side is done (guard_session.cpp).
   void relay(std::shared_ptr<guard_session> s);
+
+  /// Runs the TLS handshake of `s` and, once it succeeds, sets s.client to
+  /// a socketpair end fed by the returned pump thread; logs why not, and
+  /// returns no thread, if it fails (guard_tls.cpp).
+  std::thread open_tls(guard_session& s);
 
   /// Peer to CAF, frame by frame (guard_session.cpp).
   void upstream(guard_session& s);

@@ -2,9 +2,9 @@
 # Multi-process tests of distributed jobs: real troupe processes on
 # 127.0.0.1 (and, as root, in two network namespaces). Every wait is bounded.
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
-# Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls, token,
-# hostile, guardmem, loris, hosts, netns, monitor, stuck, lsgd, decentral,
-# lbfgs, ledger.
+# Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls,
+# tlsguard, token, hostile, guardmem, loris, hosts, netns, monitor, stuck,
+# lsgd, decentral, lbfgs, ledger.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -450,9 +450,27 @@ tls)
   [ "$s" = 1 ] || fail "plaintext node exited with $s, expected 1 within 15 s"
   grep -q "speaks TLS: start this node with --tls-cert" plain.log \
     || fail "plaintext node does not say why"
+  # A node whose certificate is from another CA (it trusts both CAs).
+  cat certs/ca.pem certs/wrong-ca.pem >certs/both-ca.pem
+  start_node foreign --tls-cert=certs/wrong.pem --tls-key=certs/wrong.key \
+    --tls-ca=certs/both-ca.pem --join-timeout=60; F=$NODE
+  wait_for "$F" 15; s=$?
+  [ "$s" = 1 ] || fail "foreign node exited with $s, expected 1 within 15 s"
+  grep -q "refused our TLS handshake" foreign.log \
+    || fail "foreign node does not say why"
+  # The coordinator (its guard terminates TLS) logged each of the three.
+  wait_log coord.log "refused the TLS handshake of 127.0.0.1:[0-9]*: its certificate does not verify against the CA file '[^']*ca.pem'" 5 \
+    || fail "the coordinator did not log the foreign certificate"
+  grep -q "TLS handshake of 127.0.0.1:[0-9]* failed: it aborted the handshake with the alert 'unknown CA'" coord.log \
+    || fail "the coordinator did not log the node that refused its certificate"
+  grep -q "TLS handshake of 127.0.0.1:[0-9]* failed: it closed the connection during the TLS handshake, without sending a certificate" coord.log \
+    || fail "the coordinator did not log the plaintext node"
   start_node good "${TLS[@]}"; G=$NODE
   check_done coord
   wait_for "$G" 30 || fail "TLS node exited with status $?"
+  [ "$(key coord.json /guard/admitted)" = 1 ] || fail "TLS job not guarded"
+  [ "$(key coord.json /guard/tls_failed)" -ge 3 ] \
+    || fail "failed TLS handshakes not counted: $(key coord.json /guard)"
   # A TLS node facing a plaintext (guarded) coordinator says so at once.
   start_coordinator plaincoord --algo=downpour --workers=1 "${JOB[@]}" \
     --epochs=1 --listen=127.0.0.1:0 --expect=1 --join-timeout=60
@@ -468,6 +486,57 @@ tls)
   s=$?
   [ "$s" = 2 ] || fail "garbage certificate: status $s, expected 2"
   grep -q "garbage.pem" bad.log || fail "garbage certificate not named"
+  ;;
+tlsguard)
+  # The guard terminates TLS: a plaintext BASP client, a TLS client without
+  # a certificate and three with a valid one that announce a 1 GiB client
+  # handshake and stay silent (CAF's TLS port allocated 1 GiB for each) are
+  # cut off and logged, the coordinator's memory stays put, and two TLS
+  # nodes join and complete the job.
+  bash "$HERE/make_certs.sh" certs >/dev/null 2>&1 || fail "make_certs failed"
+  TLS=(--tls-cert=certs/node.pem --tls-key=certs/node.key --tls-ca=certs/ca.pem)
+  start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" --epochs=6 \
+    --target-accuracy=0.78 --listen=127.0.0.1:0 --expect=2 "${TLS[@]}"
+  TPID=$(pgrep -P "$COORD" | head -1)
+  mem() { awk -v k="$1:" '$1 == k { print $2 }' /proc/"$TPID"/status; }
+  before=$(mem VmRSS)
+  timeout 60 "$HOSTILE" --mode=oversized --payload-len=1073741824 \
+    --host=127.0.0.1 --port="$PORT" --seconds=6 --connections=2 \
+    2>>hostile.log &
+  PIDS+=($!)
+  sleep 1.5 # the log's rate limit: 5 lines a second
+  # A client handshake header announcing 1 GiB (BASP 0.17), then silence.
+  header='\x01\x00\x00\x00\x40\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03'
+  header+='\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'
+  for i in 1 2 3; do
+    { printf "$header"; sleep 8; } | timeout 20 openssl s_client -quiet \
+      -connect 127.0.0.1:"$PORT" -cert certs/node.pem -key certs/node.key \
+      -CAfile certs/ca.pem >/dev/null 2>>sclient.log &
+    PIDS+=($!)
+  done
+  sleep 1.5
+  { sleep 8; } | timeout 20 openssl s_client -quiet \
+    -connect 127.0.0.1:"$PORT" -CAfile certs/ca.pem >/dev/null 2>>sclient.log &
+  PIDS+=($!)
+  sleep 2
+  start_node n1 "${TLS[@]}"; N1=$NODE
+  start_node n2 "${TLS[@]}"; N2=$NODE
+  wait_log coord.log "hosts 1 worker" 60 || fail "nodes did not join"
+  peak=$(mem VmHWM)
+  echo "coordinator memory: ${before} kB before the attack, peak ${peak} kB" >&2
+  [ $((peak - before)) -lt 262144 ] \
+    || fail "the coordinator grew by $(((peak - before) / 1024)) MB"
+  check_done coord
+  wait_for "$N1" 30 || fail "node 1 exited with status $?"
+  wait_for "$N2" 30 || fail "node 2 exited with status $?"
+  echo "guard: $(key coord.json /guard)" >&2
+  n=$(grep -c "cut off 127.0.0.1:[0-9]*: client handshake payload of 1073741824 bytes exceeds" coord.log)
+  [ "$n" = 3 ] || fail "$n of 3 oversized TLS handshakes logged"
+  grep -q "refused the TLS handshake of 127.0.0.1:[0-9]*: it speaks plaintext BASP, not TLS" coord.log \
+    || fail "the plaintext BASP client was not named"
+  grep -q "refused the TLS handshake of 127.0.0.1:[0-9]*: the peer sent no certificate" coord.log \
+    || fail "the client without a certificate was not named"
+  [ "$(key coord.json /guard/refused)" -ge 6 ] || fail "refusals not counted"
   ;;
 token)
   printf 's3cret-token\n' >token
