@@ -1,6 +1,7 @@
 #include "messages/registry.hpp"
 
 #include <caf/actor_system_config.hpp>
+#include <caf/make_config_option.hpp>
 
 #include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
@@ -59,6 +60,28 @@ void for_each_type(F f) {
   f(type_tag<lbfgs_grad_msg>{}, "troupe::lbfgs_grad_msg");
   f(type_tag<lbfgs_done_msg>{}, "troupe::lbfgs_done_msg");
 }
+
+// CAF keeps each option type's meta state (check, store, get, parse, name) in
+// a function-local static of a header template. GCC, which built Debian's
+// libcaf_core, sets its function pointers statically and only the name under
+// the guard; Clang sets all of it under the guard. A Clang-built program and
+// libcaf_core then share one guard and one object, so if libcaf's
+// actor_system_config constructor runs first only the name gets written and
+// the first option check jumps to address 0 (it did, in the sanitizer build).
+// Touching every meta state libcaf_core has, before main, lets the program's
+// own code set them fully first; with GCC this changes nothing.
+template <class... Ts>
+struct option_meta_states {
+  option_meta_states() {
+    (caf::detail::option_meta_state_instance<Ts>(), ...);
+  }
+};
+
+const option_meta_states<
+    bool, std::size_t, std::string, caf::atom_value, caf::timespan,
+    std::vector<caf::atom_value>, std::vector<std::string>,
+    std::vector<std::size_t>>
+    meta_states_first;
 
 } // namespace
 
