@@ -17,6 +17,9 @@
 //     announced-but-not-received bytes (per connection and in total); a frame
 //     whose bytes stop flowing is cut off;
 //   - connections not yet admitted are limited in total and per address.
+//   - no frame may carry a caf::config_value, and a streamed frame's first
+//     64 KiB may not hold a nested message (messages/wire_check.hpp: CAF
+//     0.17.6 ends the process on a malformed config_value);
 // A peer that breaks a rule is cut off, alone, and the refusal is logged
 // (rate-limited). With TLS (guard_options::tls) the guard terminates it: it
 // runs the server handshake as caf::openssl would (tls_front.hpp), within the

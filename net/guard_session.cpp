@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "messages/wire_check.hpp"
+
 // One connection: two threads that block on their sockets. Frames from the
 // peer are read into a buffer (one receive takes whatever has arrived, often
 // several frames), checked, and forwarded to CAF once complete, several per
@@ -32,6 +34,9 @@ constexpr unsigned char direct_message = 2;
 constexpr std::size_t max_callers = 256;
 constexpr std::size_t chunk = 1 << 20;
 constexpr std::size_t min_buffer = 64 << 10;
+/// A streamed frame's bytes checked before its header goes to CAF: enough
+/// for the stages and the type names at a message's front.
+constexpr std::size_t checked_prefix = 64 << 10;
 
 /// Reads exactly n bytes; false on EOF or error.
 bool read_exact(int fd, unsigned char* buf, std::size_t n) {
@@ -259,13 +264,25 @@ void basp_guard::impl::upstream(guard_session& s) {
   // its header goes to CAF once the bytes still missing fit the budgets.
   auto stream_large = [&](std::uint32_t len) -> bool {
     std::uint64_t missing = 0;
+    bool checked = false; // its first bytes, before CAF sees the header
     for (;;) {
       auto have = std::min<std::size_t>(end - start - header_size, len);
       missing = len - have;
       if (missing == 0)
-        return true; // complete: forwarded as any other frame
-      if (missing <= opts.max_unreceived_per_connection && reserve(missing))
-        break;
+        return true; // complete: checked and forwarded as any other frame
+      if (have >= std::min<std::size_t>(len, checked_prefix)) {
+        if (!checked) {
+          auto why = messages::unsafe_payload(
+              buf.data() + start + header_size, have, false);
+          if (!why.empty()) {
+            cut("a frame of " + std::to_string(len) + " bytes: " + why);
+            return false;
+          }
+          checked = true;
+        }
+        if (missing <= opts.max_unreceived_per_connection && reserve(missing))
+          break;
+      }
       if (!fill(header_size + len))
         return false;
     }
@@ -326,6 +343,12 @@ void basp_guard::impl::upstream(guard_session& s) {
       if (end - start < header_size + len)
         break; // wait for the rest of the frame
       h = buf.data() + start;
+      auto why = messages::unsafe_payload(h + header_size, len, true);
+      if (!why.empty()) {
+        flush();
+        cut("a frame: " + why);
+        return;
+      }
       if (h[0] == client_handshake) {
         std::lock_guard<std::mutex> guard{mtx};
         s.handshake.assign(reinterpret_cast<const char*>(h + header_size), len);

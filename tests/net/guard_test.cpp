@@ -355,3 +355,44 @@ TEST_CASE("before admission: frames to the registrar pass, named receivers "
   CHECK(g.counters().refused == 1);
   ::close(c);
 }
+
+TEST_CASE("a frame naming a caf::config_value is cut off, and so is a "
+          "streamed one whose first 64 KiB hold a nested message") {
+  sink server;
+  guard_options o;
+  o.registrar_id = 6;
+  o.max_buffered_payload = 64 << 10;
+  basp_guard g{front(), server.port, o};
+  auto message_frame = [](std::uint32_t len, const std::string& types) {
+    auto f = header(2, len, 6);
+    bytes payload(len, 'p');
+    std::copy(types.begin(), types.end(), payload.begin() + 8);
+    f.insert(f.end(), payload.begin(), payload.end());
+    return f;
+  };
+  // Before admission, and nested in an error's context (CAF 0.17.6 throws
+  // on a config_value with a bad type index: the process would end).
+  int c = connect_to(g.port());
+  send_all(c, handshake());
+  send_all(c, message_frame(64, "@<>+@atom"));
+  REQUIRE(eventually([&] { return server.size(0) == 64 + 96; }));
+  send_all(c, message_frame(64, "@<>+@error...@<>+@config_value"));
+  CHECK(closed_within(c, 2));
+  CHECK(server.size(0) == 64 + 96);
+  CHECK(g.counters().refused == 1);
+  ::close(c);
+  // Admitted: a streamed frame (over max_buffered_payload) passes with plain
+  // elements and is cut with a nested message among its first bytes.
+  c = connect_to(g.port());
+  send_all(c, handshake());
+  REQUIRE(eventually([&] { return server.size(1) == 64; }));
+  g.admit(key);
+  const std::uint32_t len = 1 << 20;
+  send_all(c, message_frame(len, "@<>+troupe::push_msg"));
+  REQUIRE(eventually([&] { return server.size(1) == 64 + 32 + len; }));
+  send_all(c, message_frame(len, "@<>+@message"));
+  CHECK(closed_within(c, 2));
+  CHECK(server.size(1) == 64 + 32 + len);
+  CHECK(g.counters().refused == 2);
+  ::close(c);
+}
