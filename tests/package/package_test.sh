@@ -5,7 +5,8 @@
 # with find_package(troupe) and without -march=native, and runs them:
 # (a) with one worker must give the same final parameters (param hash) as
 # the in-tree build of the same example, (c) must find its actor on the
-# dashboard.
+# dashboard. Last, troupe as a subproject (add_subdirectory) must configure
+# with its troupe:: targets and examples but without tests or benchmarks.
 set -uo pipefail
 src=$1
 build=$2
@@ -49,4 +50,22 @@ out_c=$(timeout 200 "$work/consumer/own_actor_probe" 500 2>&1) \
   || { printf '%s\n' "$out_c"; fail "own_actor_probe exited $?"; }
 printf '%s\n' "$out_c"
 grep -q 'dashboard lists step_tally' <<<"$out_c" || fail "step_tally not listed"
+# As a subproject: configure only (nothing is built).
+mkdir -p "$work/parent"
+cat >"$work/parent/CMakeLists.txt" <<EOT
+cmake_minimum_required(VERSION 3.18)
+project(parent LANGUAGES CXX)
+add_subdirectory("$src" troupe)
+foreach(t troupe_test_main optim_dense_test train_throughput)
+  if(TARGET \${t})
+    message(FATAL_ERROR "troupe as a subproject built its tests: \${t}")
+  endif()
+endforeach()
+if(NOT TARGET troupe::troupe OR NOT TARGET own_model)
+  message(FATAL_ERROR "troupe as a subproject: no troupe::troupe or examples")
+endif()
+EOT
+cmake -S "$work/parent" -B "$work/parent/build" -DCMAKE_BUILD_TYPE=Release \
+  >"$work/parent.log" 2>&1 || { cat "$work/parent.log"; fail "as a subproject"; }
+echo "package_test: as a subproject, no tests or benchmarks"
 echo "package_test: passed in $((SECONDS - start)) s"
