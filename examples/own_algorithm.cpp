@@ -24,12 +24,12 @@
 
 #include <caf/config_option_set.hpp>
 
-#include "actors/comm_policy.hpp"
-#include "actors/coordinator.hpp"
-#include "algos/registry.hpp"
-#include "apps/train_command.hpp"
-#include "messages/tensor.hpp"
-#include "optim/optimizer.hpp"
+#include <troupe/actors/comm_policy.hpp>
+#include <troupe/actors/coordinator.hpp>
+#include <troupe/algos/registry.hpp>
+#include <troupe/apps/train_command.hpp>
+#include <troupe/messages/tensor.hpp>
+#include <troupe/optim/optimizer.hpp>
 
 namespace {
 

@@ -6,13 +6,12 @@
 #include <cstdlib>
 #include <iostream>
 #include <numeric>
-
-#include "optim/conv2d.hpp"
-#include "optim/dense.hpp"
-#include "optim/flatten.hpp"
-#include "optim/max_pool2d.hpp"
-#include "optim/relu.hpp"
-#include "optim/trainer.hpp"
+#include <troupe/optim/conv2d.hpp>
+#include <troupe/optim/dense.hpp>
+#include <troupe/optim/flatten.hpp>
+#include <troupe/optim/max_pool2d.hpp>
+#include <troupe/optim/relu.hpp>
+#include <troupe/optim/trainer.hpp>
 
 using namespace troupe::optim;
 
