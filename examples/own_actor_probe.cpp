@@ -37,6 +37,8 @@ caf::behavior step_tally(caf::event_based_actor* self) {
         (*probe)->gauge("samples", static_cast<double>(*total));
         (*probe)->progress();
       },
+      // Answered after every step sent before the request.
+      [total](caf::get_atom) { return *total; },
   };
 }
 
@@ -96,6 +98,19 @@ int main(int argc, char** argv) {
       = actors::run_job_in(sys, std::move(job), std::chrono::minutes{5});
   // [/snippet]
 
+  // The job's monitor took its last snapshot as the job ended, perhaps
+  // before the tally had read its mailbox. Once the tally answers it has
+  // seen every step: one more snapshot of this process's probes.
+  {
+    caf::scoped_actor self{sys};
+    auto here = sys.spawn(actors::node_monitor, net::process_name());
+    self->request(tally, std::chrono::seconds{10}, caf::get_atom::value)
+        .receive([](std::uint64_t) {}, [](caf::error&) {});
+    self->request(here, std::chrono::seconds{10}, messages::metrics_atom::value)
+        .receive([&](messages::node_metrics& m) { monitor->view()->update(m); },
+                 [](caf::error&) {});
+    caf::anon_send_exit(here, caf::exit_reason::user_shutdown);
+  }
   std::this_thread::sleep_for(std::chrono::seconds{hold});
   std::cout << "job: " << result.value("stop_reason", "?") << std::endl;
   caf::anon_send_exit(tally, caf::exit_reason::user_shutdown);
