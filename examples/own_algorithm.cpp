@@ -20,16 +20,15 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <vector>
-
-#include <caf/config_option_set.hpp>
-
 #include <troupe/actors/comm_policy.hpp>
 #include <troupe/actors/coordinator.hpp>
 #include <troupe/algos/registry.hpp>
 #include <troupe/apps/train_command.hpp>
 #include <troupe/messages/tensor.hpp>
 #include <troupe/optim/optimizer.hpp>
+#include <vector>
+
+#include <caf/config_option_set.hpp>
 
 namespace {
 

@@ -77,10 +77,9 @@ struct option_meta_states {
   }
 };
 
-const option_meta_states<
-    bool, std::size_t, std::string, caf::atom_value, caf::timespan,
-    std::vector<caf::atom_value>, std::vector<std::string>,
-    std::vector<std::size_t>>
+const option_meta_states<bool, std::size_t, std::string, caf::atom_value,
+                         caf::timespan, std::vector<caf::atom_value>,
+                         std::vector<std::string>, std::vector<std::size_t>>
     meta_states_first;
 
 } // namespace

@@ -272,8 +272,8 @@ void basp_guard::impl::upstream(guard_session& s) {
         return true; // complete: checked and forwarded as any other frame
       if (have >= std::min<std::size_t>(len, checked_prefix)) {
         if (!checked) {
-          auto why = messages::unsafe_payload(
-              buf.data() + start + header_size, have, false);
+          auto why = messages::unsafe_payload(buf.data() + start + header_size,
+                                              have, false);
           if (!why.empty()) {
             cut("a frame of " + std::to_string(len) + " bytes: " + why);
             return false;
