@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "actors/algorithm.hpp"
-#include "actors/group_leader.hpp"
+#include "algos/lsgd/group_leader.hpp"
 
 namespace troupe::algos {
 

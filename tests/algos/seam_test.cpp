@@ -1,10 +1,14 @@
 // The algorithm seam holds (issue [10]): the shared roles, the CLI and the
 // network layer never compare an algorithm's name; algos/ never reaches
-// up into apps/ or net/; every registered algorithm answers to its name.
+// up into apps/ or net/; actors/ never reaches up into algos/ and holds no
+// algorithm's own policy or role (no file there names an algorithm's own
+// messages); every registered algorithm answers to its name.
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,6 +39,19 @@ std::vector<std::string> grep(const std::string& folder,
                        + std::to_string(n) + ": " + line);
   }
   return hits;
+}
+
+/// The message types declared (`struct name {`) in messages/<header>.
+std::vector<std::string> structs_in(const std::string& header) {
+  std::ifstream in{fs::path{TROUPE_SOURCE_DIR} / "messages" / header};
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<std::string> out;
+  std::regex decl{"(^|\\n)struct (\\w+) \\{"};
+  auto s = text.str();
+  for (std::sregex_iterator i{s.begin(), s.end(), decl}, end; i != end; ++i)
+    out.push_back((*i)[2]);
+  return out;
 }
 
 } // namespace
@@ -78,5 +95,39 @@ TEST_CASE("every registered algorithm answers to its name") {
     std::string what = e.what();
     CHECK(what.find("'allreduce'") != std::string::npos);
     CHECK(what.find("downpour") != std::string::npos);
+  }
+}
+
+TEST_CASE("actors/ holds no algorithm's own policy or role") {
+  // An algorithm's own messages: every type of the headers that hold only
+  // algorithms' messages (LSGD's; SGP's, DS-Sync's and ShadowSync's;
+  // Sandblaster's), SGP's compressed share, and the algorithms' own atoms.
+  // A policy handles them and a role sends them, so a file under actors/
+  // naming one is an algorithm's policy or role in the wrong folder.
+  std::vector<std::string> owned;
+  for (const char* header : {"consensus.hpp", "gossip.hpp", "lbfgs.hpp"})
+    for (auto& t : structs_in(header))
+      owned.push_back(t);
+  REQUIRE(owned.size() >= 10); // the rule cannot pass by finding nothing
+  for (const char* extra :
+       {"compressed_gossip_msg", "score_atom", "round_atom", "point_atom",
+        "grad_atom", "sum_atom", "accept_atom", "keep_atom", "lbfgs_atom",
+        "shadow_atom"})
+    owned.push_back(extra);
+  std::string names;
+  for (auto& t : owned)
+    names += (names.empty() ? "" : "|") + t;
+  std::regex named{"\\b(" + names + ")\\b"};
+  std::regex included{"#include \"messages/(consensus|gossip|lbfgs)\\.hpp\""};
+  std::regex upward{"#include [\"<](troupe/)?algos/"};
+  for (const auto& [what, rule] :
+       {std::pair{"an algorithm's own message or atom", named},
+        std::pair{"an algorithm's own messages header", included},
+        std::pair{"a header of algos/ (actors/ is below it)", upward}}) {
+    auto hits = grep("actors", rule);
+    INFO("actors/ names " << what);
+    for (const auto& h : hits)
+      UNSCOPED_INFO(h);
+    CHECK(hits.empty());
   }
 }
