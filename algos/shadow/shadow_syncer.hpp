@@ -13,6 +13,7 @@
 #include "actors/comm_policy.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
+#include "messages/gossip.hpp"
 #include "optim/shadow.hpp"
 
 namespace troupe::actors {
