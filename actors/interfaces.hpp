@@ -43,7 +43,7 @@ using parameter_shard_actor = caf::typed_actor<
 /// worker is dynamically typed inside: an algorithm's own messages are
 /// handled by its communication policy (comm_policy::handlers), and their
 /// senders address the worker through a typed view of only those messages
-/// (each algorithm's own, e.g. algos/lsgd/lsgd_policy.hpp), made with
+/// (each algorithm's own, in its folder under algos/), made with
 /// caf::actor_cast.
 using worker_actor = caf::typed_actor<
     // Start training at the given clock.
