@@ -121,10 +121,10 @@ TEST_CASE("actors/ holds no algorithm's own policy or role") {
   std::regex named{"\\b(" + names + ")\\b"};
   // An algorithm's own policy by its name (EASGD's exchanges only the
   // shared push and fetch messages): easgd_policy, make_lsgd_policy, ...
-  std::string algos;
+  std::string algo_names;
   for (const auto& e : algos::registered_algorithms())
-    algos += (algos.empty() ? "" : "|") + e.name;
-  std::regex policy{"\\b(make_)?(" + algos + ")_policy\\b"};
+    algo_names += (algo_names.empty() ? "" : "|") + e.name;
+  std::regex policy{"\\b(make_)?(" + algo_names + ")_policy\\b"};
   std::regex included{"#include \"messages/(consensus|gossip|lbfgs)\\.hpp\""};
   std::regex upward{"#include [\"<](troupe/)?algos/"};
   for (const auto& [what, rule] :
