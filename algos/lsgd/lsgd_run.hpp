@@ -9,6 +9,7 @@
 
 #include "actors/algorithm.hpp"
 #include "algos/lsgd/group_leader.hpp"
+#include "algos/lsgd/leader_board.hpp"
 
 namespace troupe::algos {
 

@@ -23,10 +23,6 @@ namespace troupe::actors {
 
 using namespace messages;
 
-double comm_policy::weight() const noexcept {
-  return std::nan("");
-}
-
 namespace {
 
 using detail::peer_policy;
