@@ -7,14 +7,15 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "actors/role_registry.hpp"
 #include "algos/registry.hpp"
+#include "algos/sgd/sgd.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe;
@@ -138,4 +139,46 @@ TEST_CASE("actors/ holds no algorithm's own policy or role") {
       UNSCOPED_INFO(h);
     CHECK(hits.empty());
   }
+}
+
+namespace {
+
+/// An application's own algorithm (SGD under another name) with a role of
+/// its own.
+class with_role : public algos::sgd {
+public:
+  std::string name() const override {
+    return "with_role";
+  }
+  std::string summary() const override {
+    return "a test algorithm with a role of its own";
+  }
+  std::shared_ptr<algos::algorithm> clone() const override {
+    return std::make_shared<with_role>(*this);
+  }
+  void add_roles(actors::role_registry& roles) const override {
+    roles.register_role<std::string>(
+        "echo", [](actors::role_context& ctx, const std::string&) {
+          return ctx.host(caf::actor{});
+        });
+  }
+};
+
+} // namespace
+
+TEST_CASE("an algorithm's roles reach every node through the registry") {
+  // The shared roles and the built-in algorithms' own.
+  auto before = algos::node_roles();
+  for (const char* role :
+       {"shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker"}) {
+    INFO(role);
+    CHECK(before->contains(role));
+  }
+  CHECK_FALSE(before->contains("echo"));
+  // An application's algorithm, registered with one line, brings its own.
+  algos::register_algorithm(
+      {"with_role", [] { return std::make_shared<with_role>(); }});
+  auto after = algos::node_roles();
+  CHECK(after->contains("echo"));
+  CHECK(after->names().size() == before->names().size() + 1);
 }
