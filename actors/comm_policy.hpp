@@ -14,7 +14,6 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
-#include "messages/gossip.hpp"
 #include "optim/compress.hpp"
 #include "optim/consensus.hpp"
 #include "optim/optimizer.hpp"
@@ -185,41 +184,11 @@ void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               const std::vector<std::uint64_t>& versions, std::uint32_t samples,
               std::vector<optim::compressor>* compressors = nullptr);
 
-/// EASGD / EAMSGD (algorithms.md §3): every tau of its own steps the worker
-/// reads the center from the shards, computes e = alpha * (x - center) from
-/// its pre-step parameters, sends e to the shards (which add it to the
-/// center) and moves x <- x - e; between exchanges it takes local SGD steps
-/// (with Nesterov momentum delta under EAMSGD: the gradient is taken at
-/// x + delta * v). `opts.alpha` must already be resolved (> 0).
-/// With `schedule`, the rate of local step t is schedule.lr(t) (t counts
-/// the worker's own steps) instead of opts.lr.
-std::unique_ptr<comm_policy>
-make_easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
-                  std::size_t parameters,
-                  std::optional<optim::schedule_options> schedule = {});
-
 /// Local steps only, with the given optimizer and rate.
 std::unique_ptr<comm_policy>
 make_local_policy(optim::optimizer_options optimizer, double lr,
                   std::size_t parameters,
                   std::optional<optim::schedule_options> schedule = {});
-
-/// LSGD's workers (lsgd_policy.cpp): local steps, plus the handlers of the
-/// leaders' messages (lsgd_member_actor): the score (the running mean of
-/// the last `score_window` losses), lead (send the parameters to the
-/// targets) and pull (x <- x - lambda * (x - leader), applied between
-/// steps; ignored once the worker finished).
-std::unique_ptr<comm_policy> make_lsgd_policy(
-    optim::optimizer_options optimizer, double lr, std::size_t parameters,
-    std::optional<optim::schedule_options> schedule, std::size_t score_window);
-
-/// ShadowSync's workers (shadow_policy.cpp): local steps that never wait,
-/// plus the handler of the syncer's corrections (shadow_member_actor):
-/// x <- x + delta, refused if its size is wrong or a value is not finite.
-std::unique_ptr<comm_policy>
-make_shadow_policy(optim::optimizer_options optimizer, double lr,
-                   std::size_t parameters,
-                   std::optional<optim::schedule_options> schedule = {});
 
 /// Adds a compressor's byte counters (per layer kind) to a worker's report.
 void add_compression(messages::worker_stats& out, const optim::compressor& c);
@@ -250,27 +219,5 @@ struct peer_policy_options {
   /// is gamma / (d + 1) of the public copy (and of w).
   double gamma = 0.5;
 };
-
-/// SGP / overlap SGP (algorithms.md §5): the worker keeps the push-sum
-/// numerator x and weight w, computes its gradient at z = x / w (the
-/// replica's parameters are z), steps x with its optimizer, keeps 1 / (d +
-/// 1) of x and w and sends the same share to each of its d out-peers of the
-/// step; shares are added whenever they arrive.
-std::unique_ptr<comm_policy> make_sgp_policy(peer_policy_options opts,
-                                             std::size_t parameters);
-
-/// DS-Sync (algorithms.md §7): after each local step the worker sends its
-/// parameters to the other members of its group of the round, waits for
-/// theirs and replaces its parameters by the group mean (summed in rank
-/// order, so every member gets the same bits).
-std::unique_ptr<comm_policy> make_dssync_policy(peer_policy_options opts,
-                                                std::size_t parameters);
-
-/// DS-Sync uses the digit schedule (workers a power of the group size).
-bool digit_schedule(const peer_policy_options& opts) noexcept;
-
-/// DS-Sync's partition of round k (each rank's group id).
-std::vector<std::uint32_t> dssync_groups(const peer_policy_options& opts,
-                                         std::uint64_t k);
 
 } // namespace troupe::actors

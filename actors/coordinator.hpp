@@ -17,14 +17,12 @@
 #include "actors/comm_policy.hpp"
 #include "actors/evaluator.hpp"
 #include "actors/events.hpp"
-#include "actors/group_leader.hpp"
 #include "actors/interfaces.hpp"
-#include "actors/leader_board.hpp"
 #include "actors/monitor.hpp"
 #include "actors/parameter_shard.hpp"
-#include "actors/shadow_syncer.hpp"
 #include "actors/worker.hpp"
 #include "optim/consensus.hpp"
+#include "optim/shadow.hpp"
 #include "optim/shard_store.hpp"
 
 namespace troupe::actors {
@@ -72,7 +70,8 @@ struct job_config {
   /// for shard_plan::none).
   algorithm_ptr algorithm;
   /// lbfgs: Sandblaster L-BFGS, run by its own driver instead of the
-  /// coordinator (lbfgs_driver.hpp); workers, shards and init as here.
+  /// coordinator (algos/sandblaster/lbfgs_driver.hpp); workers, shards and
+  /// init as here.
   std::shared_ptr<const lbfgs_job> lbfgs;
   std::uint32_t workers = 1;
   std::uint32_t shards = 1;
@@ -116,7 +115,7 @@ struct job_config {
   peer_policy_options peer;
   /// ShadowSync (algo shadow): the syncers' body and settings; the workers
   /// take local steps (local_optimizer, local_lr, local_schedule).
-  shadow_options shadow;
+  optim::shadow_options shadow;
   caf::duration request_timeout{std::chrono::seconds{60}};
   /// A worker whose gradient is non-finite this many steps in a row (the
   /// shards reject every such push) has diverged: it fails, naming itself,

@@ -11,9 +11,7 @@
 
 #include "messages/atoms.hpp"
 #include "messages/compressed.hpp"
-#include "messages/consensus.hpp"
 #include "messages/control.hpp"
-#include "messages/gossip.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 
@@ -45,8 +43,8 @@ using parameter_shard_actor = caf::typed_actor<
 /// worker is dynamically typed inside: an algorithm's own messages are
 /// handled by its communication policy (comm_policy::handlers), and their
 /// senders address the worker through a typed view of only those messages
-/// (lsgd_member_actor below, detail::peer_worker_actor, shadow_member_actor),
-/// made with caf::actor_cast.
+/// (each algorithm's own, in its folder under algos/), made with
+/// caf::actor_cast.
 using worker_actor = caf::typed_actor<
     // Start training at the given clock.
     caf::reacts_to<messages::start_atom, std::uint64_t>,
@@ -69,20 +67,6 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<messages::leave_atom, messages::worker_id>,
     // Self-message: a policy's wait reached its deadline.
     caf::reacts_to<messages::tick_atom, std::uint64_t>>;
-
-/// LSGD's view of a worker: what its group leader and the leader board send
-/// it (handled by the worker's LSGD policy, make_lsgd_policy).
-using lsgd_member_actor = caf::typed_actor<
-    // The worker's leader score (running mean of recent losses).
-    caf::replies_to<messages::score_atom>::with<messages::score_msg>,
-    // As the elected leader, send the parameters to the targets; answered
-    // once they are sent.
-    caf::replies_to<messages::lead_msg>::with<messages::ack_atom>,
-    // A leader's parameters; pull toward them on arrival.
-    caf::reacts_to<messages::pull_msg>,
-    // The replica's parameters (the global leader's are the evaluated
-    // model; core).
-    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
 
 /// Evaluates the shards' parameters on the test set (evaluator.hpp).
 using evaluator_actor = caf::typed_actor<
@@ -109,32 +93,15 @@ using coordinator_actor = caf::typed_actor<
     caf::reacts_to<messages::leader_atom, std::uint32_t, std::string,
                    std::uint64_t>>;
 
-/// LSGD's group leader: elects its group's leader and has it send its
-/// parameters to the group (group_leader.hpp).
-using group_leader_actor = caf::typed_actor<
-    // Run round r: collect scores, elect, and (if the flag is set) have the
-    // leader broadcast with lambda. Answers the elected leader's score (for
-    // the global election), or an error if no member answered.
-    caf::replies_to<messages::round_atom, std::uint64_t,
-                    bool>::with<messages::score_msg>>;
-
-/// LSGD's global coordinator: triggers the rounds from the job's step count,
-/// elects the global leader and serves its parameters (leader_board.hpp).
-using leader_board_actor = caf::typed_actor<
-    // The job's total step count reached T (sent every workers * tau steps).
-    caf::reacts_to<messages::round_atom, std::uint64_t>,
-    // The global leader's parameters (forwarded to it): the evaluated model.
-    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
-
 /// A node's agent: hosts shards and workers of a remote coordinator's job
 /// (node_agent.hpp). Handles cross the wire as caf::actor, a built-in type.
 using node_actor = caf::typed_actor<
     // Build the job from its spec (JSON text); answer its fingerprint, which
     // must equal the coordinator's (same model, seed and data).
     caf::replies_to<messages::setup_atom, std::string>::with<std::string>,
-    // Spawn the role registered under this name (role_registry.hpp:
-    // "shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker", or
-    // a user's own) with these arguments; answer its handle. An unknown
+    // Spawn the role registered under this name (role_registry.hpp: the
+    // shared "shard" and "worker", an algorithm's own, or a user's own) with
+    // these arguments; answer its handle. An unknown
     // role or arguments of the wrong types: errc::unknown_role,
     // errc::bad_arguments.
     caf::replies_to<messages::spawn_atom, std::string,

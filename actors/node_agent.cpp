@@ -49,7 +49,7 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
   auto& state = self->state;
   state.config = std::move(config);
   if (!state.config.roles)
-    state.config.roles = builtin_roles();
+    state.config.roles = shared_roles();
   state.monitor
       = self->spawn<caf::linked>(node_monitor, state.config.node_name);
   state.probe = make_probe(self, "node agent " + state.config.node_name,

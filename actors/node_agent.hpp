@@ -36,9 +36,11 @@ struct node_agent_config {
   /// The node of the coordinator this node joined (its registrar's): the
   /// only node whose actors the agent obeys. Unset: it obeys no one.
   caf::node_id coordinator;
-  /// The roles it spawns by name; unset: the built-in ones (builtin_roles()).
-  /// A node binary with roles of its own registers them with the built-in
-  /// ones (register_builtin_roles) and sets them here before joining.
+  /// The roles it spawns by name; unset: the shared ones only
+  /// (shared_roles()). net::run_node sets the shared ones and every
+  /// registered algorithm's (algos::register_roles) when unset; a node
+  /// binary with roles of its own registers them next to those and sets
+  /// them here before joining.
   std::shared_ptr<const role_registry> roles;
 };
 

@@ -99,10 +99,10 @@ caf::expected<caf::actor> role_registry::spawn(role_context& ctx,
   }
 }
 
-std::shared_ptr<const role_registry> builtin_roles() {
+std::shared_ptr<const role_registry> shared_roles() {
   static const auto roles = [] {
     auto r = std::make_shared<role_registry>();
-    register_builtin_roles(*r);
+    register_shared_roles(*r);
     return std::shared_ptr<const role_registry>{std::move(r)};
   }();
   return roles;

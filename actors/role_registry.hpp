@@ -3,9 +3,11 @@
 // The roles a node agent spawns by name: one spawn verb, (spawn, role, args),
 // instead of one verb per role. A role is registered once with its argument
 // types; the agent checks the arguments against them before it spawns. The
-// built-in roles register from one explicit function (register_builtin_roles,
-// no static initialization: a static library drops unreferenced objects), and
-// a user's node binary adds its own roles the same way before it joins, so a
+// roles every algorithm shares register from one explicit function
+// (register_shared_roles, no static initialization: a static library drops
+// unreferenced objects); an algorithm's own roles come from its folder
+// (algos::algorithm::add_roles, collected by algos::register_roles), and a
+// user's node binary adds its own roles the same way before it joins, so a
 // user's role deploys like a built-in one.
 
 #include <functional>
@@ -115,15 +117,14 @@ private:
   std::map<std::string, role> roles_;
 };
 
-/// Registers the built-in roles under their stable names: "shard" (index
-/// i), "worker" (rank w, shard handles in shard order, coordinator),
-/// "shadow_syncer" (group g, its workers in rank order, shard handles),
-/// "lbfgs_shard" (index i) and "lbfgs_worker" (rank w, L-BFGS shard handles
-/// in shard order, driver). Configured from the job exactly as in the
-/// coordinator's own process (roles.hpp).
-void register_builtin_roles(role_registry& roles);
+/// Registers the roles every algorithm shares under their stable names:
+/// "shard" (index i) and "worker" (rank w, shard handles in shard order,
+/// coordinator), configured from the job exactly as in the coordinator's
+/// own process (roles.hpp). The algorithms' own roles are added by
+/// algos::register_roles (algos/registry.hpp).
+void register_shared_roles(role_registry& roles);
 
-/// A registry holding the built-in roles only (built on first use).
-std::shared_ptr<const role_registry> builtin_roles();
+/// A registry holding the shared roles only (built on first use).
+std::shared_ptr<const role_registry> shared_roles();
 
 } // namespace troupe::actors

@@ -5,8 +5,6 @@
 
 #include <caf/actor_cast.hpp>
 
-#include "actors/leader_board.hpp"
-
 namespace troupe::actors {
 
 bool needs_shards(const job_config& job) noexcept {
@@ -19,27 +17,6 @@ bool is_peer_to_peer(const job_config& job) noexcept {
 
 bool lingers(const job_config& job) noexcept {
   return job.algorithm && job.algorithm->lingers();
-}
-
-std::vector<std::uint32_t> worker_groups(const job_config& job) {
-  if (job.group_of.size() == job.workers)
-    return job.group_of;
-  return lsgd_groups(job.workers, job.lsgd.groups, job.placement.worker_node);
-}
-
-shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
-                                      std::vector<worker_actor> members,
-                                      std::vector<shard_ref> shards) {
-  shadow_syncer_config sc;
-  sc.index = g;
-  for (auto& m : members)
-    sc.members.push_back(caf::actor_cast<shadow_member_actor>(m));
-  sc.shards = std::move(shards);
-  sc.opts = job.shadow;
-  sc.workers = job.workers;
-  sc.init = job.init;
-  sc.timeout = job.request_timeout;
-  return sc;
 }
 
 std::vector<optim::slice> shard_ranges(const job_config& job) {

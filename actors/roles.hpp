@@ -42,17 +42,6 @@ bool is_peer_to_peer(const job_config& job) noexcept;
 /// coordinator asks them for their report once more then.
 bool lingers(const job_config& job) noexcept;
 
-/// Each worker's group: job.group_of, or lsgd_groups() over the placement
-/// (LSGD's leaders, ShadowSync's syncers).
-std::vector<std::uint32_t> worker_groups(const job_config& job);
-
-/// The configuration of ShadowSync syncer g over the workers of its group
-/// (`members`, in rank order) and the shards (S-EASGD). The members' ranks
-/// (ids, for reports) are left to the caller.
-shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
-                                      std::vector<worker_actor> members,
-                                      std::vector<shard_ref> shards);
-
 /// Shard references from handles in shard order (as they cross the wire).
 std::vector<shard_ref> shard_refs(const job_config& job,
                                   const std::vector<caf::actor>& handles);

@@ -53,6 +53,10 @@ caf::message_handler comm_policy::handlers(worker_context&) {
   return {};
 }
 
+double comm_policy::weight() const noexcept {
+  return std::nan("");
+}
+
 worker_id worker_state::id() const noexcept {
   return config.id;
 }

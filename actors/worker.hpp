@@ -26,9 +26,9 @@
 // - Senders keep it. The core's senders (the coordinator, tests) use
 //   worker_actor, the handle spawn_worker returns; an algorithm's senders use
 //   a typed view of only the messages they send, declared with them and made
-//   with caf::actor_cast (lsgd_member_actor in interfaces.hpp,
-//   detail::peer_worker_actor, shadow_member_actor). A send that fits no
-//   view does not compile.
+//   with caf::actor_cast (lsgd_member_actor, detail::peer_worker_actor,
+//   shadow_member_actor: each in its algorithm's folder under algos/). A
+//   send that fits no view does not compile.
 // - The receiver side is lost: nothing checks that the worker's policy
 //   handles what a view promises (an LSGD view cast onto an SGP worker, a
 //   policy that forgot a handler). Such a message is unexpected at run

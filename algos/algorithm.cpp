@@ -69,4 +69,8 @@ void algorithm::build(job_build&) const {
   // the job's common settings suffice
 }
 
+void algorithm::add_roles(actors::role_registry&) const {
+  // only the shared roles
+}
+
 } // namespace troupe::algos

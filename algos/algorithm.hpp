@@ -23,6 +23,10 @@
 #include "optim/range_table.hpp"
 #include "optim/schedule.hpp"
 
+namespace troupe::actors {
+class role_registry;
+} // namespace troupe::actors
+
 namespace troupe::algos {
 
 /// How the workers see the training data.
@@ -98,6 +102,12 @@ public:
   /// Fills in the algorithm's part of the job (called after resolve and
   /// the checks).
   virtual void build(job_build& b) const;
+
+  /// Registers the algorithm's own roles, those its run asks a node agent
+  /// to spawn by name (ShadowSync's syncer, Sandblaster's shards and
+  /// workers); register_roles() (registry.hpp) collects every registered
+  /// algorithm's before a node joins. The default has none.
+  virtual void add_roles(actors::role_registry& roles) const;
 };
 
 /// An algorithm with its options, owned by the job being configured.

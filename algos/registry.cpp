@@ -3,6 +3,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "actors/role_registry.hpp"
 #include "algos/downpour/downpour.hpp"
 #include "algos/dssync/dssync.hpp"
 #include "algos/easgd/easgd.hpp"
@@ -82,6 +83,18 @@ algorithm_handle make_algorithm(const std::string& name) {
   }
   throw std::invalid_argument("unknown algorithm " + optim::quote(name) + " ("
                               + known + ")");
+}
+
+void register_roles(actors::role_registry& roles) {
+  actors::register_shared_roles(roles);
+  for (const auto& e : registered_algorithms())
+    e.make()->add_roles(roles);
+}
+
+std::shared_ptr<const actors::role_registry> node_roles() {
+  auto roles = std::make_shared<actors::role_registry>();
+  register_roles(*roles);
+  return roles;
 }
 
 } // namespace troupe::algos

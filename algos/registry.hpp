@@ -1,10 +1,13 @@
 // The one list of algorithms: name -> factory. The CLI, the node agent's job
 // builder and the tests make an algorithm by name here; an application adds
-// its own with register_algorithm() before it builds a job.
+// its own with register_algorithm() before it builds a job. A node's roles
+// are the shared ones plus every registered algorithm's own
+// (register_roles).
 
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,5 +38,16 @@ bool has_algorithm(const std::string& name);
 /// std::invalid_argument naming it and listing the registered ones if there
 /// is none.
 algorithm_handle make_algorithm(const std::string& name);
+
+/// Registers the roles a node agent spawns by name: the shared ones
+/// (actors::register_shared_roles: shard, worker) and every registered
+/// algorithm's own (algorithm::add_roles). Throws std::invalid_argument if
+/// two of them register the same name. A node binary with roles of its own
+/// adds them to the same registry.
+void register_roles(actors::role_registry& roles);
+
+/// A fresh registry with register_roles(): what `troupe node` and
+/// net::run_node give a node agent that was not given roles.
+std::shared_ptr<const actors::role_registry> node_roles();
 
 } // namespace troupe::algos

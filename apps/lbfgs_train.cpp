@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "actors/lbfgs_driver.hpp"
 #include "algos/registry.hpp"
+#include "algos/sandblaster/lbfgs_driver.hpp"
 #include "algos/sandblaster/sandblaster.hpp"
 #include "apps/cli.hpp"
 #include "optim/batch_objective.hpp"

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "actors/detail/log.hpp"
+#include "algos/registry.hpp"
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/link_flags.hpp"
@@ -44,11 +45,10 @@ int node_main(const std::vector<std::string>& args) {
       throw usage_error("troupe node: --workers or --shards must be above 0");
     actors::node_agent_config agent;
     agent.build = build_from_spec;
-    // The roles this node spawns by name; a node binary of one's own adds
-    // its roles to these (role_registry.hpp).
-    auto roles = std::make_shared<actors::role_registry>();
-    actors::register_builtin_roles(*roles);
-    agent.roles = std::move(roles);
+    // The roles this node spawns by name: the shared ones and every
+    // registered algorithm's own; a node binary of one's own adds its roles
+    // to these (algos/registry.hpp).
+    agent.roles = algos::node_roles();
     auto out = net::run_node(o, std::move(agent));
     std::cerr << "troupe node: " << (out.status == 0 ? "" : "error: ")
               << out.message << '\n';

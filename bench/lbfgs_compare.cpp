@@ -30,8 +30,8 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/job.hpp"
-#include "actors/lbfgs_driver.hpp"
 #include "algos/downpour/downpour.hpp"
+#include "algos/sandblaster/lbfgs_driver.hpp"
 #include "algos/sandblaster/sandblaster.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"

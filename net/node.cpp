@@ -12,6 +12,7 @@
 
 #include "actors/coordinator.hpp"
 #include "actors/detail/log.hpp"
+#include "algos/registry.hpp"
 #include "messages/errors.hpp"
 #include "net/registrar.hpp"
 #include "net/tls_probe.hpp"
@@ -91,6 +92,9 @@ node_outcome run_node(const node_options& opts,
   agent_config.node_name = process_name();
   // The agent obeys the coordinator it joins, and no one else.
   agent_config.coordinator = reg->node();
+  // Unless given: the shared roles and every registered algorithm's own.
+  if (!agent_config.roles)
+    agent_config.roles = algos::node_roles();
   auto agent = sys.spawn(actors::node_agent, std::move(agent_config));
   hello_msg hello;
   hello.node = process_name();

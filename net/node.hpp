@@ -30,7 +30,9 @@ struct node_outcome {
 
 /// Joins the coordinator at opts.join, serves the job (building it with
 /// `agent.build`) and returns when it is over or the coordinator is lost.
-/// Throws std::invalid_argument for unusable options.
+/// The agent spawns `agent.roles` by name; unset: the shared roles and
+/// every registered algorithm's own (algos::node_roles). Throws
+/// std::invalid_argument for unusable options.
 node_outcome run_node(const node_options& opts,
                       actors::node_agent_config agent);
 

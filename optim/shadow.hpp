@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 // ShadowSync's synchronization bodies (algorithms.md §6) as pure functions:
@@ -8,6 +10,19 @@
 // adds (delta-apply keeps what it learned while the round ran). No CAF.
 
 namespace troupe::optim {
+
+/// ShadowSync's settings.
+struct shadow_options {
+  /// easgd (center on the shards), ma (model averaging) or bmuf.
+  std::string mode = "ma";
+  /// S-EASGD's moving rate; <= 0: 0.9 / workers.
+  double alpha = 0;
+  /// BMUF's block momentum eta_b (< 0: 1 - 1 / workers) and block rate zeta.
+  double block_momentum = -1;
+  double block_lr = 1;
+  /// Pause between two rounds (0: back to back).
+  std::chrono::milliseconds period{0};
+};
 
 /// BMUF state, replicated on every syncer: the global model w_g, the block
 /// momentum D and the start point w_0 of the next block.

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "actors/coordinator.hpp"
+#include "algos/dssync/dssync_policy.hpp"
 #include "algos/local_steps.hpp"
 #include "algos/sgp/sgp.hpp"
 

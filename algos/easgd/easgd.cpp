@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "actors/coordinator.hpp"
+#include "algos/easgd/easgd_policy.hpp"
 #include "algos/local_steps.hpp"
 #include "optim/schedule.hpp"
 

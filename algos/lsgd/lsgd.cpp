@@ -4,6 +4,7 @@
 
 #include "actors/coordinator.hpp"
 #include "algos/local_steps.hpp"
+#include "algos/lsgd/lsgd_policy.hpp"
 #include "algos/lsgd/lsgd_run.hpp"
 
 namespace troupe::algos {

@@ -5,7 +5,7 @@
 #include <caf/actor_cast.hpp>
 
 #include "actors/coordinator.hpp"
-#include "actors/leader_board.hpp"
+#include "algos/lsgd/leader_board.hpp"
 
 namespace troupe::algos {
 

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "actors/algorithm.hpp"
-#include "actors/group_leader.hpp"
+#include "algos/lsgd/group_leader.hpp"
+#include "algos/lsgd/leader_board.hpp"
 
 namespace troupe::algos {
 

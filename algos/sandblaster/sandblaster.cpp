@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "actors/coordinator.hpp"
-#include "actors/lbfgs_driver.hpp"
+#include "algos/sandblaster/lbfgs_driver.hpp"
 
 namespace troupe::algos {
 

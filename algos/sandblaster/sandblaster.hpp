@@ -20,6 +20,7 @@ public:
   void resolve(job_options& o, double model_lr) const override;
   std::vector<std::string> ignored_flags() const override;
   runner run_by() const noexcept override;
+  void add_roles(actors::role_registry& roles) const override;
 
   // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;

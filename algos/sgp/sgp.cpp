@@ -5,6 +5,7 @@
 
 #include "actors/coordinator.hpp"
 #include "algos/local_steps.hpp"
+#include "algos/sgp/gossip_policy.hpp"
 
 namespace troupe::algos {
 

@@ -5,6 +5,7 @@
 #include "actors/coordinator.hpp"
 #include "algos/easgd/easgd.hpp"
 #include "algos/local_steps.hpp"
+#include "algos/shadow/shadow_policy.hpp"
 #include "algos/shadow/shadow_run.hpp"
 
 namespace troupe::algos {

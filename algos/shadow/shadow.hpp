@@ -20,6 +20,7 @@ public:
   void resolve(job_options& o, double model_lr) const override;
   void build(job_build& b) const override;
   bool uses_shards(const job_options& o) const override;
+  void add_roles(actors::role_registry& roles) const override;
 
   // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;

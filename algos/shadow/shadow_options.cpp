@@ -7,8 +7,8 @@
 #include <caf/config_option_set.hpp>
 
 #include "actors/coordinator.hpp"
-#include "actors/leader_board.hpp"
 #include "algos/local_steps.hpp"
+#include "algos/lsgd/leader_board.hpp"
 #include "algos/shadow/shadow.hpp"
 
 namespace troupe::algos {

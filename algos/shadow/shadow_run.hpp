@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/algorithm.hpp"
-#include "actors/shadow_syncer.hpp"
+#include "algos/shadow/shadow_syncer.hpp"
 
 namespace troupe::algos {
 

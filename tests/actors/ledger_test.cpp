@@ -69,6 +69,8 @@ std::vector<caf::actor> place(caf::actor_system& sys, actors::job_config& job,
     nc.node_name = "node" + std::to_string(n) + ":" + std::to_string(100 + n);
     nc.stop_reason = reason;
     nc.coordinator = sys.node();
+    // As troupe node: the shared roles and the algorithms' own (syncers).
+    nc.roles = algos::node_roles();
     nc.build = [job](const std::string&) {
       return actors::built_job{job, "f"};
     };

@@ -16,6 +16,7 @@
 #include "actors/probe.hpp"
 #include "actors/roles.hpp"
 #include "actors/worker.hpp"
+#include "algos/lsgd/lsgd_policy.hpp"
 #include "harness.hpp"
 
 using namespace troupe;

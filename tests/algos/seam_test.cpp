@@ -1,16 +1,21 @@
 // The algorithm seam holds (issue [10]): the shared roles, the CLI and the
 // network layer never compare an algorithm's name; algos/ never reaches
-// up into apps/ or net/; every registered algorithm answers to its name.
+// up into apps/ or net/; actors/ never reaches up into algos/ and holds no
+// algorithm's own policy or role (no file there names an algorithm's own
+// messages); every registered algorithm answers to its name.
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "actors/role_registry.hpp"
 #include "algos/registry.hpp"
+#include "algos/sgd/sgd.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe;
@@ -35,6 +40,19 @@ std::vector<std::string> grep(const std::string& folder,
                        + std::to_string(n) + ": " + line);
   }
   return hits;
+}
+
+/// The message types declared (`struct name {`) in messages/<header>.
+std::vector<std::string> structs_in(const std::string& header) {
+  std::ifstream in{fs::path{TROUPE_SOURCE_DIR} / "messages" / header};
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<std::string> out;
+  std::regex decl{"(^|\\n)struct (\\w+) \\{"};
+  auto s = text.str();
+  for (std::sregex_iterator i{s.begin(), s.end(), decl}, end; i != end; ++i)
+    out.push_back((*i)[2]);
+  return out;
 }
 
 } // namespace
@@ -79,4 +97,88 @@ TEST_CASE("every registered algorithm answers to its name") {
     CHECK(what.find("'allreduce'") != std::string::npos);
     CHECK(what.find("downpour") != std::string::npos);
   }
+}
+
+TEST_CASE("actors/ holds no algorithm's own policy or role") {
+  // An algorithm's own messages: every type of the headers that hold only
+  // algorithms' messages (LSGD's; SGP's, DS-Sync's and ShadowSync's;
+  // Sandblaster's), SGP's compressed share, and the algorithms' own atoms.
+  // A policy handles them and a role sends them, so a file under actors/
+  // naming one is an algorithm's policy or role in the wrong folder; one
+  // that includes algos/ reaches up to them.
+  std::vector<std::string> owned;
+  for (const char* header : {"consensus.hpp", "gossip.hpp", "lbfgs.hpp"})
+    for (auto& t : structs_in(header))
+      owned.push_back(t);
+  REQUIRE(owned.size() >= 10); // the rule cannot pass by finding nothing
+  for (const char* extra :
+       {"compressed_gossip_msg", "score_atom", "round_atom", "point_atom",
+        "grad_atom", "sum_atom", "accept_atom", "keep_atom", "lbfgs_atom",
+        "shadow_atom"})
+    owned.push_back(extra);
+  std::string names;
+  for (auto& t : owned)
+    names += (names.empty() ? "" : "|") + t;
+  std::regex named{"\\b(" + names + ")\\b"};
+  // An algorithm's own policy by its name (EASGD's exchanges only the
+  // shared push and fetch messages): easgd_policy, make_lsgd_policy, ...
+  std::string algo_names;
+  for (const auto& e : algos::registered_algorithms())
+    algo_names += (algo_names.empty() ? "" : "|") + e.name;
+  std::regex policy{"\\b(make_)?(" + algo_names + ")_policy\\b"};
+  std::regex included{"#include \"messages/(consensus|gossip|lbfgs)\\.hpp\""};
+  std::regex upward{"#include [\"<](troupe/)?algos/"};
+  for (const auto& [what, rule] :
+       {std::pair{"an algorithm's own message or atom", named},
+        std::pair{"an algorithm's own messages header", included},
+        std::pair{"an algorithm's own policy", policy},
+        std::pair{"a header of algos/ (actors/ is below it)", upward}}) {
+    auto hits = grep("actors", rule);
+    INFO("actors/ names " << what);
+    for (const auto& h : hits)
+      UNSCOPED_INFO(h);
+    CHECK(hits.empty());
+  }
+}
+
+namespace {
+
+/// An application's own algorithm (SGD under another name) with a role of
+/// its own.
+class with_role : public algos::sgd {
+public:
+  std::string name() const override {
+    return "with_role";
+  }
+  std::string summary() const override {
+    return "a test algorithm with a role of its own";
+  }
+  std::shared_ptr<algos::algorithm> clone() const override {
+    return std::make_shared<with_role>(*this);
+  }
+  void add_roles(actors::role_registry& roles) const override {
+    roles.register_role<std::string>(
+        "echo", [](actors::role_context& ctx, const std::string&) {
+          return ctx.host(caf::actor{});
+        });
+  }
+};
+
+} // namespace
+
+TEST_CASE("an algorithm's roles reach every node through the registry") {
+  // The shared roles and the built-in algorithms' own.
+  auto before = algos::node_roles();
+  for (const char* role :
+       {"shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker"}) {
+    INFO(role);
+    CHECK(before->contains(role));
+  }
+  CHECK_FALSE(before->contains("echo"));
+  // An application's algorithm, registered with one line, brings its own.
+  algos::register_algorithm(
+      {"with_role", [] { return std::make_shared<with_role>(); }});
+  auto after = algos::node_roles();
+  CHECK(after->contains("echo"));
+  CHECK(after->names().size() == before->names().size() + 1);
 }

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/coordinator.hpp"
-#include "actors/harness.hpp"
+#include "harness.hpp"
 #include "messages/errors.hpp"
 #include "net/system.hpp"
 

@@ -20,6 +20,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/node_agent.hpp"
+#include "algos/registry.hpp"
 #include "messages/errors.hpp"
 #include "net/registrar.hpp"
 #include "net/system.hpp"
@@ -65,6 +66,9 @@ actors::node_agent_config agent_settings(caf::node_id coordinator) {
   c.build = [](const std::string&) { return actors::built_job{{}, "fp"}; };
   c.node_name = "authz-test:1";
   c.coordinator = std::move(coordinator);
+  // Every role troupe node has (the algorithms' own too): registered or
+  // not, a stranger is refused before the lookup.
+  c.roles = algos::node_roles();
   return c;
 }
 

@@ -310,7 +310,7 @@ decentral)
     [ "$(key "c_$algo.json" /shards)" = 0 ] || fail "$algo placed shards"
   done
   # Stopped at the target, shares were still in flight: the weights sum to
-  # at most n (exactly n at quiescence: tests/actors/decentral_test).
+  # at most n (exactly n at quiescence: tests/algos/decentral_test).
   w=$(key c_sgp.json /sgp/weight_sum)
   awk -v w="$w" 'BEGIN { exit !(w > 0 && w < 4.000001) }' \
     || fail "sgp weights sum to $w"

@@ -1,6 +1,8 @@
-// The node agent spawns roles by name: each built-in role, a user's own
-// role registered next to them, and refusals with typed errors for an
-// unknown role and arguments of the wrong types (the agent goes on).
+// The node agent spawns roles by name: each built-in role (the shared ones
+// and the algorithms' own, registered from their folders through
+// algos::register_roles), a user's own role registered next to them, and
+// refusals with typed errors for an unknown role and arguments of the wrong
+// types (the agent goes on).
 
 #include <chrono>
 #include <cstdint>
@@ -14,9 +16,10 @@
 #include <caf/io/middleman.hpp>
 #include <catch2/catch.hpp>
 
-#include "actors/lbfgs_driver.hpp"
 #include "actors/node_agent.hpp"
 #include "actors/role_registry.hpp"
+#include "algos/registry.hpp"
+#include "algos/sandblaster/lbfgs_driver.hpp"
 #include "harness.hpp"
 #include "messages/errors.hpp"
 
@@ -55,14 +58,14 @@ job_config two_by_two(std::uint64_t seed) {
 }
 
 /// A node agent obeying this process, set up with `job`, spawning `roles`
-/// (unset: the built-in ones).
+/// (unset: the shared roles and every algorithm's own, as troupe node).
 node_actor agent_for(caf::actor_system& sys, job_config job,
                      std::shared_ptr<const role_registry> roles = nullptr) {
   node_agent_config nc;
   nc.node_name = "node0:100";
   nc.coordinator = sys.node();
   nc.build = [job](const std::string&) { return built_job{job, "f"}; };
-  nc.roles = std::move(roles);
+  nc.roles = roles ? std::move(roles) : algos::node_roles();
   auto a = sys.spawn(node_agent, nc);
   caf::scoped_actor self{sys};
   self->request(a, 10s, messages::setup_atom::value, std::string{"{}"})
@@ -154,7 +157,7 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   auto roles = std::make_shared<role_registry>();
-  register_builtin_roles(*roles);
+  algos::register_roles(*roles);
   // A user's role: greets with a prefix, the node's name and the job's
   // worker count.
   roles->register_role<std::string>("greeter", [](role_context& ctx,
@@ -208,4 +211,20 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
   // The agent goes on.
   CHECK(spawn_role(self, agent, "shard", caf::make_message(std::uint32_t{0})));
   self->send(agent, messages::stop_atom::value, std::string{"test over"});
+}
+
+TEST_CASE("an algorithm's own roles come from its folder, not from actors/",
+          "[algos][node_agent]") {
+  auto shared = shared_roles()->names();
+  CHECK(shared == std::vector<std::string>{"shard", "worker"});
+  auto all = algos::node_roles();
+  for (const char* role :
+       {"shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker"}) {
+    INFO(role);
+    CHECK(all->contains(role));
+  }
+  // Registering them twice in one registry is refused by name.
+  auto twice = std::make_shared<role_registry>();
+  algos::register_roles(*twice);
+  CHECK_THROWS_AS(algos::register_roles(*twice), std::invalid_argument);
 }

@@ -1,4 +1,4 @@
-#include "actors/leader_board.hpp"
+#include "algos/lsgd/leader_board.hpp"
 
 #include <algorithm>
 #include <map>

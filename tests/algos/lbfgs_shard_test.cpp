@@ -12,7 +12,7 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
-#include "actors/lbfgs_shard.hpp"
+#include "algos/sandblaster/lbfgs_shard.hpp"
 #include "harness.hpp"
 #include "messages/registry.hpp"
 #include "optim/synthetic.hpp"

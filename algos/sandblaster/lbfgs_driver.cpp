@@ -1,7 +1,7 @@
 // Sandblaster's driver: the L-BFGS iterations as rounds of vector commands
 // to the shards and batch passes over the workers (algorithms.md §2).
 
-#include "actors/detail/lbfgs_driver.hpp"
+#include "algos/sandblaster/detail/lbfgs_driver.hpp"
 
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "actors/lbfgs_shard.hpp"
+#include "algos/sandblaster/lbfgs_shard.hpp"
 
 #include <cmath>
 #include <cstring>

@@ -7,9 +7,9 @@
 
 #include <caf/all.hpp>
 
-#include "actors/detail/lbfgs_driver.hpp"
-#include "actors/detail/lbfgs_worker.hpp"
 #include "actors/detail/log.hpp"
+#include "algos/sandblaster/detail/lbfgs_driver.hpp"
+#include "algos/sandblaster/detail/lbfgs_worker.hpp"
 #include "messages/registry.hpp"
 
 namespace troupe::actors {

@@ -1,4 +1,4 @@
-#include "actors/group_leader.hpp"
+#include "algos/lsgd/group_leader.hpp"
 
 #include <caf/actor_cast.hpp>
 

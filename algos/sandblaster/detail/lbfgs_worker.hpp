@@ -12,9 +12,9 @@
 
 #include <caf/stateful_actor.hpp>
 
-#include "actors/lbfgs_driver.hpp"
-#include "actors/lbfgs_shard.hpp"
 #include "actors/probe.hpp"
+#include "algos/sandblaster/lbfgs_driver.hpp"
+#include "algos/sandblaster/lbfgs_shard.hpp"
 
 namespace troupe::actors::detail {
 

@@ -13,9 +13,12 @@
 #include "actors/comm_policy.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
+#include "messages/gossip.hpp"
 #include "optim/shadow.hpp"
 
 namespace troupe::actors {
+
+struct job_config;
 
 /// A shadow syncer (algorithms.md §6): synchronizes its workers in the
 /// background, round after round, while they train without waiting.
@@ -41,19 +44,6 @@ using shadow_member_actor = caf::typed_actor<
     // The worker's parameters (the round's snapshot).
     caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
 
-/// ShadowSync's settings.
-struct shadow_options {
-  /// easgd (center on the shards), ma (model averaging) or bmuf.
-  std::string mode = "ma";
-  /// S-EASGD's moving rate; <= 0: 0.9 / workers.
-  double alpha = 0;
-  /// BMUF's block momentum eta_b (< 0: 1 - 1 / workers) and block rate zeta.
-  double block_momentum = -1;
-  double block_lr = 1;
-  /// Pause between two rounds (0: back to back).
-  std::chrono::milliseconds period{0};
-};
-
 /// Settings of one syncer.
 struct shadow_syncer_config {
   std::uint32_t index = 0;
@@ -62,7 +52,7 @@ struct shadow_syncer_config {
   std::vector<messages::worker_id> ids;
   /// S-EASGD: the shards holding the center.
   std::vector<shard_ref> shards;
-  shadow_options opts;
+  optim::shadow_options opts;
   std::uint32_t workers = 1; ///< in the whole job
   /// BMUF: the initial parameters (w_g = w_0 = init).
   std::shared_ptr<const std::vector<float>> init;
@@ -101,8 +91,22 @@ shadow_syncer(shadow_syncer_actor::stateful_pointer<shadow_syncer_state> self,
               shadow_syncer_config config);
 
 /// S-EASGD's alpha and BMUF's eta_b with their defaults resolved.
-double shadow_alpha(const shadow_options& o, std::uint32_t workers) noexcept;
-double shadow_block_momentum(const shadow_options& o,
+double shadow_alpha(const optim::shadow_options& o,
+                    std::uint32_t workers) noexcept;
+double shadow_block_momentum(const optim::shadow_options& o,
                              std::uint32_t workers) noexcept;
+
+// -- configured from the job (shadow_roles.cpp) ---------------------------
+
+/// Each worker's group: job.group_of, or lsgd_groups() over the placement
+/// (LSGD's leaders, ShadowSync's syncers).
+std::vector<std::uint32_t> worker_groups(const job_config& job);
+
+/// The configuration of ShadowSync syncer g over the workers of its group
+/// (`members`, in rank order) and the shards (S-EASGD). The members' ranks
+/// (ids, for reports) are left to the caller.
+shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
+                                      std::vector<worker_actor> members,
+                                      std::vector<shard_ref> shards);
 
 } // namespace troupe::actors

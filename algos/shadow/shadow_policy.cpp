@@ -3,11 +3,13 @@
 // (shadow_member_actor); the syncer (shadow_syncer.hpp) reads the workers'
 // parameters through the core's fetch.
 
+#include "algos/shadow/shadow_policy.hpp"
+
 #include <cmath>
 #include <memory>
 
-#include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
+#include "messages/gossip.hpp"
 
 namespace troupe::actors {
 

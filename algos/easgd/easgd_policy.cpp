@@ -1,12 +1,12 @@
-// The workers' policies of the consensus algorithms: EASGD / EAMSGD's
-// elastic exchange with the center on the shards, and LSGD's local steps.
+// EASGD / EAMSGD's worker policy: the elastic exchange with the center on
+// the shards, every tau steps, and local steps in between.
+
+#include "algos/easgd/easgd_policy.hpp"
 
 #include <chrono>
 #include <cstring>
 
 #include <caf/typed_event_based_actor.hpp>
-
-#include "actors/comm_policy.hpp"
 
 namespace troupe::actors {
 
@@ -102,33 +102,6 @@ private:
   std::uint64_t seq_ = 0;
 };
 
-class local_policy : public comm_policy {
-public:
-  local_policy(optim::optimizer_options opt, double lr, std::size_t n,
-               std::optional<optim::schedule_options> sched)
-      : opt_(optim::make_optimizer<float>(opt, n)), lr_(lr) {
-    if (sched)
-      schedule_.emplace(*sched);
-  }
-
-  void before_compute(worker_context&, std::function<void()> ready) override {
-    ready();
-  }
-
-  void after_compute(worker_context& ctx, std::uint32_t,
-                     std::function<void()> done) override {
-    auto& rep = ctx.replica();
-    opt_->step(rep.params(), rep.grads(), rep.size(),
-               schedule_ ? schedule_->lr(ctx.steps()) : lr_);
-    done();
-  }
-
-private:
-  std::unique_ptr<optim::optimizer<float>> opt_;
-  double lr_;
-  std::optional<optim::schedule> schedule_;
-};
-
 } // namespace
 
 std::unique_ptr<comm_policy>
@@ -138,14 +111,6 @@ make_easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
   if (opts.tau == 0)
     opts.tau = 1;
   return std::make_unique<easgd_policy>(std::move(shards), opts, parameters,
-                                        std::move(schedule));
-}
-
-std::unique_ptr<comm_policy>
-make_local_policy(optim::optimizer_options optimizer, double lr,
-                  std::size_t parameters,
-                  std::optional<optim::schedule_options> schedule) {
-  return std::make_unique<local_policy>(std::move(optimizer), lr, parameters,
                                         std::move(schedule));
 }
 

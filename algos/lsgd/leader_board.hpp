@@ -6,9 +6,9 @@
 
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/group_leader.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
+#include "algos/lsgd/group_leader.hpp"
 #include "optim/consensus.hpp"
 
 // LSGD's global coordinator (algorithms.md §4): the job's coordinator tells
@@ -20,6 +20,14 @@
 // serves the global leader's parameters, the model the job evaluates.
 
 namespace troupe::actors {
+
+/// LSGD's global coordinator: triggers the rounds from the job's step count,
+/// elects the global leader and serves its parameters.
+using leader_board_actor = caf::typed_actor<
+    // The job's total step count reached T (sent every workers * tau steps).
+    caf::reacts_to<messages::round_atom, std::uint64_t>,
+    // The global leader's parameters (forwarded to it): the evaluated model.
+    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
 
 struct leader_board_config {
   optim::lsgd_options opts;

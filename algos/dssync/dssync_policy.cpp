@@ -1,13 +1,15 @@
 // DS-Sync: group averaging on a shuffled partition (the base shared with SGP
-// is in detail/peer_policy.hpp). After each local step a worker sends its
+// is in algos/peer_policy.hpp). After each local step a worker sends its
 // parameters to its group of the round, waits for theirs (at most the
 // request timeout) and takes the group mean.
+
+#include "algos/dssync/dssync_policy.hpp"
 
 #include <map>
 #include <string>
 
 #include "actors/comm_policy.hpp"
-#include "actors/detail/peer_policy.hpp"
+#include "algos/peer_policy.hpp"
 #include "optim/gossip.hpp"
 
 namespace troupe::actors {

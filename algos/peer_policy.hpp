@@ -2,7 +2,8 @@
 
 // The base of the peer-to-peer policies (SGP, DS-Sync): the peers and who is
 // gone, the optimizer, and one pending continuation with its deadline.
-// Shared by actors/gossip_policy.cpp and actors/dssync_policy.cpp only.
+// Shared by algos/sgp/gossip_policy.cpp and algos/dssync/dssync_policy.cpp
+// only; their settings (actors::peer_policy_options) travel in the job.
 
 #include <chrono>
 #include <cmath>
@@ -17,6 +18,8 @@
 
 #include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
+#include "messages/compressed.hpp"
+#include "messages/gossip.hpp"
 
 namespace troupe::actors::detail {
 

@@ -1,4 +1,4 @@
-#include "actors/shadow_syncer.hpp"
+#include "algos/shadow/shadow_syncer.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -8,18 +8,19 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/detail/log.hpp"
-#include "actors/detail/shadow_ops.hpp"
+#include "algos/shadow/detail/shadow_ops.hpp"
 
 namespace troupe::actors {
 
 using namespace messages;
 
-double shadow_alpha(const shadow_options& o, std::uint32_t workers) noexcept {
+double shadow_alpha(const optim::shadow_options& o,
+                    std::uint32_t workers) noexcept {
   return o.alpha > 0 ? o.alpha
                      : 0.9 / static_cast<double>(std::max(workers, 1u));
 }
 
-double shadow_block_momentum(const shadow_options& o,
+double shadow_block_momentum(const optim::shadow_options& o,
                              std::uint32_t workers) noexcept {
   return o.block_momentum >= 0
              ? o.block_momentum

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "actors/detail/log.hpp"
-#include "actors/detail/shadow_ops.hpp"
+#include "algos/shadow/detail/shadow_ops.hpp"
 
 namespace troupe::actors::detail {
 

@@ -1,4 +1,4 @@
-#include "actors/detail/lbfgs_worker.hpp"
+#include "algos/sandblaster/detail/lbfgs_worker.hpp"
 
 #include <stdexcept>
 #include <thread>

@@ -12,7 +12,7 @@
 #include <caf/duration.hpp>
 #include <catch2/catch.hpp>
 
-#include "actors/lbfgs_driver.hpp"
+#include "algos/sandblaster/lbfgs_driver.hpp"
 #include "harness.hpp"
 #include "optim/synthetic.hpp"
 

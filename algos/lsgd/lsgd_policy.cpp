@@ -3,6 +3,8 @@
 // pull. The group leaders and the leader board (group_leader.hpp,
 // leader_board.hpp) elect and trigger; this is the workers' side.
 
+#include "algos/lsgd/lsgd_policy.hpp"
+
 #include <cmath>
 #include <memory>
 

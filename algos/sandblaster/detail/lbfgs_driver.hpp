@@ -16,9 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/coordinator.hpp"
-#include "actors/lbfgs_driver.hpp"
-#include "actors/lbfgs_shard.hpp"
 #include "actors/probe.hpp"
+#include "algos/sandblaster/lbfgs_driver.hpp"
+#include "algos/sandblaster/lbfgs_shard.hpp"
 #include "optim/portions.hpp"
 
 namespace troupe::actors::detail {

@@ -1,8 +1,10 @@
 // SGP / overlap SGP: push-sum gossip on the time-varying exponential graph
-// (the base shared with DS-Sync is in detail/peer_policy.hpp). No server:
+// (the base shared with DS-Sync is in algos/peer_policy.hpp). No server:
 // the peers' handles arrive before the start, and a peer that finishes
 // (leave) or dies (down) is no longer a target nor awaited. Every wait ends
 // at the request timeout.
+
+#include "algos/sgp/gossip_policy.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -13,17 +15,13 @@
 
 #include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
-#include "actors/detail/peer_policy.hpp"
+#include "algos/peer_policy.hpp"
 #include "optim/compress.hpp"
 #include "optim/gossip.hpp"
 
 namespace troupe::actors {
 
 using namespace messages;
-
-double comm_policy::weight() const noexcept {
-  return std::nan("");
-}
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "actors/shadow_syncer.hpp"
+#include "algos/shadow/shadow_syncer.hpp"
 
 namespace troupe::actors::detail {
 

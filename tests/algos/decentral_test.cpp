@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "algos/registry.hpp"
+#include "algos/shadow/shadow_syncer.hpp"
 #include "harness.hpp"
 
 using namespace troupe;

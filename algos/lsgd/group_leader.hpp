@@ -11,6 +11,8 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
+#include "algos/lsgd/lsgd_policy.hpp"
+#include "messages/consensus.hpp"
 
 // LSGD's group leader (algorithms.md §4): on each local round it asks its
 // workers for their scores, elects the lowest (ties to the lowest rank) and
@@ -19,6 +21,15 @@
 // that does not answer within the timeout is left out of the round.
 
 namespace troupe::actors {
+
+/// LSGD's group leader: elects its group's leader and has it send its
+/// parameters to the group.
+using group_leader_actor = caf::typed_actor<
+    // Run round r: collect scores, elect, and (if the flag is set) have the
+    // leader broadcast with lambda. Answers the elected leader's score (for
+    // the global election), or an error if no member answered.
+    caf::replies_to<messages::round_atom, std::uint64_t,
+                    bool>::with<messages::score_msg>>;
 
 /// What the leader actors did, for the job's report. Shared by the group
 /// leaders, the leader board and the coordinator (all in the coordinator's

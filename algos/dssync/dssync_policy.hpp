@@ -1,0 +1,28 @@
+// DS-Sync's worker policy (dssync_policy.cpp) and its group schedule.
+
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "actors/comm_policy.hpp"
+
+namespace troupe::actors {
+
+/// DS-Sync (algorithms.md §7): after each local step the worker sends its
+/// parameters to the other members of its group of the round, waits for
+/// theirs and replaces its parameters by the group mean (summed in rank
+/// order, so every member gets the same bits).
+std::unique_ptr<comm_policy> make_dssync_policy(peer_policy_options opts,
+                                                std::size_t parameters);
+
+/// DS-Sync uses the digit schedule (workers a power of the group size).
+bool digit_schedule(const peer_policy_options& opts) noexcept;
+
+/// DS-Sync's partition of round k (each rank's group id).
+std::vector<std::uint32_t> dssync_groups(const peer_policy_options& opts,
+                                         std::uint64_t k);
+
+} // namespace troupe::actors
