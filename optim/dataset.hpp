@@ -66,11 +66,17 @@ train_test load_mnist_dir(const std::string& dir, int classes = 0);
 inline constexpr const char* fashion_mnist_dir
     = "/usr/share/datasets/fashion-mnist";
 
+/// The largest dense feature matrix read_libsvm builds: 2^28 floats, 1 GiB.
+inline constexpr std::uint64_t libsvm_max_elements = std::uint64_t{1} << 28;
+
 /// Reads a libsvm / svmlight text file ("label idx:val idx:val ...", 1-based
 /// indices). `dim` = 0 infers the dimension from the largest index. Labels
 /// that are all integers become classes (mapped to 0..C-1 in sorted order;
 /// -1/+1 become 0/1); otherwise they become regression targets. Throws
-/// data_error naming the file and line on malformed input.
+/// data_error naming the file and line on malformed input, and on a dense
+/// feature matrix (dimension x examples) over libsvm_max_elements: troupe
+/// stores features densely, and a 16-byte file naming index 2^31 - 1 would
+/// otherwise ask for 8 GiB.
 dataset read_libsvm(const std::string& path, std::size_t dim = 0);
 
 /// The affine map a standardization applied: x' = (x - mean) / stddev.

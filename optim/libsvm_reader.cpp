@@ -18,9 +18,6 @@ namespace troupe::optim {
 
 namespace {
 
-/// Largest dense feature matrix read_libsvm builds.
-constexpr std::uint64_t max_elements = (std::uint64_t{1} << 31) - 1;
-
 struct entry {
   std::size_t row;
   std::size_t col; // 0-based
@@ -90,7 +87,7 @@ dataset read_libsvm(const std::string& path, std::size_t dim) {
   auto text = read_all(f);
   std::vector<double> raw_labels;
   std::vector<entry> entries;
-  std::size_t max_index = 0;
+  std::size_t max_index = 0, max_index_line = 0;
   std::size_t line_no = 0;
   std::size_t pos = 0;
   while (pos < text.size()) {
@@ -128,28 +125,34 @@ dataset read_libsvm(const std::string& path, std::size_t dim) {
     raw_labels.push_back(label);
     auto first_entry = entries.size();
     for (std::size_t t = 1; t < tokens.size(); ++t) {
-      std::string tok = quote(tokens[t]);
+      // The token quoted for an error (computed only then: a large file
+      // has millions of tokens).
+      std::string raw = tokens[t];
+      auto tok = [&raw] { return quote(raw); };
       char* tp = tokens[t];
       char* colon = std::strchr(tp, ':');
       if (colon == nullptr)
-        fail("bad token " + tok + " (expected index:value)");
+        fail("bad token " + tok() + " (expected index:value)");
       *colon = '\0';
       long long index = 0;
       if (!parse_integer(tp, index))
-        fail("bad token " + tok + " (index is not an integer)");
+        fail("bad token " + tok() + " (index is not an integer)");
       if (index <= 0)
-        fail("bad token " + tok + " (index " + std::to_string(index)
+        fail("bad token " + tok() + " (index " + std::to_string(index)
              + " is invalid: indices start at 1)");
       double value = 0;
       if (!parse_double(colon + 1, value))
-        fail("non-numeric value in " + tok);
+        fail("non-numeric value in " + tok());
       if (!std::isfinite(value))
-        fail("value in " + tok + " is not finite");
+        fail("value in " + tok() + " is not finite");
       auto col = static_cast<std::size_t>(index);
       if (dim > 0 && col > dim)
         fail("index " + std::to_string(index) + " exceeds the dimension "
              + std::to_string(dim));
-      max_index = std::max(max_index, col);
+      if (col > max_index) {
+        max_index = col;
+        max_index_line = line_no;
+      }
       entries.push_back({row, col - 1, static_cast<float>(value)});
     }
     if (auto dup = duplicate_column(entries, first_entry); dup > 0)
@@ -163,10 +166,15 @@ dataset read_libsvm(const std::string& path, std::size_t dim) {
         + (text.empty() ? "empty file" : "only comments and blank lines")
         + ")");
   auto d = dim > 0 ? dim : std::max<std::size_t>(max_index, 1);
-  if (static_cast<std::uint64_t>(d) > max_elements / m)
-    throw data_error(path + ": a dense " + std::to_string(d) + " x "
-                     + std::to_string(m)
-                     + " feature matrix would exceed 2^31 - 1 elements");
+  if (static_cast<std::uint64_t>(d) > libsvm_max_elements / m)
+    throw data_error(path
+                     + (dim > 0 ? std::string{}
+                                : ":" + std::to_string(max_index_line)
+                                      + ": index " + std::to_string(max_index))
+                     + ": a dense " + std::to_string(d) + " x "
+                     + std::to_string(m) + " feature matrix would exceed "
+                     + std::to_string(libsvm_max_elements)
+                     + " elements (1 GiB)");
   dataset result;
   result.name = path;
   result.sample_shape = shape{static_cast<int>(d), 1, 1};

@@ -80,6 +80,27 @@ TEST_CASE("read_libsvm errors give the file and line") {
                 {"cannot open"});
 }
 
+TEST_CASE("read_libsvm refuses a dense matrix over its limit, naming the "
+          "line of the largest index") {
+  temp_dir tmp;
+  // 16 bytes that would ask for 2^31 - 1 floats (8 GiB) stored densely.
+  auto huge = write_text(tmp.file("huge.svm"), "1 2147483647:1\n");
+  check_message(error_of([&] { read_libsvm(huge); }), huge,
+                {huge + ":1: index 2147483647", "2147483647 x 1",
+                 "would exceed 268435456 elements"});
+  // Just over the limit with two examples: the index on line 3 is named.
+  auto two = write_text(tmp.file("two.svm"), "1 1:1\n# c\n0 134217729:1\n");
+  check_message(error_of([&] { read_libsvm(two); }), two,
+                {two + ":3: index 134217729", "134217729 x 2"});
+  // An explicit dimension over the limit is refused before any allocation.
+  check_message(error_of([&] { read_libsvm(two, libsvm_max_elements); }), two,
+                {"268435456 x 2"});
+  // At the limit it is read (half of 2^28 rows x 2 examples, 1 GiB): not
+  // built here; one example of 1000 features is.
+  CHECK(read_libsvm(write_text(tmp.file("ok.svm"), "1 1000:1\n")).x.rows()
+        == 1000);
+}
+
 TEST_CASE("read_libsvm refuses a feature index given twice on a line") {
   temp_dir tmp;
   for (auto text : {"1 1:1\n0 2:1 2:3\n", "1 1:1\n0 3:1 1:2 3:4\n"}) {
