@@ -1,7 +1,8 @@
 // A libsvm text file (optim/libsvm_reader.cpp, read_libsvm). The first byte
 // gives the dimension (1..64; an inferred dimension lets a 16-byte file ask
-// for the 2^31 - 1 element dense matrix the format allows, which is the
-// size limit working, not a defect). Contract: the file is either a data
+// for a dense matrix at the reader's limit, libsvm_max_elements = 1 GiB,
+// which tests/optim/libsvm_reader_test covers and which would only slow
+// the target down). Contract: the file is either a data
 // set (one column per example, each label or target per column, classes
 // numbered 0..C-1, finite features) or refused with a data_error that starts
 // with the file's path; nothing else escapes.
