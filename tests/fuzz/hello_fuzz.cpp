@@ -58,9 +58,10 @@ T round_trip(T& x) {
 
 /// Whether `msg` holds a bare non-finite float or double, at any depth. CAF
 /// 0.17.6's float encoder (caf/detail/ieee_754.hpp, pack754) loops forever on
-/// +-inf, so such a message cannot be serialized again; troupe never re-sends
-/// a received message, and its own messages carry doubles as bit patterns
-/// (messages::real, messages::as_bits). docs/assurance.md lists this.
+/// +-inf, so such a message cannot be serialized again, and a troupe actor
+/// passes on errors it received; the guard refuses every bare float or
+/// double (messages::unsafe_payload), troupe's own messages carry doubles
+/// as bit patterns (messages::real, messages::as_bits).
 bool caf_cannot_encode(const caf::message& msg) {
   for (size_t i = 0; i < msg.size(); ++i) {
     if (msg.match_element<double>(i) && !std::isfinite(msg.get_as<double>(i)))
@@ -91,8 +92,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     if (!troupe::messages::unsafe_payload(data + 1, size - 1, true).empty())
       return 0;
     caf::message msg;
-    if (!source(msg) && !caf_cannot_encode(msg))
-      round_trip(msg);
+    if (source(msg))
+      return 0;
+    FUZZ_CHECK(!caf_cannot_encode(msg),
+               "the guard forwards a message CAF cannot send on (a bare "
+               "non-finite float or double)");
+    round_trip(msg);
     return 0;
   }
   troupe::messages::hello_msg hello;
