@@ -147,9 +147,10 @@ downpour)
 kill | freeze)
   # One worker node dies (SIGKILL) or hangs (SIGSTOP) mid-run: the job goes
   # on with the survivor, which takes over the lost worker's data.
-  # mlp for a few seconds of training, so the failure comes mid-run.
+  # mlp for a few seconds of training, so the failure comes mid-run
+  # (TROUPE_KILL_EPOCHS: fewer under the sanitizers, scripts/sanitize).
   start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" --model=mlp \
-    --epochs=20 --listen=127.0.0.1:0 --expect=2 --heartbeat=0.1 \
+    --epochs="${TROUPE_KILL_EPOCHS:-20}" --listen=127.0.0.1:0 --expect=2 --heartbeat=0.1 \
     --node-timeout=1
   start_node n1 --heartbeat=0.1 --node-timeout=1; N1=$NODE
   start_node n2 --heartbeat=0.1 --node-timeout=1; N2=$NODE
