@@ -21,8 +21,6 @@
 #include "actors/monitor.hpp"
 #include "actors/parameter_shard.hpp"
 #include "actors/worker.hpp"
-#include "optim/consensus.hpp"
-#include "optim/shadow.hpp"
 #include "optim/shard_store.hpp"
 
 namespace troupe::actors {
