@@ -67,8 +67,8 @@ bool algorithm::reassigns_steps() const noexcept {
   return true;
 }
 
-bool algorithm::warm_start() const noexcept {
-  return false;
+std::uint64_t algorithm::warm_start_steps() const noexcept {
+  return 0;
 }
 
 bool algorithm::tracks_clocks(const job_config&) const noexcept {

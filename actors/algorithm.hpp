@@ -5,7 +5,8 @@
 //
 // An algorithm object is built once per job (from the command line, from
 // the job spec a node receives, or by an application) and shared, const, by
-// every role of the job in a process. What it decides per job:
+// every role of the job in a process. It holds its own settings (job_config
+// holds only the shared ones); its hooks read them. What it decides per job:
 //   - the shard plan: none, asynchronous, synchronous or a center;
 //   - each shard's and each worker's settings (the worker's communication
 //     policy above all, comm_policy.hpp);
@@ -134,8 +135,9 @@ public:
   /// (asynchronous algorithms); false: they are lost (synchronous rounds).
   virtual bool reassigns_steps() const noexcept;
 
-  /// Worker 0 may train alone first (job_config::warm_start_steps).
-  virtual bool warm_start() const noexcept;
+  /// Worker 0 trains alone for this many steps before the others start
+  /// (Downpour's warm start); 0 (the default): all start together.
+  virtual std::uint64_t warm_start_steps() const noexcept;
 
   /// The shards count the workers' clocks (synchronous rounds, a staleness
   /// bound).

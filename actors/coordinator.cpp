@@ -124,8 +124,7 @@ void begin(self_ptr self) {
     for (auto& w : st.workers)
       self->send(w, peers_atom::value, peers);
   }
-  bool warm
-      = st.config.warm_start_steps > 0 && st.config.algorithm->warm_start();
+  bool warm = st.config.algorithm->warm_start_steps() > 0;
   for (std::size_t w = 0; w < st.workers.size(); ++w)
     if (!warm || w == 0)
       start_worker(self, w, 0);
@@ -207,8 +206,8 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         st.smooth_loss = st.total_steps == 1
                              ? p.loss.value
                              : 0.98 * st.smooth_loss + 0.02 * p.loss.value;
-        if (p.worker == 0 && st.config.warm_start_steps > 0
-            && p.steps == st.config.warm_start_steps)
+        if (auto warm = st.config.algorithm->warm_start_steps();
+            p.worker == 0 && warm > 0 && p.steps == warm)
           for (std::size_t w = 1; w < st.workers.size(); ++w)
             start_worker(self, w, p.steps);
         if (st.config.on_progress)

@@ -21,13 +21,9 @@
 #include "actors/monitor.hpp"
 #include "actors/parameter_shard.hpp"
 #include "actors/worker.hpp"
-#include "optim/consensus.hpp"
-#include "optim/shadow.hpp"
 #include "optim/shard_store.hpp"
 
 namespace troupe::actors {
-
-struct lbfgs_job;
 
 /// A snapshot of a running job, for progress displays.
 struct job_progress {
@@ -63,16 +59,14 @@ struct placement_plan {
 };
 
 /// Everything a job is made of. The coordinator spawns the shards, the
-/// workers and the evaluator from it.
+/// workers and the evaluator from it. The settings of one algorithm (its
+/// groups, periods, local optimizer, ...) are not here: they are members of
+/// the algorithm object (algos/<name>/), resolved by its build().
 struct job_config {
   /// The algorithm (algos/registry.hpp makes the built-in ones by name);
   /// required. Its shard plan says whether the job has shards (shards = 0
   /// for shard_plan::none).
   algorithm_ptr algorithm;
-  /// lbfgs: Sandblaster L-BFGS, run by its own driver instead of the
-  /// coordinator (algos/sandblaster/lbfgs_driver.hpp); workers, shards and
-  /// init as here.
-  std::shared_ptr<const lbfgs_job> lbfgs;
   std::uint32_t workers = 1;
   std::uint32_t shards = 1;
   /// Initial flat parameter vector (shared by every shard).
@@ -88,34 +82,11 @@ struct job_config {
   std::uint64_t eval_every_steps = 0;
   double target_accuracy = 0; ///< 0: none
   double max_seconds = 0;     ///< 0: no limit
-  /// Downpour warm start: worker 0 alone for this many steps.
-  std::uint64_t warm_start_steps = 0;
-  /// SSP bound (downpour only).
-  std::optional<std::uint64_t> staleness_bound;
+  /// The shared parameter-server worker policy (the algorithms whose
+  /// workers push to shards: Downpour, sync).
   ps_policy_options policy;
+  /// The shards' store: optimizer, rate schedule, histogram.
   optim::shard_store_options server;
-  /// EASGD / EAMSGD (algo easgd): the center lives on the shards; alpha <= 0
-  /// is resolved to 0.9 / workers.
-  optim::easgd_options easgd;
-  /// LSGD (algo lsgd): groups, pull strengths and periods; the workers'
-  /// local optimizer and rate.
-  optim::lsgd_options lsgd;
-  optim::optimizer_options local_optimizer{"nesterov", 0.9, 1e-4};
-  double local_lr = 0.01;
-  /// EASGD and LSGD: the workers' rate schedule over their own steps (empty:
-  /// easgd.lr / local_lr throughout).
-  std::optional<optim::schedule_options> local_schedule;
-  /// LSGD: each worker's group (empty: lsgd_groups(workers, lsgd.groups,
-  /// placement.worker_node), i.e. one group per node when placed). The same
-  /// for ShadowSync's syncers: one per group.
-  std::vector<std::uint32_t> group_of;
-  /// SGP / DS-Sync (algo sgp, dssync): graph, overlap, group size; the
-  /// workers' count, optimizer, rate and schedule are taken from this job
-  /// (workers, local_optimizer, local_lr, local_schedule).
-  peer_policy_options peer;
-  /// ShadowSync (algo shadow): the syncers' body and settings; the workers
-  /// take local steps (local_optimizer, local_lr, local_schedule).
-  optim::shadow_options shadow;
   caf::duration request_timeout{std::chrono::seconds{60}};
   /// A worker whose gradient is non-finite this many steps in a row (the
   /// shards reject every such push) has diverged: it fails, naming itself,

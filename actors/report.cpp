@@ -129,7 +129,7 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
   eval_msg none;
   const auto& e = ep ? *ep : none;
   std::uint64_t messages = 0, bytes = 0, applied = 0, staleness_sum = 0;
-  std::uint64_t staleness_max = 0, max_gap = 0, duplicates = 0;
+  std::uint64_t staleness_max = 0, duplicates = 0;
   std::vector<std::uint64_t> hist;
   auto rejected = nlohmann::json::array();
   auto shards = nlohmann::json::array();
@@ -139,7 +139,6 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
     applied += s.version;
     staleness_sum += s.staleness_sum;
     staleness_max = std::max(staleness_max, s.staleness_max);
-    max_gap = std::max(max_gap, s.max_clock_gap);
     if (hist.size() < s.staleness_histogram.size())
       hist.resize(s.staleness_histogram.size(), 0);
     for (std::size_t i = 0; i < s.staleness_histogram.size(); ++i)
@@ -258,10 +257,6 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
                                : residual / static_cast<double>(reports.size());
   }
   algo.report(st, out); // after the compression block, which it may extend
-  if (st.config.staleness_bound) {
-    out["staleness_bound"] = *st.config.staleness_bound;
-    out["max_clock_gap"] = max_gap;
-  }
   add_placement(st, out);
   add_ledger(st, out);
   if (!st.warning.empty())

@@ -43,7 +43,6 @@ parameter_shard_config shard_config(const job_config& job, std::uint32_t i) {
   sc.store = job.server;
   sc.mode = job.algorithm->plan(job) == shard_plan::sync ? shard_mode::sync
                                                          : shard_mode::async;
-  sc.staleness_bound = job.staleness_bound;
   job.algorithm->configure_shard(job, sc);
   return sc;
 }

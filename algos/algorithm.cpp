@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "actors/coordinator.hpp"
+
 namespace troupe::algos {
 
 namespace {
@@ -65,8 +67,29 @@ bool algorithm::uses_shards(const job_options&) const {
   return true;
 }
 
-void algorithm::build(job_build&) const {
+void algorithm::build(job_build&) {
   // the job's common settings suffice
+}
+
+std::string algorithm::servers(const actors::job_config& job) const {
+  return job.shards > 0 ? std::to_string(job.shards) + " shards"
+                        : std::string{"no shards"};
+}
+
+std::string algorithm::describe(const job_build& b) const {
+  const auto& o = b.options;
+  auto data = b.train ? b.train->name : o.data;
+  auto params = b.job.init ? b.job.init->size() : 0;
+  return name() + " with " + std::to_string(b.job.workers) + " workers and "
+         + servers(b.job) + ", " + o.model + " on " + data + " ("
+         + std::to_string(b.examples) + " examples, " + std::to_string(params)
+         + " parameters), " + std::to_string(b.steps_per_worker)
+         + " steps of batch " + std::to_string(o.batch) + " per worker, seed "
+         + std::to_string(o.seed);
+}
+
+void algorithm::complete_result(nlohmann::json&, const optim::dataset&) const {
+  // the coordinator's report is complete
 }
 
 void algorithm::add_roles(actors::role_registry&) const {

@@ -1,6 +1,9 @@
 // An algorithm as the command line, the job spec and the job builder see
 // it: the runtime half (actors/algorithm.hpp) plus its own options. One
 // object holds the algorithm's option values; bind() exposes them as flags.
+// The job builder clones it, and build() resolves the copy's settings into
+// its own members (groups, periods, the workers' local steps, a driver's
+// run); the built copy becomes the job's algorithm, const from then on.
 //
 // Flags live under the algorithm's own group: an option bound with category
 // "?easgd" is `--tau` as well as `--easgd.tau` (CAF's flat CLI names), and
@@ -17,9 +20,11 @@
 #include <vector>
 
 #include <caf/fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "actors/algorithm.hpp"
 #include "algos/job_options.hpp"
+#include "optim/dataset.hpp"
 #include "optim/range_table.hpp"
 #include "optim/schedule.hpp"
 
@@ -45,16 +50,23 @@ enum class runner {
 /// What an algorithm's build step reads and fills.
 struct job_build {
   const job_options& options;
+  /// The shared settings (workers, shards, init, server, policy, ...);
+  /// build() may adjust them (no shards, the policy's pacing).
   actors::job_config& job;
+  /// The training set, all of it (the first `examples` are used).
+  std::shared_ptr<const optim::dataset> train{};
   /// Training examples used.
   std::size_t examples = 0;
   /// Batches per worker per epoch (shared stream: global batches).
   std::size_t batches_per_epoch = 0;
   /// Batches of the whole training set per epoch.
   std::size_t batches = 0;
+  /// Steps each worker takes; an algorithm with its own driver sets its
+  /// step budget here (Sandblaster: the iteration limit), for the progress
+  /// display.
   std::uint64_t steps_per_worker = 0;
   /// The model's layers (compression picks its settings per layer kind).
-  std::vector<optim::named_range> layers;
+  std::vector<optim::named_range> layers{};
 
   /// The job's rate schedule counted in server updates, `per_epoch` of
   /// them per epoch.
@@ -99,9 +111,27 @@ public:
   /// Whether the job has parameter shards (--shards applies).
   virtual bool uses_shards(const job_options& o) const;
 
-  /// Fills in the algorithm's part of the job (called after resolve and
-  /// the checks).
-  virtual void build(job_build& b) const;
+  /// Resolves the algorithm's settings from the job's options into its
+  /// own members and adjusts the shared ones in `b.job` (called after
+  /// resolve and the checks, on the copy that becomes `b.job.algorithm`);
+  /// throws std::invalid_argument naming the flag that cannot apply.
+  virtual void build(job_build& b);
+
+  /// What serves the workers, for the job's description ("4 shards", "no
+  /// shards", "2 groups"); after build(). The default: the job's shards.
+  virtual std::string servers(const actors::job_config& job) const;
+
+  /// The job's one-line description for the progress display, after
+  /// build(). The default: the algorithm, its workers and servers(), the
+  /// model and data, the steps, batch and seed.
+  virtual std::string describe(const job_build& b) const;
+
+  /// A run by its own driver (runner::own_driver): completes the driver's
+  /// final JSON given the test set (the final point's test accuracy and
+  /// loss, the algorithm's figures); after build(). The default adds
+  /// nothing.
+  virtual void complete_result(nlohmann::json& result,
+                               const optim::dataset& test) const;
 
   /// Registers the algorithm's own roles, those its run asks a node agent
   /// to spawn by name (ShadowSync's syncer, Sandblaster's shards and

@@ -3,29 +3,25 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "optim/optimizer.hpp"
-#include "optim/schedule.hpp"
-
 namespace troupe::algos {
 
-void check_local_steps(const actors::job_config& job, const std::string& algo,
-                       bool zero_ok) {
-  if (!(job.local_lr > 0 || (zero_ok && job.local_lr == 0))
-      || !std::isfinite(job.local_lr))
-    throw std::invalid_argument(algo + ": the learning rate must be positive");
-  optim::make_optimizer<float>(job.local_optimizer, 1);
-  if (job.local_schedule)
-    optim::schedule{*job.local_schedule};
+local_steps local_steps::of(const job_build& b) {
+  const auto& o = b.options;
+  local_steps s;
+  s.schedule = b.local_schedule();
+  s.optimizer.name = o.optimizer;
+  s.optimizer.momentum = o.momentum;
+  s.optimizer.weight_decay = o.weight_decay;
+  s.lr = o.lr;
+  return s;
 }
 
-void set_local_steps(job_build& b) {
-  const auto& o = b.options;
-  auto& job = b.job;
-  job.local_schedule = b.local_schedule();
-  job.local_optimizer.name = o.optimizer;
-  job.local_optimizer.momentum = o.momentum;
-  job.local_optimizer.weight_decay = o.weight_decay;
-  job.local_lr = o.lr;
+void local_steps::check(const std::string& algo, bool zero_ok) const {
+  if (!(lr > 0 || (zero_ok && lr == 0)) || !std::isfinite(lr))
+    throw std::invalid_argument(algo + ": the learning rate must be positive");
+  optim::make_optimizer<float>(optimizer, 1);
+  if (schedule)
+    optim::schedule{*schedule};
 }
 
 void decentralized_defaults(job_options& o) {

@@ -1,25 +1,37 @@
 // What the algorithms whose workers take local steps share (EASGD, LSGD,
-// SGP, DS-Sync, ShadowSync): the check of the workers' own optimizer, rate
-// and schedule.
+// SGP, DS-Sync, ShadowSync): the workers' own optimizer, rate and schedule,
+// resolved from the job's options and held by the algorithm.
 
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "actors/coordinator.hpp"
 #include "algos/algorithm.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
 
 namespace troupe::algos {
 
-/// Throws std::invalid_argument naming `algo` if the workers' local rate is
-/// not positive (0 allowed with `zero_ok`: pure averaging), the local
-/// optimizer is unknown, or the local schedule is invalid.
-void check_local_steps(const actors::job_config& job, const std::string& algo,
-                       bool zero_ok);
+/// The workers' local steps: optimizer, rate and schedule.
+struct local_steps {
+  optim::optimizer_options optimizer{"nesterov", 0.9, 1e-4};
+  double lr = 0.01;
+  /// Over each worker's own steps; empty: `lr` throughout.
+  std::optional<optim::schedule_options> schedule;
 
-/// The workers' local optimizer (the job's --optimizer, --momentum and
-/// --weight-decay), rate (--lr) and schedule (over their own steps).
-void set_local_steps(job_build& b);
+  /// The job's --optimizer, --momentum, --weight-decay and --lr, and its
+  /// rate schedule over the workers' own steps.
+  static local_steps of(const job_build& b);
+
+  /// Throws std::invalid_argument naming `algo` if the rate is not positive
+  /// (0 allowed with `zero_ok`: pure averaging), the optimizer is unknown,
+  /// or the schedule is invalid.
+  void check(const std::string& algo, bool zero_ok) const;
+};
 
 /// The defaults of the decentralized algorithms' workers: the authors'
 /// local optimizer, Nesterov momentum 0.9 with weight decay 1e-4 (LSGD on

@@ -6,7 +6,7 @@
 #include "actors/job.hpp"
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
-#include "apps/lbfgs_train.hpp"
+#include "apps/driver_train.hpp"
 #include "apps/run_report.hpp"
 #include "net/cluster.hpp"
 #include "net/monitor.hpp"
@@ -39,13 +39,29 @@ optim::sequential<float> initial_model(const train_options& o,
   return model;
 }
 
+std::shared_ptr<const algos::algorithm> build_algorithm(const train_options& o,
+                                                        algos::job_build& b) {
+  auto algo = o.algorithm->clone();
+  try {
+    algo->build(b);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(std::string{"troupe train: "} + e.what());
+  }
+  b.job.algorithm = algo;
+  return algo;
+}
+
+std::size_t examples_of(const train_options& o, const optim::dataset& train) {
+  return o.train_examples > 0
+             ? std::min<std::size_t>(train.size(), o.train_examples)
+             : train.size();
+}
+
 cluster_job prepare_cluster_job(const train_options& o,
                                 optim::train_test loaded) {
   auto data = std::make_shared<const optim::train_test>(std::move(loaded));
   auto train = std::shared_ptr<const optim::dataset>(data, &data->train);
-  std::size_t n = train->size();
-  if (o.train_examples > 0)
-    n = std::min<std::size_t>(n, o.train_examples);
+  std::size_t n = examples_of(o, *train);
   if (n < o.workers)
     throw usage_error("troupe train: " + std::to_string(o.workers)
                       + " workers need at least as many training examples");
@@ -79,7 +95,6 @@ cluster_job prepare_cluster_job(const train_options& o,
     steps_per_worker = std::min<std::uint64_t>(steps_per_worker, o.max_steps);
 
   actors::job_config job;
-  job.algorithm = o.algorithm->clone();
   job.workers = workers;
   job.shards = static_cast<std::uint32_t>(o.shards);
   job.init = init;
@@ -112,7 +127,10 @@ cluster_job prepare_cluster_job(const train_options& o,
   job.server.optimizer.momentum = o.momentum;
   job.server.optimizer.weight_decay = o.weight_decay;
   job.server.lr = o.lr;
+  job.request_timeout = caf::duration{std::chrono::microseconds{
+      static_cast<std::int64_t>(o.request_timeout * 1e6)}};
   algos::job_build build{o, job};
+  build.train = train;
   build.examples = n;
   build.batches_per_epoch = per_epoch;
   build.batches = batches(n);
@@ -120,9 +138,8 @@ cluster_job prepare_cluster_job(const train_options& o,
   build.layers = init_model.ranges().ranges();
   job.server.lr_schedule = build.server_schedule(
       static_cast<double>(stream ? per_epoch : batches(n)));
-  algo.build(build);
-  job.request_timeout = caf::duration{std::chrono::microseconds{
-      static_cast<std::int64_t>(o.request_timeout * 1e6)}};
+  cluster_job out;
+  out.algorithm = build_algorithm(o, build);
   if (!stream) {
     // A lost worker's examples are split among the survivors.
     auto shared_parts
@@ -135,20 +152,11 @@ cluster_job prepare_cluster_job(const train_options& o,
                              p.begin() + static_cast<std::ptrdiff_t>(last)});
     };
   }
-  cluster_job out;
   out.fingerprint = fingerprint(*init, *data);
   out.steps_per_epoch = static_cast<double>(batches(n));
-  auto servers = job.shards > 0 ? std::to_string(o.shards) + " shards"
-                 : job.group_of.empty()
-                     ? std::string{"no shards"}
-                     : std::to_string(job.lsgd.groups) + " groups";
-  out.description = "troupe train: " + o.algo + " with "
-                    + std::to_string(workers) + " workers and " + servers + ", "
-                    + o.model + " on " + train->name + " (" + std::to_string(n)
-                    + " examples, " + std::to_string(init->size())
-                    + " parameters), " + std::to_string(steps_per_worker)
-                    + " steps of batch " + std::to_string(o.batch)
-                    + " per worker, seed " + std::to_string(o.seed);
+  out.steps_per_worker = steps_per_worker;
+  out.examples = n;
+  out.description = "troupe train: " + out.algorithm->describe(build);
   out.job = std::move(job);
   return out;
 }
@@ -264,7 +272,7 @@ actors::built_job build_from_spec(const std::string& spec) {
   if (o.standardize)
     optim::standardize(data);
   auto prepared = runner == algos::runner::own_driver
-                      ? prepare_lbfgs_job(o, std::move(data))
+                      ? prepare_driver_job(o, std::move(data))
                       : prepare_cluster_job(o, std::move(data));
   return {std::move(prepared.job), std::move(prepared.fingerprint)};
 }

@@ -22,10 +22,23 @@ void validate_algorithm(const train_options& o);
 /// built the same way on a node.
 struct cluster_job {
   actors::job_config job;
+  /// The built algorithm, also job.algorithm (its own settings resolved).
+  std::shared_ptr<const algos::algorithm> algorithm;
   std::string fingerprint; ///< model, seed and data (node_agent.hpp)
   double steps_per_epoch = 0;
-  std::string description; ///< one line for the progress display
+  std::uint64_t steps_per_worker = 0; ///< a driver's: its step budget
+  std::size_t examples = 0;           ///< training examples used
+  std::string description;            ///< one line for the progress display
 };
+
+/// Clones the algorithm of `o`, builds the copy over `b` and installs it as
+/// `b.job.algorithm`; an invalid_argument of its build() becomes a
+/// usage_error.
+std::shared_ptr<const algos::algorithm> build_algorithm(const train_options& o,
+                                                        algos::job_build& b);
+
+/// The training examples `o` uses of `train` (--train-examples).
+std::size_t examples_of(const train_options& o, const optim::dataset& train);
 
 /// The model `o` names, initialized from its seed; throws usage_error if it
 /// has fewer parameters than `o.shards`.

@@ -11,7 +11,7 @@
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
-#include "apps/lbfgs_train.hpp"
+#include "apps/driver_train.hpp"
 #include "apps/progress.hpp"
 #include "apps/run_report.hpp"
 #include "apps/single_train.hpp"
@@ -320,7 +320,7 @@ nlohmann::json run_train(train_options o) {
   progress bar{style, o.algo + "/" + o.model};
   auto runner = o.algorithm->run_by();
   auto result = runner == algos::runner::own_driver
-                    ? run_lbfgs_train(o, std::move(data), bar)
+                    ? run_driver_train(o, std::move(data), bar)
                 : runner == algos::runner::coordinator
                     ? run_cluster(o, std::move(data), bar)
                     : run_single(o, data, bar);

@@ -18,6 +18,7 @@
 
 #include "actors/job.hpp"
 #include "algos/registry.hpp"
+#include "algos/sgp/sgp.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/synthetic.hpp"
 
@@ -101,7 +102,11 @@ int main(int argc, char** argv) try {
 
   std::cerr << peers << " gossip peers\n";
   actors::job_config job;
-  job.algorithm = algos::make_algorithm("sgp");
+  auto sgp = std::make_shared<algos::sgp>();
+  sgp->local.optimizer = {"sgd", 0, 0};
+  sgp->local.lr = sched.base_lr;
+  sgp->local.schedule = sched;
+  job.algorithm = sgp;
   job.workers = peers;
   job.shards = 0;
   job.init = std::make_shared<const std::vector<float>>(dim, 0.0f);
@@ -110,9 +115,6 @@ int main(int argc, char** argv) try {
         prob, part_of(w), 16, seed + w);
   };
   job.steps_per_worker = steps;
-  job.local_optimizer = {"sgd", 0, 0};
-  job.local_lr = sched.base_lr;
-  job.local_schedule = sched;
   job.final_params = std::make_shared<std::vector<float>>();
   auto rss_before = status_kb("VmRSS");
   t0 = clock_type::now();

@@ -35,7 +35,7 @@
 #include "algos/sandblaster/sandblaster.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
-#include "apps/lbfgs_train.hpp"
+#include "apps/driver_train.hpp"
 #include "optim/batch_objective.hpp"
 #include "optim/trainer.hpp"
 
@@ -47,7 +47,7 @@ struct settings {
   std::vector<std::string> data{"fashion-mnist", "synthetic-logreg"};
   std::uint64_t workers = 4, shards = 2, seed = 1, slow_iterations = 15;
   std::uint64_t reference_iterations = 3000;
-  double budget = 60, l2 = apps::lbfgs_default_l2, relative = 1e-4;
+  double budget = 60, l2 = algos::sandblaster::default_l2, relative = 1e-4;
   std::vector<double> rates{0.03, 0.1, 0.3};
 };
 
@@ -191,7 +191,7 @@ nlohmann::json compare(const settings& s, const std::string& name,
       = 1e-7;
   o.max_steps = s.reference_iterations;
   apps::progress quiet{apps::progress_style::none, ""};
-  auto ref = apps::run_lbfgs_train(o, data, quiet);
+  auto ref = apps::run_driver_train(o, data, quiet);
   if (ref.contains("error"))
     throw std::runtime_error(ref["error"].get<std::string>());
   double f_star = ref["objective"].get<double>();
@@ -267,13 +267,15 @@ nlohmann::json backups(const settings& s, const optim::train_test& data) {
         = 0;
     troupe::apps::algorithm_options<troupe::algos::sandblaster>(o).portions
         = portions;
-    auto prepared = apps::prepare_lbfgs_job(o, data);
+    auto prepared = apps::prepare_driver_job(o, data);
+    auto run
+        = dynamic_cast<const algos::sandblaster&>(*prepared.algorithm).lbfgs;
     nlohmann::json out{{"slow_worker_factor", 4},
                        {"workers", s.workers},
-                       {"portions", prepared.job.lbfgs->portions},
+                       {"portions", run->portions},
                        {"iterations", s.slow_iterations}};
     for (bool with : {true, false}) {
-      auto job = *prepared.job.lbfgs;
+      auto job = *run;
       job.slowdown.assign(s.workers, 1.0);
       job.slowdown[0] = 4;
       job.backups = with;

@@ -164,6 +164,9 @@ private:
 class model_averaging : public algos::algorithm {
 public:
   std::uint64_t period = 8; ///< local steps between two averagings
+  /// The workers' optimizer and rate, resolved by build().
+  optim::optimizer_options optimizer;
+  double lr = 0;
 
   std::string name() const override {
     return "average";
@@ -187,22 +190,22 @@ public:
   bool uses_shards(const algos::job_options&) const override {
     return false;
   }
-  void build(algos::job_build& b) const override {
+  void build(algos::job_build& b) override {
     b.job.shards = 0;
-    b.job.local_optimizer
+    optimizer
         = {b.options.optimizer, b.options.momentum, b.options.weight_decay};
-    b.job.local_lr = b.options.lr;
+    lr = b.options.lr;
   }
   actors::shard_plan plan(const actors::job_config&) const override {
     return actors::shard_plan::none;
   }
-  void configure_worker(const actors::job_config& job,
+  void configure_worker(const actors::job_config&,
                         actors::worker_config& config,
                         std::vector<actors::shard_ref>) const override {
-    config.make_policy = [period = period, opt = job.local_optimizer,
-                          lr = job.local_lr](std::size_t n) {
-      return std::make_unique<averaging_policy>(period, opt, lr, n);
-    };
+    config.make_policy
+        = [period = period, opt = optimizer, lr = lr](std::size_t n) {
+            return std::make_unique<averaging_policy>(period, opt, lr, n);
+          };
     config.yield_steps = true; // local steps: hand the thread on
   }
   bool peer_to_peer() const noexcept override {

@@ -56,6 +56,15 @@ inline actors::job_config lsq_job(std::shared_ptr<const optim::lsq_problem> p,
   return job;
 }
 
+/// Installs a fresh algorithm A as the job's and returns it, to set its own
+/// settings before the job runs (its build() is not called).
+template <class A>
+std::shared_ptr<A> install(actors::job_config& job) {
+  auto a = std::make_shared<A>();
+  job.algorithm = a;
+  return a;
+}
+
 /// The LSQ problem of the actor tests: 512 examples, 20 parameters,
 /// condition 10, noise 0.1.
 inline std::shared_ptr<const optim::lsq_problem>

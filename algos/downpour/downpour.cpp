@@ -1,5 +1,7 @@
 #include "algos/downpour/downpour.hpp"
 
+#include <algorithm>
+
 #include "actors/coordinator.hpp"
 
 namespace troupe::algos {
@@ -23,17 +25,34 @@ void downpour::configure_worker(const actors::job_config& job,
         };
 }
 
-bool downpour::warm_start() const noexcept {
-  return true;
+void downpour::configure_shard(const actors::job_config&,
+                               actors::parameter_shard_config& config) const {
+  if (staleness_bound >= 0)
+    config.staleness_bound = static_cast<std::uint64_t>(staleness_bound);
 }
 
-bool downpour::tracks_clocks(const actors::job_config& job) const noexcept {
-  return job.staleness_bound.has_value();
+std::uint64_t downpour::warm_start_steps() const noexcept {
+  return warm_steps;
+}
+
+bool downpour::tracks_clocks(const actors::job_config&) const noexcept {
+  return staleness_bound >= 0;
 }
 
 const optim::compress_options*
 downpour::compression(const actors::job_config& job) const noexcept {
   return &job.policy.compress;
+}
+
+void downpour::report(const actors::coordinator_state& st,
+                      nlohmann::json& out) const {
+  if (staleness_bound < 0)
+    return;
+  std::uint64_t max_gap = 0;
+  for (const auto& s : st.shard_reports)
+    max_gap = std::max(max_gap, s.max_clock_gap);
+  out["staleness_bound"] = static_cast<std::uint64_t>(staleness_bound);
+  out["max_clock_gap"] = max_gap;
 }
 
 } // namespace troupe::algos

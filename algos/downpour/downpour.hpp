@@ -18,7 +18,7 @@ public:
   void check_flags(const job_options& o,
                    const std::set<std::string>& given) const override;
   void resolve(job_options& o, double model_lr) const override;
-  void build(job_build& b) const override;
+  void build(job_build& b) override;
 
   // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
@@ -26,19 +26,26 @@ public:
   void configure_worker(const actors::job_config& job,
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
-  bool warm_start() const noexcept override;
+  /// The staleness bound, if any.
+  void configure_shard(const actors::job_config& job,
+                       actors::parameter_shard_config& config) const override;
+  std::uint64_t warm_start_steps() const noexcept override;
+  /// Under a staleness bound.
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
   const optim::compress_options*
   compression(const actors::job_config& job) const noexcept override;
+  /// The staleness bound and the largest clock gap the shards saw.
+  void report(const actors::coordinator_state& st,
+              nlohmann::json& out) const override;
 
   // -- its flags --
   std::uint64_t n_fetch = 1;         ///< fetch every n steps
   std::uint64_t n_push = 1;          ///< push the summed gradient every n
   std::int64_t staleness_bound = -1; ///< SSP bound s (-1: none)
   bool staleness_aware = false;      ///< server rate / max(staleness, 1)
-  std::uint64_t warm_start_steps = 0;
-  std::string server_optimizer; ///< empty: sgd at 4x the model's rate
-  double local_lr = -1;         ///< replica rate (-1: auto)
+  std::uint64_t warm_steps = 0;      ///< worker 0 alone for N steps first
+  std::string server_optimizer;      ///< empty: sgd at 4x the model's rate
+  double local_lr = -1;              ///< replica rate (-1: auto)
   compression_flags compression_settings;
 };
 

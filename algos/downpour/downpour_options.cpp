@@ -38,7 +38,7 @@ void downpour::bind(caf::config_option_set& set) {
            "of the slowest (-1: none)")
       .add(staleness_aware, g, "staleness-aware",
            "divide each push's server rate by its staleness")
-      .add(warm_start_steps, g, "warm-start-steps",
+      .add(warm_steps, g, "warm-start-steps",
            "worker 0 trains alone for N steps first")
       .add(server_optimizer, g, "server-optimizer",
            "optimizer on the shards: sgd (default, with --lr 4x the model's "
@@ -70,12 +70,11 @@ void downpour::resolve(job_options& o, double model_lr) const {
     o.lr = lr_factor * model_lr;
 }
 
-void downpour::build(job_build& b) const {
+void downpour::build(job_build& b) {
+  // Its own settings are its flags (warm start, staleness bound); the
+  // shared worker policy and the shards' store take the rest.
   const auto& o = b.options;
   auto& job = b.job;
-  job.warm_start_steps = warm_start_steps;
-  if (staleness_bound >= 0)
-    job.staleness_bound = static_cast<std::uint64_t>(staleness_bound);
   job.policy.compress = compression_settings.options();
   job.policy.layers = b.layers;
   job.policy.n_fetch = n_fetch;

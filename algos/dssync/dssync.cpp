@@ -17,19 +17,20 @@ actors::shard_plan dssync::plan(const actors::job_config&) const {
   return actors::shard_plan::none;
 }
 
-void dssync::check(const actors::job_config& job) const {
+void dssync::check(const actors::job_config&) const {
   // A rate of 0 is pure averaging (algorithms.md §7 T2).
-  check_local_steps(job, "dssync", true);
-  if (job.peer.group_size < 2)
+  local.check("dssync", true);
+  if (settings.group_size < 2)
     throw std::invalid_argument("dssync: the group size must be at least 2");
 }
 
 void dssync::configure_worker(const actors::job_config& job,
                               actors::worker_config& config,
                               std::vector<actors::shard_ref>) const {
-  config.make_policy = [opts = peer_options(job)](std::size_t params) {
-    return actors::make_dssync_policy(opts, params);
-  };
+  config.make_policy
+      = [opts = peer_options(job, settings, local)](std::size_t params) {
+          return actors::make_dssync_policy(opts, params);
+        };
   config.yield_steps = true;
 }
 
@@ -43,10 +44,10 @@ bool dssync::lingers() const noexcept {
 
 void dssync::report(const actors::coordinator_state& st,
                     nlohmann::json& out) const {
-  auto q = st.config.peer;
+  auto q = settings;
   q.workers = st.config.workers;
-  out["dssync"] = {{"optimizer", st.config.local_optimizer.name},
-                   {"lr", st.config.local_lr},
+  out["dssync"] = {{"optimizer", local.optimizer.name},
+                   {"lr", local.lr},
                    {"evaluated", "mean of the workers' models"},
                    {"group_size", q.group_size},
                    {"schedule", actors::digit_schedule(q)   ? "digit"

@@ -5,7 +5,9 @@
 
 #pragma once
 
+#include "actors/comm_policy.hpp"
 #include "algos/algorithm.hpp"
+#include "algos/local_steps.hpp"
 
 namespace troupe::algos {
 
@@ -18,7 +20,7 @@ public:
   void check_flags(const job_options& o,
                    const std::set<std::string>& given) const override;
   void resolve(job_options& o, double model_lr) const override;
-  void build(job_build& b) const override;
+  void build(job_build& b) override;
   bool uses_shards(const job_options& o) const override;
 
   // -- behavior (actors/algorithm.hpp) --
@@ -37,6 +39,13 @@ public:
 
   // -- its flags --
   std::uint64_t group_size = 2; ///< workers per averaging group
+
+  // -- its settings, resolved by build() --
+  /// Group size and seed (the workers' count, optimizer, rate, schedule
+  /// and start come from the job and `local`).
+  actors::peer_policy_options settings;
+  /// The workers' optimizer, rate and schedule.
+  local_steps local;
 };
 
 } // namespace troupe::algos

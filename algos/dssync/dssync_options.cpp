@@ -38,12 +38,11 @@ bool dssync::uses_shards(const job_options&) const {
   return false;
 }
 
-void dssync::build(job_build& b) const {
-  auto& job = b.job;
-  set_local_steps(b);
-  job.peer.group_size = static_cast<std::uint32_t>(group_size);
-  job.peer.seed = b.options.seed;
-  job.shards = 0;
+void dssync::build(job_build& b) {
+  local = local_steps::of(b);
+  settings.group_size = static_cast<std::uint32_t>(group_size);
+  settings.seed = b.options.seed;
+  b.job.shards = 0;
 }
 
 } // namespace troupe::algos

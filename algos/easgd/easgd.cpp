@@ -11,10 +11,11 @@
 
 namespace troupe::algos {
 
-double easgd_alpha(const actors::job_config& job) noexcept {
-  if (job.easgd.alpha > 0)
-    return job.easgd.alpha;
-  return 0.9 / static_cast<double>(std::max<std::uint32_t>(job.workers, 1));
+double easgd_alpha(const optim::easgd_options& o,
+                   std::uint32_t workers) noexcept {
+  if (o.alpha > 0)
+    return o.alpha;
+  return 0.9 / static_cast<double>(std::max<std::uint32_t>(workers, 1));
 }
 
 void center_shard(const actors::job_config& job,
@@ -35,12 +36,12 @@ actors::shard_plan easgd::plan(const actors::job_config&) const {
 
 void easgd::check(const actors::job_config& job) const {
   auto bad = [](const std::string& what) { throw std::invalid_argument(what); };
-  const auto& e = job.easgd;
+  const auto& e = settings;
   if (e.tau == 0)
     bad("easgd: tau must be at least 1");
   if (!(e.lr > 0) || !std::isfinite(e.lr))
     bad("easgd: the learning rate must be positive");
-  auto alpha = easgd_alpha(job);
+  auto alpha = easgd_alpha(settings, job.workers);
   if (!(alpha > 0 && alpha < 1))
     bad("easgd: alpha must be in (0, 1)");
   if (alpha * job.workers >= 1)
@@ -48,8 +49,8 @@ void easgd::check(const actors::job_config& job) const {
         + " must be below 1 (the center overshoots)");
   if (!(e.momentum >= 0 && e.momentum <= 0.999999))
     bad("easgd: the momentum must be in [0, 1)");
-  if (job.local_schedule)
-    optim::schedule{*job.local_schedule};
+  if (local.schedule)
+    optim::schedule{*local.schedule};
 }
 
 void easgd::configure_shard(const actors::job_config& job,
@@ -60,10 +61,10 @@ void easgd::configure_shard(const actors::job_config& job,
 void easgd::configure_worker(const actors::job_config& job,
                              actors::worker_config& config,
                              std::vector<actors::shard_ref> shards) const {
-  auto opts = job.easgd;
-  opts.alpha = easgd_alpha(job);
+  auto opts = settings;
+  opts.alpha = easgd_alpha(settings, job.workers);
   config.make_policy = [shards = std::move(shards), opts,
-                        sched = job.local_schedule](std::size_t params) {
+                        sched = local.schedule](std::size_t params) {
     return actors::make_easgd_policy(shards, opts, params, sched);
   };
   config.yield_steps = true;
@@ -71,10 +72,10 @@ void easgd::configure_worker(const actors::job_config& job,
 
 void easgd::report(const actors::coordinator_state& st,
                    nlohmann::json& out) const {
-  out["easgd"] = {{"tau", st.config.easgd.tau},
-                  {"alpha", easgd_alpha(st.config)},
-                  {"momentum", st.config.easgd.momentum},
-                  {"lr", st.config.easgd.lr}};
+  out["easgd"] = {{"tau", settings.tau},
+                  {"alpha", easgd_alpha(settings, st.config.workers)},
+                  {"momentum", settings.momentum},
+                  {"lr", settings.lr}};
 }
 
 } // namespace troupe::algos

@@ -5,6 +5,8 @@
 #pragma once
 
 #include "algos/algorithm.hpp"
+#include "algos/local_steps.hpp"
+#include "optim/consensus.hpp"
 
 namespace troupe::algos {
 
@@ -17,7 +19,7 @@ public:
   void check_flags(const job_options& o,
                    const std::set<std::string>& given) const override;
   void resolve(job_options& o, double model_lr) const override;
-  void build(job_build& b) const override;
+  void build(job_build& b) override;
 
   // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
@@ -35,10 +37,18 @@ public:
   std::uint64_t tau = 4;     ///< steps between exchanges with the center
   double alpha = 0;          ///< moving rate (0: 0.9 / workers)
   double easgd_momentum = 0; ///< EAMSGD's delta (0: plain EASGD)
+
+  // -- its settings, resolved by build() --
+  /// Period, moving rate (<= 0: 0.9 / workers), momentum, the workers' rate.
+  optim::easgd_options settings;
+  /// The workers' rate schedule over their own steps (their rate and
+  /// momentum are settings.lr and settings.momentum).
+  local_steps local;
 };
 
-/// EASGD's moving rate: job.easgd.alpha, or 0.9 / workers if unset.
-double easgd_alpha(const actors::job_config& job) noexcept;
+/// EASGD's moving rate: `o.alpha`, or 0.9 / workers if unset.
+double easgd_alpha(const optim::easgd_options& o,
+                   std::uint32_t workers) noexcept;
 
 /// The center's shard settings: it adds each worker's elastic difference e,
 /// sent negated as a gradient (x_c <- x_c - 1 * (-e)).

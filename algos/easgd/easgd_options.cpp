@@ -48,13 +48,12 @@ void easgd::resolve(job_options& o, double model_lr) const {
     o.lr = 4 * model_lr; // plain SGD steps, as Downpour's
 }
 
-void easgd::build(job_build& b) const {
-  auto& job = b.job;
-  set_local_steps(b);
-  job.easgd.tau = tau;
-  job.easgd.alpha = alpha;
-  job.easgd.momentum = easgd_momentum;
-  job.easgd.lr = b.options.lr;
+void easgd::build(job_build& b) {
+  local = local_steps::of(b);
+  settings.tau = tau;
+  settings.alpha = alpha;
+  settings.momentum = easgd_momentum;
+  settings.lr = b.options.lr;
 }
 
 } // namespace troupe::algos

@@ -17,10 +17,10 @@ actors::shard_plan lsgd::plan(const actors::job_config&) const {
   return actors::shard_plan::none;
 }
 
-void lsgd::check(const actors::job_config& job) const {
-  check_local_steps(job, "lsgd", false);
+void lsgd::check(const actors::job_config&) const {
+  local.check("lsgd", false);
   auto in = [](double x, double lo, double hi) { return x >= lo && x <= hi; };
-  const auto& l = job.lsgd;
+  const auto& l = settings;
   if (!in(l.lambda, 0, 1) || !in(l.lambda_g, 0, 1))
     throw std::invalid_argument("lsgd: lambda and lambda_g must be in [0, 1]");
   if (l.tau == 0 || l.tau_g < l.tau)
@@ -29,15 +29,21 @@ void lsgd::check(const actors::job_config& job) const {
     throw std::invalid_argument("lsgd: the score window must be at least 1");
 }
 
-void lsgd::configure_worker(const actors::job_config& job,
+void lsgd::configure_worker(const actors::job_config&,
                             actors::worker_config& config,
                             std::vector<actors::shard_ref>) const {
-  config.make_policy = [opt = job.local_optimizer, lr = job.local_lr,
-                        sched = job.local_schedule,
-                        window = job.lsgd.score_window](std::size_t params) {
-    return actors::make_lsgd_policy(opt, lr, params, sched, window);
-  };
+  config.make_policy
+      = [opt = local.optimizer, lr = local.lr, sched = local.schedule,
+         window = settings.score_window](std::size_t params) {
+          return actors::make_lsgd_policy(opt, lr, params, sched, window);
+        };
   config.yield_steps = true;
+}
+
+std::string lsgd::servers(const actors::job_config& job) const {
+  if (job.shards > 0 || group_of.empty())
+    return algorithm::servers(job);
+  return std::to_string(settings.groups) + " groups";
 }
 
 bool lsgd::lingers() const noexcept {
@@ -46,19 +52,19 @@ bool lsgd::lingers() const noexcept {
 
 std::unique_ptr<actors::algorithm_run>
 lsgd::start(const actors::job_config&) const {
-  return std::make_unique<lsgd_run>();
+  return std::make_unique<lsgd_run>(settings, group_of);
 }
 
 void lsgd::report(const actors::coordinator_state& st,
                   nlohmann::json& out) const {
-  const auto& l = st.config.lsgd;
+  const auto& l = settings;
   out["lsgd"] = {{"lambda", l.lambda},
                  {"lambda_g", l.lambda_g},
                  {"tau", l.tau},
                  {"tau_g", l.tau_g},
                  {"score_window", l.score_window},
-                 {"optimizer", st.config.local_optimizer.name},
-                 {"lr", st.config.local_lr}};
+                 {"optimizer", local.optimizer.name},
+                 {"lr", local.lr}};
 }
 
 void lsgd::report_worker(const messages::worker_stats& w,

@@ -7,6 +7,8 @@
 #pragma once
 
 #include "algos/algorithm.hpp"
+#include "algos/local_steps.hpp"
+#include "optim/consensus.hpp"
 
 namespace troupe::algos {
 
@@ -19,7 +21,9 @@ public:
   void check_flags(const job_options& o,
                    const std::set<std::string>& given) const override;
   void resolve(job_options& o, double model_lr) const override;
-  void build(job_build& b) const override;
+  void build(job_build& b) override;
+  /// "G groups" when the groups are fixed (--groups), else "no shards".
+  std::string servers(const actors::job_config& job) const override;
   bool uses_shards(const job_options& o) const override;
 
   // -- behavior (actors/algorithm.hpp) --
@@ -44,6 +48,15 @@ public:
   double lambda_g = 0.1;          ///< global pull strength
   std::uint64_t tau_g = 16;       ///< steps between global rounds
   std::uint64_t score_window = 0; ///< losses in the score (0: tau)
+
+  // -- its settings, resolved by build() --
+  /// Groups, pull strengths, periods and score window.
+  optim::lsgd_options settings;
+  /// Each worker's group (empty: lsgd_groups(workers, settings.groups,
+  /// placement), i.e. one group per node when placed).
+  std::vector<std::uint32_t> group_of;
+  /// The workers' optimizer, rate and schedule.
+  local_steps local;
 };
 
 } // namespace troupe::algos

@@ -61,18 +61,19 @@ bool lsgd::uses_shards(const job_options&) const {
   return false;
 }
 
-void lsgd::build(job_build& b) const {
+void lsgd::build(job_build& b) {
   auto& job = b.job;
-  set_local_steps(b);
-  job.lsgd.tau = tau;
-  job.lsgd.tau_g = tau_g;
-  job.lsgd.lambda = lambda;
-  job.lsgd.lambda_g = lambda_g;
-  job.lsgd.score_window = score_window > 0 ? score_window : tau;
-  job.lsgd.groups
+  local = local_steps::of(b);
+  settings.tau = tau;
+  settings.tau_g = tau_g;
+  settings.lambda = lambda;
+  settings.lambda_g = lambda_g;
+  settings.score_window = score_window > 0 ? score_window : tau;
+  settings.groups
       = static_cast<std::uint32_t>(std::max<std::uint64_t>(groups, 1));
+  group_of.clear();
   if (groups > 0)
-    job.group_of = actors::lsgd_groups(job.workers, job.lsgd.groups, {});
+    group_of = actors::lsgd_groups(job.workers, settings.groups, {});
   job.shards = 0;
 }
 

@@ -11,13 +11,19 @@ namespace troupe::algos {
 
 using namespace actors;
 
+lsgd_run::lsgd_run(optim::lsgd_options settings,
+                   std::vector<std::uint32_t> group_of)
+    : settings_(settings), group_of_(std::move(group_of)) {
+  // nothing else
+}
+
 void lsgd_run::provision(coordinator_ptr self, std::function<void()> ready) {
   auto& st = self->state;
   auto& c = st.config;
   auto group_of
-      = c.group_of.size() == c.workers
-            ? c.group_of
-            : lsgd_groups(c.workers, c.lsgd.groups, c.placement.worker_node);
+      = group_of_.size() == c.workers
+            ? group_of_
+            : lsgd_groups(c.workers, settings_.groups, c.placement.worker_node);
   std::uint32_t groups = 0;
   for (auto g : group_of)
     groups = std::max(groups, g + 1);
@@ -32,14 +38,14 @@ void lsgd_run::provision(coordinator_ptr self, std::function<void()> ready) {
         gc.ids.push_back(w);
         gc.members.push_back(caf::actor_cast<lsgd_member_actor>(st.workers[w]));
       }
-    gc.lambda = c.lsgd.lambda;
+    gc.lambda = settings_.lambda;
     gc.timeout = c.request_timeout;
     gc.record = record_;
     gc.coordinator = me;
     group_leaders_.push_back(self->spawn(group_leader, std::move(gc)));
   }
   leader_board_config bc;
-  bc.opts = c.lsgd;
+  bc.opts = settings_;
   bc.opts.groups = groups;
   for (auto& w : st.workers)
     bc.workers.push_back(caf::actor_cast<lsgd_member_actor>(w));
@@ -65,7 +71,7 @@ void lsgd_run::on_steps(coordinator_ptr self, std::uint64_t total) {
   // The board decides which rounds are due (rounds_at).
   const auto& c = self->state.config;
   auto w = std::uint64_t{c.workers};
-  if (total % (w * c.lsgd.tau) == 0 || total % (w * c.lsgd.tau_g) == 0)
+  if (total % (w * settings_.tau) == 0 || total % (w * settings_.tau_g) == 0)
     self->send(board_, messages::round_atom::value, total);
 }
 

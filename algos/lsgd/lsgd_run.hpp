@@ -15,6 +15,10 @@ namespace troupe::algos {
 
 class lsgd_run : public actors::algorithm_run {
 public:
+  /// LSGD's settings and each worker's group (empty: by node, or
+  /// settings.groups blocks).
+  lsgd_run(optim::lsgd_options settings, std::vector<std::uint32_t> group_of);
+
   void provision(actors::coordinator_ptr self,
                  std::function<void()> ready) override;
   caf::actor evaluation_source() const override;
@@ -25,6 +29,8 @@ public:
               std::uint64_t& messages, std::uint64_t& bytes) const override;
 
 private:
+  optim::lsgd_options settings_;
+  std::vector<std::uint32_t> group_of_;
   std::vector<actors::group_leader_actor> group_leaders_;
   actors::leader_board_actor board_;
   std::shared_ptr<actors::lsgd_record> record_;

@@ -1,6 +1,6 @@
 // Sandblaster's own roles a node agent spawns by name: "lbfgs_shard" (index
 // i) and "lbfgs_worker" (rank w, L-BFGS shard handles in shard order,
-// driver), configured from the job's L-BFGS part.
+// driver), configured from the run of the job's algorithm.
 
 #include <cstdint>
 #include <stdexcept>
@@ -25,15 +25,19 @@ namespace {
 
 using handles = std::vector<caf::actor>;
 
-const lbfgs_job& lbfgs_of(role_context& ctx, const char* what) {
-  if (!ctx.job().lbfgs)
+/// The L-BFGS run of the job's algorithm (Sandblaster, built).
+std::shared_ptr<const lbfgs_job> lbfgs_of(role_context& ctx, const char* what) {
+  const auto* algo
+      = dynamic_cast<const sandblaster*>(ctx.job().algorithm.get());
+  if (!algo || !algo->lbfgs)
     throw std::invalid_argument(std::string{"spawn of an L-BFGS "} + what
                                 + " without an L-BFGS job");
-  return *ctx.job().lbfgs;
+  return algo->lbfgs;
 }
 
 caf::actor spawn_lbfgs_shard(role_context& ctx, const std::uint32_t& i) {
-  const auto& job = lbfgs_of(ctx, "shard");
+  auto run = lbfgs_of(ctx, "shard");
+  const auto& job = *run;
   if (i >= job.shards)
     throw std::out_of_range("no L-BFGS shard " + std::to_string(i));
   return ctx.host(caf::actor_cast<caf::actor>(ctx.self()->spawn(
@@ -43,8 +47,7 @@ caf::actor spawn_lbfgs_shard(role_context& ctx, const std::uint32_t& i) {
 
 caf::actor spawn_lbfgs_worker(role_context& ctx, const worker_id& w,
                               const handles& shards, const caf::actor& driver) {
-  lbfgs_of(ctx, "worker");
-  auto job = ctx.job().lbfgs;
+  auto job = lbfgs_of(ctx, "worker");
   if (w >= job->workers || shards.size() != job->shards)
     throw std::invalid_argument("L-BFGS worker " + std::to_string(w) + " with "
                                 + std::to_string(shards.size()) + " shards");

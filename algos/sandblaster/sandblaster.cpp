@@ -15,11 +15,11 @@ actors::shard_plan sandblaster::plan(const actors::job_config&) const {
   return actors::shard_plan::sync; // the driver's shards, one per slice
 }
 
-void sandblaster::check(const actors::job_config& job) const {
-  if (!job.lbfgs)
-    throw std::invalid_argument("lbfgs: the job has no L-BFGS settings "
-                                "(job_config::lbfgs)");
-  actors::check(*job.lbfgs);
+void sandblaster::check(const actors::job_config&) const {
+  if (!lbfgs)
+    throw std::invalid_argument("lbfgs: the algorithm has no L-BFGS run "
+                                "(sandblaster::lbfgs; build() makes it)");
+  actors::check(*lbfgs);
 }
 
 void sandblaster::configure_worker(const actors::job_config&,
@@ -31,7 +31,8 @@ void sandblaster::configure_worker(const actors::job_config&,
 std::optional<nlohmann::json>
 sandblaster::run(caf::actor_system& sys, const actors::job_config& config,
                  std::chrono::seconds timeout) const {
-  auto job = std::make_shared<actors::lbfgs_job>(*config.lbfgs);
+  check(config);
+  auto job = std::make_shared<actors::lbfgs_job>(*lbfgs);
   job->observers = config.observers;
   job->monitor = config.monitor;
   job->monitor_interval = config.monitor_interval;

@@ -1,11 +1,20 @@
 // Sandblaster L-BFGS (algorithms.md §2): a batch quasi-Newton method whose
 // coordinator hands out portions of each batch to idle workers and whose
 // shards hold slices of the iterate and the L-BFGS history. It runs with a
-// driver of its own (actors/lbfgs_driver.hpp), not the job coordinator.
+// driver of its own (algos/sandblaster/lbfgs_driver.hpp), not the job
+// coordinator, on the data set's full-batch objective: the mean
+// cross-entropy of the model over the training examples plus
+// (--weight-decay / 2) ||x||^2, in double.
 
 #pragma once
 
+#include <memory>
+
 #include "algos/algorithm.hpp"
+
+namespace troupe::actors {
+struct lbfgs_job;
+} // namespace troupe::actors
 
 namespace troupe::algos {
 
@@ -21,6 +30,15 @@ public:
   std::vector<std::string> ignored_flags() const override;
   runner run_by() const noexcept override;
   void add_roles(actors::role_registry& roles) const override;
+  /// Its run over the training set: portions, L2 penalty, iteration limit
+  /// (the job's step budget) and each worker's portion function; throws
+  /// std::invalid_argument if --portions exceeds the training examples.
+  void build(job_build& b) override;
+  std::string describe(const job_build& b) const override;
+  /// The final point's test accuracy and loss, the objective, steps,
+  /// epochs, samples per second and the run's settings.
+  void complete_result(nlohmann::json& result,
+                       const optim::dataset& test) const override;
 
   // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
@@ -39,6 +57,23 @@ public:
   std::uint64_t memory = 10;        ///< history pairs m
   double gradient_tolerance = 1e-6; ///< stop below this gradient norm
   bool backups = true;              ///< backup copies at the end of a pass
+
+  /// The defaults: the L2 penalty (a unique optimum on logreg) and the
+  /// iteration limit without --max-steps.
+  static constexpr double default_l2 = 1e-4;
+  static constexpr std::uint64_t default_iterations = 100;
+
+  // -- its settings, resolved by build() --
+  /// The run: shards, workers, portions, L-BFGS options, the portion
+  /// function (null before build()).
+  std::shared_ptr<const actors::lbfgs_job> lbfgs;
+  double l2 = default_l2; ///< the L2 penalty
+  /// The model and its input (the training set's), for the final
+  /// evaluation.
+  std::string model;
+  optim::shape sample_shape;
+  int classes = 0;
+  std::size_t train_examples = 0; ///< training examples in the objective
 };
 
 } // namespace troupe::algos

@@ -1,5 +1,5 @@
-// Sandblaster's flags and their checks (its job is built by the CLI's
-// L-BFGS runner, apps/lbfgs_train.cpp).
+// Sandblaster's flags and their checks (its run is built by
+// sandblaster_job.cpp).
 
 #include <cmath>
 #include <stdexcept>

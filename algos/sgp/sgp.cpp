@@ -9,12 +9,14 @@
 
 namespace troupe::algos {
 
-actors::peer_policy_options peer_options(const actors::job_config& job) {
-  auto opts = job.peer;
+actors::peer_policy_options peer_options(const actors::job_config& job,
+                                         actors::peer_policy_options settings,
+                                         const local_steps& local) {
+  auto opts = std::move(settings);
   opts.workers = job.workers;
-  opts.optimizer = job.local_optimizer;
-  opts.lr = job.local_lr;
-  opts.schedule = job.local_schedule;
+  opts.optimizer = local.optimizer;
+  opts.lr = local.lr;
+  opts.schedule = local.schedule;
   opts.init = job.init;
   return opts;
 }
@@ -27,19 +29,20 @@ actors::shard_plan sgp::plan(const actors::job_config&) const {
   return actors::shard_plan::none;
 }
 
-void sgp::check(const actors::job_config& job) const {
+void sgp::check(const actors::job_config&) const {
   // A rate of 0 is pure averaging (algorithms.md §5 T1).
-  check_local_steps(job, "sgp", true);
-  if (job.peer.peers < 1 || job.peer.peers > 2)
+  local.check("sgp", true);
+  if (settings.peers < 1 || settings.peers > 2)
     throw std::invalid_argument("sgp: peers must be 1 or 2");
 }
 
 void sgp::configure_worker(const actors::job_config& job,
                            actors::worker_config& config,
                            std::vector<actors::shard_ref>) const {
-  config.make_policy = [opts = peer_options(job)](std::size_t params) {
-    return actors::make_sgp_policy(opts, params);
-  };
+  config.make_policy
+      = [opts = peer_options(job, settings, local)](std::size_t params) {
+          return actors::make_sgp_policy(opts, params);
+        };
   config.yield_steps = true;
 }
 
@@ -52,18 +55,18 @@ bool sgp::lingers() const noexcept {
 }
 
 const optim::compress_options*
-sgp::compression(const actors::job_config& job) const noexcept {
-  return &job.peer.compress;
+sgp::compression(const actors::job_config&) const noexcept {
+  return &settings.compress;
 }
 
 void sgp::report(const actors::coordinator_state& st,
                  nlohmann::json& out) const {
-  const auto& p = st.config.peer;
+  const auto& p = settings;
   double w = 0;
   for (auto& r : st.worker_reports)
     w += std::isfinite(r.weight.value) ? r.weight.value : 0.0;
-  out["sgp"] = {{"optimizer", st.config.local_optimizer.name},
-                {"lr", st.config.local_lr},
+  out["sgp"] = {{"optimizer", local.optimizer.name},
+                {"lr", local.lr},
                 {"evaluated", "mean of the workers' models"},
                 {"peers", p.peers},
                 {"overlap", p.overlap},

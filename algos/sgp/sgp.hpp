@@ -8,6 +8,7 @@
 #include "actors/comm_policy.hpp"
 #include "algos/algorithm.hpp"
 #include "algos/compression_flags.hpp"
+#include "algos/local_steps.hpp"
 
 namespace troupe::algos {
 
@@ -20,7 +21,7 @@ public:
   void check_flags(const job_options& o,
                    const std::set<std::string>& given) const override;
   void resolve(job_options& o, double model_lr) const override;
-  void build(job_build& b) const override;
+  void build(job_build& b) override;
   bool uses_shards(const job_options& o) const override;
 
   // -- behavior (actors/algorithm.hpp) --
@@ -44,10 +45,19 @@ public:
   std::uint64_t overlap = 0; ///< bound on in-peer staleness
   double gossip_gamma = 0.5; ///< consensus step with compression
   compression_flags compression_settings;
+
+  // -- its settings, resolved by build() --
+  /// Peers, overlap, compression, gamma and seed (the workers' count,
+  /// optimizer, rate, schedule and start come from the job and `local`).
+  actors::peer_policy_options settings;
+  /// The workers' optimizer, rate and schedule.
+  local_steps local;
 };
 
-/// The peer options of a job's workers (SGP, DS-Sync): the job's peer
-/// settings with its workers, local optimizer, rate, schedule and start.
-actors::peer_policy_options peer_options(const actors::job_config& job);
+/// The peer options of a job's workers (SGP, DS-Sync): the algorithm's peer
+/// settings with the job's workers and start and the local steps.
+actors::peer_policy_options peer_options(const actors::job_config& job,
+                                         actors::peer_policy_options settings,
+                                         const local_steps& local);
 
 } // namespace troupe::algos

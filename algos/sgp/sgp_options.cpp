@@ -56,16 +56,15 @@ bool sgp::uses_shards(const job_options&) const {
   return false;
 }
 
-void sgp::build(job_build& b) const {
-  auto& job = b.job;
-  set_local_steps(b);
-  job.peer.peers = static_cast<std::uint32_t>(peers);
-  job.peer.overlap = overlap;
-  job.peer.seed = b.options.seed;
-  job.peer.compress = compression_settings.options();
-  job.peer.layers = b.layers;
-  job.peer.gamma = gossip_gamma;
-  job.shards = 0;
+void sgp::build(job_build& b) {
+  local = local_steps::of(b);
+  settings.peers = static_cast<std::uint32_t>(peers);
+  settings.overlap = overlap;
+  settings.seed = b.options.seed;
+  settings.compress = compression_settings.options();
+  settings.layers = b.layers;
+  settings.gamma = gossip_gamma;
+  b.job.shards = 0;
 }
 
 } // namespace troupe::algos

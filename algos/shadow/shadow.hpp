@@ -6,6 +6,8 @@
 #pragma once
 
 #include "algos/algorithm.hpp"
+#include "algos/local_steps.hpp"
+#include "optim/shadow.hpp"
 
 namespace troupe::algos {
 
@@ -18,7 +20,9 @@ public:
   void check_flags(const job_options& o,
                    const std::set<std::string>& given) const override;
   void resolve(job_options& o, double model_lr) const override;
-  void build(job_build& b) const override;
+  void build(job_build& b) override;
+  /// "G groups" with --groups and no center, else the default.
+  std::string servers(const actors::job_config& job) const override;
   bool uses_shards(const job_options& o) const override;
   void add_roles(actors::role_registry& roles) const override;
 
@@ -45,6 +49,18 @@ public:
   double block_momentum = -1; ///< bmuf eta_b (-1: 1 - 1 / workers)
   double block_lr = 1;        ///< bmuf zeta
   std::uint64_t groups = 0;   ///< syncers (0: one per node, or one)
+
+  // -- its settings, resolved by build() --
+  /// The syncers' body and settings.
+  optim::shadow_options settings;
+  /// Each worker's group, one syncer per group (empty: one per node when
+  /// placed, else one).
+  std::vector<std::uint32_t> group_of;
+  /// The workers' optimizer, rate and schedule.
+  local_steps local;
+
+  /// Each worker's group in `job` (group_of, or one per node).
+  std::vector<std::uint32_t> groups_in(const actors::job_config& job) const;
 };
 
 } // namespace troupe::algos

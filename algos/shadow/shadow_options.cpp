@@ -71,24 +71,23 @@ bool shadow::uses_shards(const job_options&) const {
   return mode == "easgd"; // S-EASGD's center
 }
 
-void shadow::build(job_build& b) const {
+void shadow::build(job_build& b) {
   auto& job = b.job;
-  set_local_steps(b);
-  job.shadow.mode = mode;
-  job.shadow.alpha = alpha;
-  job.shadow.block_momentum = block_momentum;
-  job.shadow.block_lr = block_lr;
-  job.shadow.period = std::chrono::milliseconds{
+  local = local_steps::of(b);
+  settings.mode = mode;
+  settings.alpha = alpha;
+  settings.block_momentum = block_momentum;
+  settings.block_lr = block_lr;
+  settings.period = std::chrono::milliseconds{
       static_cast<std::int64_t>(std::llround(period * 1000))};
   // One syncer per node (this process is one node), or --groups syncers
   // over contiguous blocks of workers. (One per worker makes model
   // averaging an all-to-all among n syncers every round: on mlp with 8
   // workers it sent as many bytes per sample as sync.)
-  job.lsgd.groups
-      = static_cast<std::uint32_t>(std::max<std::uint64_t>(groups, 1));
-  job.group_of.clear();
+  group_of.clear();
   if (groups > 0)
-    job.group_of = actors::lsgd_groups(job.workers, job.lsgd.groups, {});
+    group_of = actors::lsgd_groups(job.workers,
+                                   static_cast<std::uint32_t>(groups), {});
   if (mode != "easgd")
     job.shards = 0;
 }

@@ -3,6 +3,7 @@
 // configured from the job exactly as in the coordinator's process.
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include <caf/actor_cast.hpp>
@@ -16,13 +17,9 @@
 
 namespace troupe::actors {
 
-std::vector<std::uint32_t> worker_groups(const job_config& job) {
-  if (job.group_of.size() == job.workers)
-    return job.group_of;
-  return lsgd_groups(job.workers, job.lsgd.groups, job.placement.worker_node);
-}
-
-shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
+shadow_syncer_config syncer_config_of(const job_config& job,
+                                      const optim::shadow_options& opts,
+                                      std::uint32_t g,
                                       std::vector<worker_actor> members,
                                       std::vector<shard_ref> shards) {
   shadow_syncer_config sc;
@@ -30,7 +27,7 @@ shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
   for (auto& m : members)
     sc.members.push_back(caf::actor_cast<shadow_member_actor>(m));
   sc.shards = std::move(shards);
-  sc.opts = job.shadow;
+  sc.opts = opts;
   sc.workers = job.workers;
   sc.init = job.init;
   sc.timeout = job.request_timeout;
@@ -50,12 +47,17 @@ using handles = std::vector<caf::actor>;
 caf::actor spawn_syncer(role_context& ctx, const std::uint32_t& g,
                         const handles& workers, const handles& shards) {
   const auto& job = ctx.job();
+  const auto* algo = dynamic_cast<const shadow*>(job.algorithm.get());
+  if (!algo)
+    throw std::invalid_argument("spawn of a shadow syncer in a job of another "
+                                "algorithm");
   std::vector<worker_actor> members;
   for (auto& w : workers)
     members.push_back(caf::actor_cast<worker_actor>(w));
   return ctx.host(caf::actor_cast<caf::actor>(ctx.self()->spawn(
       shadow_syncer,
-      syncer_config_of(job, g, std::move(members), shard_refs(job, shards)))));
+      syncer_config_of(job, algo->settings, g, std::move(members),
+                       shard_refs(job, shards)))));
 }
 
 } // namespace

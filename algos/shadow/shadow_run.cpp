@@ -9,6 +9,7 @@
 #include "actors/detail/coordinator_ops.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/roles.hpp"
+#include "algos/shadow/shadow.hpp"
 
 namespace troupe::algos {
 
@@ -30,7 +31,7 @@ void shadow_run::syncers_ready(coordinator_ptr self,
 void shadow_run::provision(coordinator_ptr self, std::function<void()> ready) {
   auto& st = self->state;
   auto& c = st.config;
-  auto groups = worker_groups(c);
+  auto groups = algo_.groups_in(c);
   std::uint32_t count = 0;
   for (auto g : groups)
     count = std::max(count, g + 1);
@@ -53,7 +54,8 @@ void shadow_run::provision(coordinator_ptr self, std::function<void()> ready) {
           node = c.placement.worker_node[w];
       }
     if (node < 0) {
-      auto sc = syncer_config_of(c, g, std::move(members), st.shards);
+      auto sc = syncer_config_of(c, algo_.settings, g, std::move(members),
+                                 st.shards);
       sc.ids = std::move(ids);
       syncers_[g] = self->spawn(shadow_syncer, std::move(sc));
       continue;
@@ -140,7 +142,7 @@ void shadow_run::report(const coordinator_state& st, nlohmann::json& out,
     rounds += r.value("rounds", std::uint64_t{0});
     gap_sum += r.value("sync_gap", 0.0);
   }
-  const auto& o = st.config.shadow;
+  const auto& o = algo_.settings;
   nlohmann::json j{
       {"mode", o.mode},
       {"syncers", reports_},
@@ -148,8 +150,8 @@ void shadow_run::report(const coordinator_state& st, nlohmann::json& out,
       {"sync_gap",
        reports_.empty() ? 0.0 : gap_sum / static_cast<double>(reports_.size())},
       {"period_ms", o.period.count()},
-      {"optimizer", st.config.local_optimizer.name},
-      {"lr", st.config.local_lr}};
+      {"optimizer", algo_.local.optimizer.name},
+      {"lr", algo_.local.lr}};
   if (o.mode == "easgd")
     j["alpha"] = shadow_alpha(o, st.config.workers);
   if (o.mode == "bmuf") {

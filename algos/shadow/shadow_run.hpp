@@ -13,8 +13,14 @@
 
 namespace troupe::algos {
 
+class shadow;
+
 class shadow_run : public actors::algorithm_run {
 public:
+  /// A run of `algo`, the job's algorithm (the job, and so `algo`, outlives
+  /// the run).
+  explicit shadow_run(const shadow& algo) : algo_(algo) {}
+
   void provision(actors::coordinator_ptr self,
                  std::function<void()> ready) override;
   bool on_down(actors::coordinator_ptr self, const caf::down_msg& msg) override;
@@ -30,6 +36,7 @@ private:
   void syncers_ready(actors::coordinator_ptr self,
                      const std::function<void()>& ready);
 
+  const shadow& algo_;
   /// The syncers by index (null once lost) and their final statistics.
   std::vector<actors::shadow_syncer_actor> syncers_;
   nlohmann::json reports_ = nlohmann::json::array();

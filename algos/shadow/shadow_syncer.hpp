@@ -98,14 +98,12 @@ double shadow_block_momentum(const optim::shadow_options& o,
 
 // -- configured from the job (shadow_roles.cpp) ---------------------------
 
-/// Each worker's group: job.group_of, or lsgd_groups() over the placement
-/// (LSGD's leaders, ShadowSync's syncers).
-std::vector<std::uint32_t> worker_groups(const job_config& job);
-
-/// The configuration of ShadowSync syncer g over the workers of its group
-/// (`members`, in rank order) and the shards (S-EASGD). The members' ranks
-/// (ids, for reports) are left to the caller.
-shadow_syncer_config syncer_config_of(const job_config& job, std::uint32_t g,
+/// The configuration of ShadowSync syncer g of a job whose syncers do `opts`
+/// over the workers of its group (`members`, in rank order) and the shards
+/// (S-EASGD). The members' ranks (ids, for reports) are left to the caller.
+shadow_syncer_config syncer_config_of(const job_config& job,
+                                      const optim::shadow_options& opts,
+                                      std::uint32_t g,
                                       std::vector<worker_actor> members,
                                       std::vector<shard_ref> shards);
 

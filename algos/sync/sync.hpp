@@ -18,7 +18,7 @@ public:
   void check_flags(const job_options& o,
                    const std::set<std::string>& given) const override;
   void resolve(job_options& o, double model_lr) const override;
-  void build(job_build& b) const override;
+  void build(job_build& b) override;
   data_layout layout() const noexcept override;
 
   // -- behavior (actors/algorithm.hpp) --

@@ -38,7 +38,7 @@ data_layout sync::layout() const noexcept {
   return data_layout::shared_stream; // a round is one global batch
 }
 
-void sync::build(job_build& b) const {
+void sync::build(job_build& b) {
   auto& job = b.job;
   job.policy.compress = compression_settings.options();
   job.policy.layers = b.layers;

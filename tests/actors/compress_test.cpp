@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "algos/registry.hpp"
+#include "algos/sgp/sgp.hpp"
 #include "harness.hpp"
 #include "optim/compress.hpp"
 
@@ -89,14 +90,14 @@ TEST_CASE("compressed SGP keeps the push-sum weights and reaches x*") {
        {optim::codec::adacomp, optim::codec::topk, optim::codec::onebit}) {
     INFO(optim::to_string(c));
     auto job = test::lsq_job(prob, 4, 0, "sgd", 1, 16, 600, seed);
-    job.algorithm = algos::make_algorithm("sgp");
-    job.local_optimizer = {"sgd", 0, 0};
-    job.local_lr = 0.05;
-    job.local_schedule = test::decay(0.05, 200);
-    job.peer.compress.method = c;
-    job.peer.compress.bin_fc = 4;
-    job.peer.compress.density_fc = 0.25;
-    job.peer.gamma = c == optim::codec::topk ? 0.2 : 0.5;
+    auto sgp = test::install<algos::sgp>(job);
+    sgp->local.optimizer = {"sgd", 0, 0};
+    sgp->local.lr = 0.05;
+    sgp->local.schedule = test::decay(0.05, 200);
+    sgp->settings.compress.method = c;
+    sgp->settings.compress.bin_fc = 4;
+    sgp->settings.compress.density_fc = 0.25;
+    sgp->settings.gamma = c == optim::codec::topk ? 0.2 : 0.5;
     auto [out, gap] = run(std::move(job), *prob, seed);
     INFO(out.dump().substr(0, 2000));
     REQUIRE_FALSE(out.contains("error"));

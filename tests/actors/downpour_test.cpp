@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "algos/downpour/downpour.hpp"
 #include "harness.hpp"
 #include "optim/optimizer.hpp"
 #include "tolerances.hpp"
@@ -94,7 +95,8 @@ TEST_CASE("SSP: a computing worker is never more than s clocks ahead") {
     std::cout << "ssp: bound " << s << ", seed " << seed << std::endl;
     auto p = test::lsq_512x20(seed);
     auto job = test::lsq_job(p, 4, 2, "sgd", 0.05, 16, 300, seed);
-    job.staleness_bound = s;
+    test::install<algos::downpour>(job)->staleness_bound
+        = static_cast<std::int64_t>(s);
     auto final_params = job.final_params;
     auto out = test::run_seeded(std::move(job), seed);
     INFO(out.dump());
@@ -110,7 +112,8 @@ TEST_CASE("SSP: with one worker 10x slower the others wait at the bound") {
   INFO("seed " << seed);
   auto p = test::lsq_512x20(seed);
   auto job = test::lsq_job(p, 3, 1, "sgd", 0.02, 16, 40, seed);
-  job.staleness_bound = s;
+  test::install<algos::downpour>(job)->staleness_bound
+      = static_cast<std::int64_t>(s);
   job.step_delays
       = {std::chrono::microseconds{20000}, std::chrono::microseconds{2000},
          std::chrono::microseconds{2000}};

@@ -12,7 +12,12 @@
 #include <catch2/catch.hpp>
 
 #include "actors/node_agent.hpp"
+#include "algos/dssync/dssync.hpp"
+#include "algos/easgd/easgd.hpp"
+#include "algos/lsgd/lsgd.hpp"
 #include "algos/registry.hpp"
+#include "algos/sgp/sgp.hpp"
+#include "algos/shadow/shadow.hpp"
 #include "harness.hpp"
 
 using namespace troupe;
@@ -30,20 +35,39 @@ struct config : caf::actor_system_config {
   }
 };
 
+/// Algorithm A with plain SGD local steps at rate 0.01, installed in `job`.
+template <class A>
+std::shared_ptr<A> local_sgd(actors::job_config& job) {
+  auto a = test::install<A>(job);
+  a->local.optimizer = {"sgd", 0, 0};
+  a->local.lr = 0.01;
+  return a;
+}
+
 /// An asynchronous job of `workers` LSQ workers taking `steps` steps of
-/// about 1 ms each.
+/// about 1 ms each; LSGD's and ShadowSync's workers in groups `group_of`
+/// (empty: one group).
 actors::job_config async_job(const std::string& algo, std::uint32_t workers,
-                             std::uint64_t steps, std::uint64_t seed) {
+                             std::uint64_t steps, std::uint64_t seed,
+                             std::vector<std::uint32_t> group_of = {}) {
   auto prob = test::lsq_512x20(seed);
   bool shards = algo == "downpour" || algo == "easgd";
   auto job = test::lsq_job(prob, workers, shards ? 1 : 0, "sgd", 0.01, 16,
                            steps, seed);
-  job.algorithm = algos::make_algorithm(algo);
-  job.local_optimizer = {"sgd", 0, 0};
-  job.local_lr = 0.01;
-  job.easgd.lr = 0.01;
-  if (algo == "shadow")
-    job.shadow.period = std::chrono::milliseconds{5};
+  if (algo == "easgd")
+    local_sgd<algos::easgd>(job)->settings.lr = 0.01;
+  else if (algo == "lsgd")
+    local_sgd<algos::lsgd>(job)->group_of = group_of;
+  else if (algo == "sgp")
+    local_sgd<algos::sgp>(job);
+  else if (algo == "dssync")
+    local_sgd<algos::dssync>(job);
+  else if (algo == "shadow") {
+    auto shadow = local_sgd<algos::shadow>(job);
+    shadow->settings.period = std::chrono::milliseconds{5};
+    shadow->group_of = group_of;
+  } else
+    job.algorithm = algos::make_algorithm(algo);
   for (std::uint32_t w = 0; w < workers; ++w) {
     job.step_counters.push_back(
         std::make_shared<std::atomic<std::uint64_t>>(0));
@@ -125,12 +149,11 @@ TEST_CASE("a lost node's workers are lost at once; every planned step is "
     INFO("algo " << algo);
     config cfg;
     caf::actor_system sys{cfg};
-    auto job = async_job(algo, 6, steps, seed);
+    // LSGD and ShadowSync: a group per node.
+    auto job = async_job(algo, 6, steps, seed, {0, 1, 0, 1, 2, 2});
     // Workers 0 and 2 survive: SGP's exponential graph over 6 ranks links
     // them both ways (0 -> 2, 2 -> 0), so push-sum keeps its mass.
     const std::vector<std::int32_t> node_of{0, 1, 0, 1, 2, 2};
-    if (algo == "lsgd" || algo == "shadow")
-      job.group_of = {0, 1, 0, 1, 2, 2}; // a group per node
     auto agents = place(sys, job, node_of);
     auto probe = job; // the counters, shared
     auto coord = sys.spawn(actors::coordinator, std::move(job));

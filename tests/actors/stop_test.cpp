@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "algos/registry.hpp"
+#include "algos/sgp/sgp.hpp"
 #include "harness.hpp"
 
 using namespace troupe;
@@ -171,9 +172,9 @@ TEST_CASE("no evaluation behind them: test accuracy and loss are null, "
   // SGP whose only worker diverges at once: the final evaluation has no
   // model to average.
   auto job = test::lsq_job(problem(), 1, 0, "sgd", 1, 16, 1000, 1);
-  job.algorithm = algos::make_algorithm("sgp");
-  job.local_optimizer = {"sgd", 0, 0};
-  job.local_lr = 1e30; // the loss is non-finite by the second step
+  auto sgp = test::install<algos::sgp>(job);
+  sgp->local.optimizer = {"sgd", 0, 0};
+  sgp->local.lr = 1e30; // the loss is non-finite by the second step
   job.evaluate = [](const float*, std::size_t) {
     optim::evaluation e;
     e.accuracy = 0.5;

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "algos/easgd/easgd.hpp"
+#include "algos/lsgd/lsgd.hpp"
 #include "algos/registry.hpp"
 #include "harness.hpp"
 #include "optim/optimizer.hpp"
@@ -27,14 +29,14 @@ TEST_CASE("EASGD T3: the center reaches x* on LSQ for p in 1, 4, 8 and tau "
       auto prob = test::lsq_512x20(seed);
       auto steps = 2400 / p;
       auto job = test::lsq_job(prob, p, 2, "sgd", 1, 16, steps, seed);
-      job.algorithm = algos::make_algorithm("easgd");
-      job.easgd.tau = tau;
+      auto easgd = test::install<algos::easgd>(job);
+      easgd->settings.tau = tau;
       // With p = 1 the paper's alpha = 0.9 / p and eta h_max = 0.05 * 10
       // fail the Jury conditions (T2): the scheme diverges. A smaller rate
       // keeps it stable.
       double lr = p == 1 ? 0.02 : 0.05;
-      job.easgd.lr = lr;
-      job.local_schedule = test::decay(lr, steps / 6);
+      easgd->settings.lr = lr;
+      easgd->local.schedule = test::decay(lr, steps / 6);
       auto final_params = job.final_params;
       auto out = test::run_seeded(std::move(job), seed);
       INFO(out.dump());
@@ -57,11 +59,11 @@ TEST_CASE("EAMSGD (Nesterov momentum 0.9) reaches x* on LSQ") {
   std::cout << "eamsgd: seed " << seed << std::endl;
   auto prob = test::lsq_512x20(seed);
   auto job = test::lsq_job(prob, 4, 1, "sgd", 1, 16, 600, seed);
-  job.algorithm = algos::make_algorithm("easgd");
-  job.easgd.tau = 4;
-  job.easgd.momentum = 0.9;
-  job.easgd.lr = 0.005;
-  job.local_schedule = test::decay(0.005, 100);
+  auto easgd = test::install<algos::easgd>(job);
+  easgd->settings.tau = 4;
+  easgd->settings.momentum = 0.9;
+  easgd->settings.lr = 0.005;
+  easgd->local.schedule = test::decay(0.005, 100);
   auto final_params = job.final_params;
   auto out = test::run_seeded(std::move(job), seed);
   INFO(out.dump());
@@ -73,8 +75,7 @@ TEST_CASE("EAMSGD (Nesterov momentum 0.9) reaches x* on LSQ") {
 TEST_CASE("EASGD refuses alpha and beta out of range with the reason") {
   auto prob = test::lsq_512x20(1);
   auto job = test::lsq_job(prob, 4, 1, "sgd", 1, 16, 10, 1);
-  job.algorithm = algos::make_algorithm("easgd");
-  job.easgd.alpha = 0.3; // beta = 1.2
+  test::install<algos::easgd>(job)->settings.alpha = 0.3; // beta = 1.2
   auto out = test::run_seeded(std::move(job), 1);
   REQUIRE(out.contains("error"));
   CHECK_THAT(out["error"].get<std::string>(),
@@ -89,16 +90,16 @@ TEST_CASE("LSGD T4: 2 groups x 4 workers from spread-out starts all reach "
   const std::uint32_t workers = 8;
   const std::uint64_t steps = 400;
   auto job = test::lsq_job(prob, workers, 0, "sgd", 1, 16, steps, seed);
-  job.algorithm = algos::make_algorithm("lsgd");
-  job.lsgd.groups = 2;
-  job.lsgd.tau = 4;
-  job.lsgd.tau_g = 16;
-  job.lsgd.lambda = 0.1;
-  job.lsgd.lambda_g = 0.1;
-  job.lsgd.score_window = 4;
-  job.local_optimizer = {"sgd", 0, 0};
-  job.local_lr = 0.05;
-  job.local_schedule = test::decay(0.05, steps / 5);
+  auto lsgd = test::install<algos::lsgd>(job);
+  lsgd->settings.groups = 2;
+  lsgd->settings.tau = 4;
+  lsgd->settings.tau_g = 16;
+  lsgd->settings.lambda = 0.1;
+  lsgd->settings.lambda_g = 0.1;
+  lsgd->settings.score_window = 4;
+  lsgd->local.optimizer = {"sgd", 0, 0};
+  lsgd->local.lr = 0.05;
+  lsgd->local.schedule = test::decay(0.05, steps / 5);
   // Spread-out starts: each worker at x* + a random offset of norm ~ 3.
   optim::rng gen{seed};
   std::vector<std::vector<float>> starts(workers, std::vector<float>(20));
@@ -151,14 +152,14 @@ TEST_CASE("LSGD with lambda = 0 never moves a worker; one group has one "
   std::cout << "lsgd lambda 0: seed " << seed << std::endl;
   auto prob = test::lsq_512x20(seed);
   auto job = test::lsq_job(prob, 3, 0, "sgd", 1, 16, 40, seed);
-  job.algorithm = algos::make_algorithm("lsgd");
-  job.lsgd.groups = 1;
-  job.lsgd.tau = 2;
-  job.lsgd.tau_g = 8;
-  job.lsgd.lambda = 0;
-  job.lsgd.lambda_g = 0;
-  job.local_optimizer = {"sgd", 0, 0};
-  job.local_lr = 0.05;
+  auto lsgd = test::install<algos::lsgd>(job);
+  lsgd->settings.groups = 1;
+  lsgd->settings.tau = 2;
+  lsgd->settings.tau_g = 8;
+  lsgd->settings.lambda = 0;
+  lsgd->settings.lambda_g = 0;
+  lsgd->local.optimizer = {"sgd", 0, 0};
+  lsgd->local.lr = 0.05;
   // Each worker alone: the same steps as a serial run of its replica.
   auto parts = test::deal(3);
   std::vector<std::vector<float>> expected;
@@ -195,12 +196,12 @@ TEST_CASE("LSGD: a member that does not answer in time is left out; the "
   std::cout << "lsgd slow member: seed " << seed << std::endl;
   auto prob = test::lsq_512x20(seed);
   auto job = test::lsq_job(prob, 3, 0, "sgd", 1, 16, 30, seed);
-  job.algorithm = algos::make_algorithm("lsgd");
-  job.lsgd.groups = 1;
-  job.lsgd.tau = 1;
-  job.lsgd.tau_g = 4;
-  job.local_optimizer = {"sgd", 0, 0};
-  job.local_lr = 0.05;
+  auto lsgd = test::install<algos::lsgd>(job);
+  lsgd->settings.groups = 1;
+  lsgd->settings.tau = 1;
+  lsgd->settings.tau_g = 4;
+  lsgd->local.optimizer = {"sgd", 0, 0};
+  lsgd->local.lr = 0.05;
   // Worker 2 sleeps 250 ms in every step; requests time out after 80 ms.
   job.step_delays = {std::chrono::microseconds{0}, std::chrono::microseconds{0},
                      std::chrono::microseconds{250000}};

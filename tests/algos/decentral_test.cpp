@@ -14,7 +14,10 @@
 #include <caf/scoped_actor.hpp>
 #include <catch2/catch.hpp>
 
+#include "algos/dssync/dssync.hpp"
 #include "algos/registry.hpp"
+#include "algos/sgp/sgp.hpp"
+#include "algos/shadow/shadow.hpp"
 #include "algos/shadow/shadow_syncer.hpp"
 #include "harness.hpp"
 
@@ -65,15 +68,17 @@ double max_diff(const std::vector<float>& x, const std::vector<double>& y) {
   return d;
 }
 
-/// An LSQ job of `algo` without shards, workers at `starts`.
-actors::job_config peer_job(const std::string& algo,
+/// An LSQ job of algorithm A (made into `algo`, to set its settings)
+/// without shards, its workers taking plain SGD steps at rate `lr`.
+template <class A>
+actors::job_config peer_job(std::shared_ptr<A>& algo,
                             std::shared_ptr<const optim::lsq_problem> prob,
                             std::uint32_t workers, std::uint64_t steps,
                             double lr, std::uint64_t seed) {
   auto job = test::lsq_job(prob, workers, 0, "sgd", 1, 16, steps, seed);
-  job.algorithm = algos::make_algorithm(algo);
-  job.local_optimizer = {"sgd", 0, 0};
-  job.local_lr = lr;
+  algo = test::install<A>(job);
+  algo->local.optimizer = {"sgd", 0, 0};
+  algo->local.lr = lr;
   return job;
 }
 
@@ -113,8 +118,9 @@ TEST_CASE("SGP T1 through the actors: with rate 0 every z_i reaches the "
   for (std::uint32_t peers : {1u, 2u}) {
     INFO("peers " << peers);
     const std::uint32_t n = 6; // not a power of two
-    auto job = peer_job("sgp", prob, n, 80, 0.0, seed);
-    job.peer.peers = peers;
+    std::shared_ptr<algos::sgp> sgp;
+    auto job = peer_job(sgp, prob, n, 80, 0.0, seed);
+    sgp->settings.peers = peers;
     auto starts = spread_starts(n, prob->x_star, seed);
     auto lasts = test::record_workers(job, prob, starts, seed);
     auto final_params = job.final_params;
@@ -145,10 +151,11 @@ TEST_CASE("SGP T4: 8 workers on a label-sorted LSQ split all reach x*, with "
               << ", seed " << seed << std::endl;
     auto prob = test::lsq_512x20(seed);
     const std::uint64_t steps = 400;
-    auto job = peer_job("sgp", prob, 8, steps, 0.05, seed);
-    job.peer.peers = v.peers;
-    job.peer.overlap = v.overlap;
-    job.local_schedule = test::decay(0.05, steps / 5);
+    std::shared_ptr<algos::sgp> sgp;
+    auto job = peer_job(sgp, prob, 8, steps, 0.05, seed);
+    sgp->settings.peers = v.peers;
+    sgp->settings.overlap = v.overlap;
+    sgp->local.schedule = test::decay(0.05, steps / 5);
     auto out = converge_non_iid(std::move(job), prob, seed);
     CHECK(out["sgp"]["weight_sum"].get<double>() == Approx(8).margin(1e-9));
   }
@@ -164,8 +171,9 @@ TEST_CASE("DS-Sync T2 through the actors: with rate 0 the digit schedule "
   auto mean = mean_of(starts);
   for (std::uint64_t rounds : {1u, 2u}) {
     INFO("rounds " << rounds);
-    auto job = peer_job("dssync", prob, 16, rounds, 0.0, seed);
-    job.peer.group_size = 4;
+    std::shared_ptr<algos::dssync> dssync;
+    auto job = peer_job(dssync, prob, 16, rounds, 0.0, seed);
+    dssync->settings.group_size = 4;
     auto lasts = test::record_workers(job, prob, starts, seed);
     auto out = test::run_seeded(std::move(job), seed + rounds);
     INFO(out.dump().substr(0, 3000));
@@ -190,9 +198,10 @@ TEST_CASE("DS-Sync T4: 16 workers in groups of 4 on a label-sorted LSQ "
   std::cout << "dssync T4: seed " << seed << std::endl;
   auto prob = test::lsq_512x20(seed);
   const std::uint64_t steps = 300;
-  auto job = peer_job("dssync", prob, 16, steps, 0.05, seed);
-  job.peer.group_size = 4;
-  job.local_schedule = test::decay(0.05, steps / 5);
+  std::shared_ptr<algos::dssync> dssync;
+  auto job = peer_job(dssync, prob, 16, steps, 0.05, seed);
+  dssync->settings.group_size = 4;
+  dssync->local.schedule = test::decay(0.05, steps / 5);
   converge_non_iid(std::move(job), prob, seed);
 }
 
@@ -205,10 +214,11 @@ TEST_CASE("ShadowSync T1 with paused trainers (rate 0): MA and BMUF(0, 1) "
   auto mean = mean_of(starts);
   for (std::string mode : {"ma", "bmuf", "easgd"}) {
     INFO("mode " << mode);
-    auto job = peer_job("shadow", prob, 4, 200, 0.0, seed);
-    job.shadow.mode = mode;
-    job.shadow.block_momentum = 0;
-    job.group_of = {0, 1, 2, 3}; // a syncer per worker
+    std::shared_ptr<algos::shadow> shadow;
+    auto job = peer_job(shadow, prob, 4, 200, 0.0, seed);
+    shadow->settings.mode = mode;
+    shadow->settings.block_momentum = 0;
+    shadow->group_of = {0, 1, 2, 3}; // a syncer per worker
     if (mode == "easgd")
       job.shards = 2;
     auto lasts = test::record_workers(job, prob, starts, seed);
@@ -251,9 +261,10 @@ TEST_CASE("ShadowSync: the workers never wait; syncing back to back they "
   // is 0 while corrections arrive) and takes every step of its budget.
   const std::uint64_t steps = 300;
   auto make = [&](std::chrono::milliseconds period) {
-    auto job = peer_job("shadow", prob, 4, steps, 0.01, seed);
-    job.shadow.period = period;
-    job.group_of = {0, 0, 1, 1};
+    std::shared_ptr<algos::shadow> shadow;
+    auto job = peer_job(shadow, prob, 4, steps, 0.01, seed);
+    shadow->settings.period = period;
+    shadow->group_of = {0, 0, 1, 1};
     job.step_delays.assign(4, std::chrono::microseconds{4000});
     return job;
   };
@@ -310,9 +321,10 @@ TEST_CASE("256 SGP peers in one process train LOGREG to its optimum") {
   };
   const std::uint64_t steps = 200;
   job.steps_per_worker = steps;
-  job.local_optimizer = {"sgd", 0, 0};
-  job.local_lr = 0.5;
-  job.local_schedule = test::decay(0.5, steps / 4);
+  auto sgp = test::install<algos::sgp>(job);
+  sgp->local.optimizer = {"sgd", 0, 0};
+  sgp->local.lr = 0.5;
+  sgp->local.schedule = test::decay(0.5, steps / 4);
   job.final_params = std::make_shared<std::vector<float>>();
   auto final_params = job.final_params;
   auto t0 = std::chrono::steady_clock::now();

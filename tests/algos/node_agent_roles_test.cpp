@@ -20,6 +20,8 @@
 #include "actors/role_registry.hpp"
 #include "algos/registry.hpp"
 #include "algos/sandblaster/lbfgs_driver.hpp"
+#include "algos/sandblaster/sandblaster.hpp"
+#include "algos/shadow/shadow.hpp"
 #include "harness.hpp"
 #include "messages/errors.hpp"
 
@@ -42,18 +44,26 @@ struct config : caf::actor_system_config {
   }
 };
 
-/// An LSQ job of 2 workers and 2 shards with an L-BFGS part of 2 shards
-/// and 1 worker (seed printed by the caller).
+/// An LSQ job of 2 workers and 2 shards under ShadowSync: the shared roles
+/// and its syncer (seed printed by the caller).
 job_config two_by_two(std::uint64_t seed) {
   auto job
       = test::lsq_job(test::lsq_512x20(seed), 2, 2, "sgd", 0.05, 16, 5, seed);
+  test::install<algos::shadow>(job);
+  return job;
+}
+
+/// The same job under Sandblaster, whose run has 2 L-BFGS shards and 1
+/// worker (its roles read it from the job's algorithm).
+job_config lbfgs_two_by_one(std::uint64_t seed) {
+  auto job = two_by_two(seed);
   auto lb = std::make_shared<lbfgs_job>();
   lb->init = job.init;
   lb->shards = 2;
   lb->workers = 1;
   lb->compute = [](const double*, std::size_t, std::size_t, double*,
                    std::uint64_t&) { return 0.0; };
-  job.lbfgs = lb;
+  test::install<algos::sandblaster>(job)->lbfgs = lb;
   return job;
 }
 
@@ -96,6 +106,8 @@ TEST_CASE("a node agent spawns each built-in role by name and stops them "
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   auto agent = agent_for(sys, two_by_two(seed));
+  // Sandblaster's roles on a node of a Sandblaster job.
+  auto lagent = agent_for(sys, lbfgs_two_by_one(seed));
   auto must = [&](caf::expected<caf::actor> h, const char* role) {
     INFO(role << ": " << (h ? std::string{"ok"} : sys.render(h.error())));
     REQUIRE(h);
@@ -116,14 +128,14 @@ TEST_CASE("a node agent spawns each built-in role by name and stops them "
       spawn_role(self, agent, "shadow_syncer",
                  caf::make_message(std::uint32_t{0}, handles{w}, shards)),
       "shadow_syncer");
-  handles lshards{must(spawn_role(self, agent, "lbfgs_shard",
+  handles lshards{must(spawn_role(self, lagent, "lbfgs_shard",
                                   caf::make_message(std::uint32_t{0})),
                        "lbfgs_shard"),
-                  must(spawn_role(self, agent, "lbfgs_shard",
+                  must(spawn_role(self, lagent, "lbfgs_shard",
                                   caf::make_message(std::uint32_t{1})),
                        "lbfgs_shard")};
   auto lw
-      = must(spawn_role(self, agent, "lbfgs_worker",
+      = must(spawn_role(self, lagent, "lbfgs_worker",
                         caf::make_message(worker_id{0}, lshards, caf::actor{})),
              "lbfgs_worker");
   // The roles are what their names say: the shard holds its range, the
@@ -141,6 +153,7 @@ TEST_CASE("a node agent spawns each built-in role by name and stops them "
   for (auto& h : all)
     self->monitor(h);
   self->send(agent, messages::stop_atom::value, std::string{"test over"});
+  self->send(lagent, messages::stop_atom::value, std::string{"test over"});
   std::set<caf::actor_addr> down;
   for (std::size_t i = 0; i < all.size(); ++i)
     self->receive([&](caf::down_msg& d) { down.insert(d.source); },

@@ -182,3 +182,55 @@ TEST_CASE("an algorithm's roles reach every node through the registry") {
   CHECK(after->contains("echo"));
   CHECK(after->names().size() == before->names().size() + 1);
 }
+
+namespace {
+
+/// The text of `file` (relative to the source tree).
+std::string read_source(const std::string& file) {
+  std::ifstream in{fs::path{TROUPE_SOURCE_DIR} / file};
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The body of `struct name { ... };` in `text` without its comments (empty
+/// if there is no such struct).
+std::string struct_body(const std::string& text, const std::string& name) {
+  auto open = text.find("\nstruct " + name + " {");
+  if (open == std::string::npos)
+    return {};
+  auto first = text.find('{', open);
+  int depth = 0;
+  auto last = first;
+  for (; last < text.size(); ++last) {
+    depth += text[last] == '{' ? 1 : text[last] == '}' ? -1 : 0;
+    if (depth == 0)
+      break;
+  }
+  auto body = text.substr(first + 1, last - first - 1);
+  return std::regex_replace(body, std::regex{"//[^\\n]*"}, "");
+}
+
+} // namespace
+
+TEST_CASE("an algorithm's settings live in the algorithm, not in the job; "
+          "apps/ includes no algorithm's own header") {
+  // The shared job: an algorithm's own settings are members of its object
+  // (algos/<name>/), resolved by its build().
+  auto body = struct_body(read_source("actors/coordinator.hpp"), "job_config");
+  REQUIRE(body.find("algorithm_ptr algorithm;") != std::string::npos);
+  REQUIRE(body.find("ps_policy_options policy;") != std::string::npos);
+  for (const char* field : {"lbfgs", "warm_start_steps", "staleness_bound",
+                            "easgd", "lsgd", "local_optimizer", "local_lr",
+                            "local_schedule", "group_of", "peer", "shadow"}) {
+    INFO("job_config declares " << field);
+    std::regex declared{std::string{"\\b"} + field + "\\s*(;|=|\\{)"};
+    CHECK_FALSE(std::regex_search(body, declared));
+  }
+  // The command line reaches the algorithms through algos/*.hpp only (the
+  // interface and the registry), never a header of one algorithm's folder.
+  auto hits = grep("apps", std::regex{"#include [\"<](troupe/)?algos/\\w+/"});
+  for (const auto& h : hits)
+    UNSCOPED_INFO(h);
+  CHECK(hits.empty());
+}

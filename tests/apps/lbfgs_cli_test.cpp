@@ -12,7 +12,7 @@
 
 #include "algos/sandblaster/sandblaster.hpp"
 #include "apps/data_source.hpp"
-#include "apps/lbfgs_train.hpp"
+#include "apps/driver_train.hpp"
 #include "apps/train_command.hpp"
 #include "capture.hpp"
 #include "optim/batch_objective.hpp"
@@ -68,7 +68,7 @@ TEST_CASE("lbfgs on LOGREG reaches the serial reference's objective for "
   optim::batch_objective_options bo;
   bo.model = "logreg";
   bo.portions = 1;
-  bo.l2 = apps::lbfgs_default_l2;
+  bo.l2 = algos::sandblaster::default_l2;
   optim::batch_objective whole{train, bo};
   optim::objective_fn f
       = [&](const std::vector<double>& x, std::vector<double>& g) {
