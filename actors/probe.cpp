@@ -12,12 +12,37 @@ using namespace messages;
 
 namespace {
 
-constexpr std::array<const char*, static_cast<std::size_t>(msg_type::count_)>
-    type_names{"push",  "fetch",  "params", "progress", "done",    "stop",
-               "start", "step",   "adopt",  "track",    "untrack", "stats",
-               "eval",  "result", "setup",  "spawn",    "metrics", "score",
-               "lead",  "pull",   "round",  "leader",   "gossip",  "group",
-               "delta", "shadow", "peers",  "leave",    "other"};
+constexpr std::array<const char*,
+                     static_cast<std::size_t>(msg_type::builtin_count_)>
+    builtin_names{"push",  "fetch",  "params", "progress", "done",    "stop",
+                  "start", "step",   "adopt",  "track",    "untrack", "stats",
+                  "eval",  "result", "setup",  "spawn",    "metrics", "leader",
+                  "peers", "leave",  "other"};
+
+/// The names of every kind: the built-in ones, then those registered. A
+/// slot is written once, under the lock, before its kind is handed out, so
+/// readers (probe snapshots on other threads) need no lock.
+struct kind_table {
+  std::mutex mtx;
+  std::array<std::atomic<const char*>, max_message_kinds> names{};
+  std::size_t used = builtin_names.size();
+  std::vector<std::unique_ptr<std::string>> storage;
+  kind_table() {
+    for (std::size_t i = 0; i < builtin_names.size(); ++i)
+      names[i].store(builtin_names[i], std::memory_order_relaxed);
+  }
+};
+
+kind_table& kinds() {
+  static kind_table t;
+  return t;
+}
+
+/// A kind's counter (a value that message_kind() never gave: other's).
+std::size_t slot(msg_type t) noexcept {
+  auto i = static_cast<std::size_t>(t);
+  return i < max_message_kinds ? i : static_cast<std::size_t>(msg_type::other);
+}
 
 /// TROUPE_PROBES=0 in the environment switches probes off.
 bool enabled_at_start() {
@@ -57,7 +82,23 @@ registry& the_registry() {
 
 const char* to_string(msg_type t) noexcept {
   auto i = static_cast<std::size_t>(t);
-  return i < type_names.size() ? type_names[i] : "other";
+  auto name = i < max_message_kinds
+                  ? kinds().names[i].load(std::memory_order_acquire)
+                  : nullptr;
+  return name != nullptr ? name : "other";
+}
+
+msg_type message_kind(const std::string& name) {
+  auto& t = kinds();
+  std::lock_guard<std::mutex> guard{t.mtx};
+  for (std::size_t i = 0; i < t.used; ++i)
+    if (name == t.names[i].load(std::memory_order_relaxed))
+      return static_cast<msg_type>(i);
+  if (t.used == max_message_kinds)
+    return msg_type::other;
+  t.storage.push_back(std::make_unique<std::string>(name));
+  t.names[t.used].store(t.storage.back()->c_str(), std::memory_order_release);
+  return static_cast<msg_type>(t.used++);
 }
 
 actor_probe::actor_probe(std::string name, std::string role,
@@ -79,7 +120,7 @@ void actor_probe::bind(const caf::node_id& node, caf::actor_id id) {
 void actor_probe::received(msg_type t, std::uint64_t bytes,
                            const caf::strong_actor_ptr& from,
                            std::size_t mailbox) noexcept {
-  auto& c = in_[static_cast<std::size_t>(t)];
+  auto& c = in_[slot(t)];
   c.n.fetch_add(1, std::memory_order_relaxed);
   c.bytes.fetch_add(bytes, std::memory_order_relaxed);
   mailbox_.store(mailbox, std::memory_order_relaxed);
@@ -106,7 +147,7 @@ void actor_probe::received(msg_type t, std::uint64_t bytes,
 void actor_probe::sent(msg_type t, std::uint64_t bytes) noexcept {
   if (!probes_enabled())
     return;
-  auto& c = out_[static_cast<std::size_t>(t)];
+  auto& c = out_[slot(t)];
   c.n.fetch_add(1, std::memory_order_relaxed);
   c.bytes.fetch_add(bytes, std::memory_order_relaxed);
 }

@@ -26,7 +26,9 @@
 
 namespace troupe::actors {
 
-/// Message kinds counted by type. New algorithms add theirs here.
+/// Message kinds counted by type: the shared roles' own here; an
+/// algorithm's or an application's kinds are registered by name
+/// (message_kind()), so a new algorithm never edits this file.
 enum class msg_type : std::uint8_t {
   push,
   fetch,
@@ -45,20 +47,22 @@ enum class msg_type : std::uint8_t {
   setup,
   spawn,
   metrics,
-  score,
-  lead,
-  pull,
-  round,
-  leader,
-  gossip,
-  group,
-  delta,
-  shadow,
+  leader, ///< a role's leader-change event, for the job's observers
   peers,
   leave,
   other,
-  count_
+  builtin_count_
 };
+
+/// Kinds a process can count, the built-in ones included; message_kind()
+/// answers `other` once they are taken.
+inline constexpr std::size_t max_message_kinds = 64;
+
+/// The kind named `name` ("gossip", "lead", ...), registered on first use;
+/// the same name gives the same kind in a process. For an algorithm's or an
+/// application's own messages: call it once (a static) and pass the kind to
+/// on_message() and sent(). A built-in name gives the built-in kind.
+msg_type message_kind(const std::string& name);
 
 /// The name of a message kind ("push", "params", ...).
 const char* to_string(msg_type t) noexcept;
@@ -126,7 +130,7 @@ private:
   std::string name_, role_, key_;
   bool expects_progress_;
   clock::time_point created_ = clock::now();
-  std::array<counts, static_cast<std::size_t>(msg_type::count_)> in_, out_;
+  std::array<counts, max_message_kinds> in_, out_;
   std::atomic<std::uint64_t> handler_ns_{0}, handler_max_ns_{0}, errors_{0};
   std::atomic<std::uint64_t> mailbox_{0}, mailbox_max_{0};
   std::atomic<std::int64_t> progress_ns_{-1};

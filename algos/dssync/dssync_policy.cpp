@@ -14,6 +14,13 @@
 
 namespace troupe::actors {
 
+namespace {
+
+/// Its messages' kinds in the probes (actors/probe.hpp).
+const actors::msg_type group_kind = actors::message_kind("group");
+
+} // namespace
+
 using namespace messages;
 
 bool digit_schedule(const peer_policy_options& opts) noexcept {
@@ -63,7 +70,7 @@ public:
     auto bytes = wire_size(m);
     for (auto r : members_)
       if (r != me && live(r)) {
-        ctx.count_sent(msg_type::group, bytes);
+        ctx.count_sent(group_kind, bytes);
         ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[r]),
                          m);
       }
@@ -73,8 +80,8 @@ public:
   caf::message_handler handlers(worker_context& ctx) override {
     return {
         [this, &ctx](group_msg& m) {
-          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::group,
-                                  wire_size(m));
+          auto scope
+              = on_message(ctx.probe(), ctx.self(), group_kind, wire_size(m));
           if (!ctx.finished())
             on_group(ctx, m);
         },

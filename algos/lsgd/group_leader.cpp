@@ -7,6 +7,15 @@
 
 namespace troupe::actors {
 
+namespace {
+
+/// Its messages' kinds in the probes (actors/probe.hpp).
+const actors::msg_type lead_kind = actors::message_kind("lead");
+const actors::msg_type round_kind = actors::message_kind("round");
+const actors::msg_type score_kind = actors::message_kind("score");
+
+} // namespace
+
 using namespace messages;
 
 nlohmann::json lsgd_record::to_json() {
@@ -133,7 +142,7 @@ void elect_and_lead(self_ptr self, std::shared_ptr<round_state> r) {
   for (auto i : r->answered)
     if (i != leader_index)
       m.targets.push_back(caf::actor_cast<caf::actor>(c.members[i]));
-  st.probe->sent(msg_type::lead, small_message_bytes);
+  st.probe->sent(lead_kind, small_message_bytes);
   c.record->count(small_message_bytes + 16 * m.targets.size());
   self->request(c.members[leader_index], c.timeout, std::move(m))
       .then(
@@ -179,8 +188,8 @@ group_leader_actor::behavior_type group_leader(self_ptr self,
       [self](round_atom, std::uint64_t round,
              bool broadcast) -> caf::result<score_msg> {
         auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::round,
-                                small_message_bytes);
+        auto scope
+            = on_message(st.probe.get(), self, round_kind, small_message_bytes);
         if (st.busy)
           return caf::make_error(caf::sec::request_timeout,
                                  "group " + std::to_string(st.config.group)
@@ -199,7 +208,7 @@ group_leader_actor::behavior_type group_leader(self_ptr self,
           }
         };
         for (std::size_t i = 0; i < st.config.members.size(); ++i) {
-          st.probe->sent(msg_type::score, small_message_bytes);
+          st.probe->sent(score_kind, small_message_bytes);
           st.config.record->count(small_message_bytes);
           self->request(st.config.members[i], st.config.timeout,
                         score_atom::value)

@@ -9,6 +9,14 @@
 
 namespace troupe::actors {
 
+namespace {
+
+/// Its messages' kinds in the probes (actors/probe.hpp).
+const actors::msg_type lead_kind = actors::message_kind("lead");
+const actors::msg_type round_kind = actors::message_kind("round");
+
+} // namespace
+
 using namespace messages;
 
 round_kinds rounds_at(std::uint64_t t, std::uint32_t workers,
@@ -89,7 +97,7 @@ void global_round(self_ptr self, std::uint64_t round,
   for (std::size_t w = 0; w < c.workers.size(); ++w)
     if (w != leader && st.live[w])
       m.targets.push_back(caf::actor_cast<caf::actor>(c.workers[w]));
-  st.probe->sent(msg_type::lead, small_message_bytes);
+  st.probe->sent(lead_kind, small_message_bytes);
   c.record->count(small_message_bytes + 16 * m.targets.size());
   self->request(c.workers.at(leader), c.timeout, std::move(m))
       .then(
@@ -145,7 +153,7 @@ void start_round(self_ptr self, std::uint64_t t, round_kinds k) {
   auto p = std::make_shared<pending>();
   p->remaining = c.groups.size();
   for (auto& g : c.groups) {
-    st.probe->sent(msg_type::round, small_message_bytes);
+    st.probe->sent(round_kind, small_message_bytes);
     c.record->count(small_message_bytes);
     // A group's round waits at most for its scores and its leader's
     // broadcast: two of its own timeouts.
@@ -194,8 +202,8 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
   return {
       [self](round_atom, std::uint64_t t) {
         auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::round,
-                                small_message_bytes);
+        auto scope
+            = on_message(st.probe.get(), self, round_kind, small_message_bytes);
         auto k
             = rounds_at(t, static_cast<std::uint32_t>(st.config.workers.size()),
                         st.config.opts);

@@ -17,6 +17,15 @@
 
 namespace troupe::actors {
 
+namespace {
+
+/// Its messages' kinds in the probes (actors/probe.hpp).
+const actors::msg_type score_kind = actors::message_kind("score");
+const actors::msg_type lead_kind = actors::message_kind("lead");
+const actors::msg_type pull_kind = actors::message_kind("pull");
+
+} // namespace
+
 using namespace messages;
 
 namespace {
@@ -48,19 +57,19 @@ public:
   caf::message_handler handlers(worker_context& ctx) override {
     return {
         [this, &ctx](score_atom) {
-          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::score,
+          auto scope = on_message(ctx.probe(), ctx.self(), score_kind,
                                   small_message_bytes);
           return score_msg{ctx.id(), ctx.steps(), real{scores_.mean()}};
         },
         [this, &ctx](const lead_msg& m) -> caf::result<ack_atom> {
-          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::lead,
+          auto scope = on_message(ctx.probe(), ctx.self(), lead_kind,
                                   small_message_bytes);
           lead(ctx, m);
           return ack_atom::value;
         },
         [this, &ctx](const pull_msg& m) {
-          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::pull,
-                                  wire_size(m));
+          auto scope
+              = on_message(ctx.probe(), ctx.self(), pull_kind, wire_size(m));
           pull(ctx, m);
         },
     };
@@ -81,7 +90,7 @@ private:
     for (auto& t : m.targets) {
       if (!t || t == me)
         continue;
-      ctx.count_sent(msg_type::pull, bytes);
+      ctx.count_sent(pull_kind, bytes);
       // Every target gets a copy of the same snapshot.
       ctx.self()->send(caf::actor_cast<lsgd_member_actor>(t), p);
     }

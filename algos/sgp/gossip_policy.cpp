@@ -21,6 +21,13 @@
 
 namespace troupe::actors {
 
+namespace {
+
+/// Its messages' kinds in the probes (actors/probe.hpp).
+const actors::msg_type gossip_kind = actors::message_kind("gossip");
+
+} // namespace
+
 using namespace messages;
 
 namespace {
@@ -79,7 +86,7 @@ public:
       gossip_msg m{ctx.id(), k, w_, tensor{x_.data(), n}};
       auto bytes = wire_size(m);
       for (auto j : targets) {
-        ctx.count_sent(msg_type::gossip, bytes);
+        ctx.count_sent(gossip_kind, bytes);
         ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[j]),
                          m);
       }
@@ -91,13 +98,13 @@ public:
   caf::message_handler handlers(worker_context& ctx) override {
     return {
         [this, &ctx](gossip_msg& m) {
-          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::gossip,
-                                  wire_size(m));
+          auto scope
+              = on_message(ctx.probe(), ctx.self(), gossip_kind, wire_size(m));
           on_gossip(ctx, m);
         },
         [this, &ctx](compressed_gossip_msg& m) {
-          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::gossip,
-                                  wire_size(m));
+          auto scope
+              = on_message(ctx.probe(), ctx.self(), gossip_kind, wire_size(m));
           on_gossip(ctx, m);
         },
     };
@@ -279,7 +286,7 @@ private:
         double d = x_[i] - copy[i];
         gap += d * d;
       }
-      ctx.count_sent(msg_type::gossip, wire_size(m));
+      ctx.count_sent(gossip_kind, wire_size(m));
       ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[j]),
                        std::move(m));
     }

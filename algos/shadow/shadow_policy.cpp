@@ -13,6 +13,13 @@
 
 namespace troupe::actors {
 
+namespace {
+
+/// Its messages' kinds in the probes (actors/probe.hpp).
+const actors::msg_type delta_kind = actors::message_kind("delta");
+
+} // namespace
+
 using namespace messages;
 
 namespace {
@@ -35,8 +42,8 @@ public:
   caf::message_handler handlers(worker_context& ctx) override {
     return {
         [&ctx](const delta_msg& m) {
-          auto scope = on_message(ctx.probe(), ctx.self(), msg_type::delta,
-                                  wire_size(m));
+          auto scope
+              = on_message(ctx.probe(), ctx.self(), delta_kind, wire_size(m));
           apply(ctx, m);
         },
     };

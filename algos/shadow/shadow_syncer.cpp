@@ -12,6 +12,14 @@
 
 namespace troupe::actors {
 
+namespace {
+
+/// Its messages' kinds in the probes (actors/probe.hpp).
+const actors::msg_type delta_kind = actors::message_kind("delta");
+const actors::msg_type shadow_kind = actors::message_kind("shadow");
+
+} // namespace
+
 using namespace messages;
 
 double shadow_alpha(const optim::shadow_options& o,
@@ -79,7 +87,7 @@ void correct(syncer_ptr self, std::size_t i, const float* target) {
   ++st.messages;
   st.bytes += bytes;
   ++st.corrections;
-  st.probe->sent(msg_type::delta, bytes);
+  st.probe->sent(delta_kind, bytes);
   self->send(st.config.members[i], std::move(m));
 }
 
@@ -158,7 +166,7 @@ void snapshots_done(self_ptr self) {
     if (st.peer_live[p]) {
       ++st.messages;
       st.bytes += bytes;
-      st.probe->sent(msg_type::shadow, bytes);
+      st.probe->sent(shadow_kind, bytes);
       self->send(caf::actor_cast<shadow_syncer_actor>(st.peers[p]), mine);
     }
   st.inbox[st.round][st.config.index] = std::move(mine);
@@ -306,7 +314,7 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
       [self](shadow_msg& m) {
         auto& st = self->state;
         auto scope
-            = on_message(st.probe.get(), self, msg_type::shadow, wire_size(m));
+            = on_message(st.probe.get(), self, shadow_kind, wire_size(m));
         bool done = m.round < st.round || (m.round == st.round && !st.in_round);
         // A peer may start its first round before this syncer has its peer
         // list: its sums are kept, not dropped (dropping them left this

@@ -170,6 +170,35 @@ TEST_CASE("probes switched off count nothing") {
   CHECK(m.progress_ago_ms == -1);
 }
 
+TEST_CASE("message kinds registered by name are counted under their names") {
+  auto gossip = message_kind("test-gossip");
+  CHECK(message_kind("test-gossip") == gossip);
+  CHECK(message_kind("push") == msg_type::push);
+  CHECK(std::string{to_string(gossip)} == "test-gossip");
+  actor_probe p{"x", "app", true};
+  caf::strong_actor_ptr none;
+  p.received(gossip, 7, none, 0);
+  p.sent(gossip, 9);
+  p.sent(gossip, 9);
+  p.sent(static_cast<msg_type>(250), 1); // never handed out: other's
+  auto m = p.snapshot(actor_probe::clock::now());
+  auto count = [](const auto& list, const std::string& name) {
+    for (const auto& c : list)
+      if (c.type == name)
+        return c.count;
+    return std::uint64_t{0};
+  };
+  CHECK(count(m.received, "test-gossip") == 1);
+  CHECK(count(m.sent, "test-gossip") == 2);
+  CHECK(count(m.sent, "other") == 1);
+  // Once every slot is taken, new names count as other.
+  msg_type last = gossip;
+  for (int i = 0; i < static_cast<int>(max_message_kinds); ++i)
+    last = message_kind("test-kind-" + std::to_string(i));
+  CHECK(last == msg_type::other);
+  CHECK(message_kind("test-gossip") == gossip);
+}
+
 TEST_CASE("the cluster view: ok, stuck, lost, done and idle; links; rates") {
   cluster_view view{std::chrono::milliseconds{1000}};
   std::vector<std::string> joined, lost;
