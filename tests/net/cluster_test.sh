@@ -677,11 +677,14 @@ monitor)
     || fail "no evaluations in /api/series"
   "$JSON_GET" series.json /train/0/samples_per_sec >/dev/null || fail "no curve"
   # Every role is listed with its counters; one node (this process). The
-  # view is polled every 500 ms: wait (bounded) for the workers' pushes.
-  for i in $(seq 20); do
+  # view is polled every 500 ms: wait (bounded) until it shows worker 1's
+  # pushes and the shard's (one poll may show the shard's from worker 0
+  # alone).
+  for i in $(seq 40); do
     cluster_state "$MPORT" "Authorization: Bearer tok"
     n=$(key cluster.json "/actors/[name=shard 0]/received/push" 2>/dev/null)
-    [ "${n:-0}" -gt 0 ] && break
+    m=$(key cluster.json "/actors/[name=worker 1]/sent/push" 2>/dev/null)
+    [ "${n:-0}" -gt 0 ] && [ "${m:-0}" -gt 0 ] && break
     sleep 0.25
   done
   for a in coordinator evaluator "shard 0" "worker 0" "worker 1"; do
