@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -121,6 +122,10 @@ dataset read_libsvm(const std::string& path, std::size_t dim) {
     double label = 0;
     if (!parse_double(tokens[0], label) || !std::isfinite(label))
       fail("non-numeric label " + quote(tokens[0]));
+    // Labels become float targets (or classes): beyond float's range a
+    // finite double would turn into an infinity.
+    if (std::abs(label) > std::numeric_limits<float>::max())
+      fail("label " + quote(tokens[0]) + " is beyond the float range");
     auto row = raw_labels.size();
     raw_labels.push_back(label);
     auto first_entry = entries.size();
@@ -145,6 +150,8 @@ dataset read_libsvm(const std::string& path, std::size_t dim) {
         fail("non-numeric value in " + tok());
       if (!std::isfinite(value))
         fail("value in " + tok() + " is not finite");
+      if (std::abs(value) > std::numeric_limits<float>::max())
+        fail("value in " + tok() + " is beyond the float range");
       auto col = static_cast<std::size_t>(index);
       if (dim > 0 && col > dim)
         fail("index " + std::to_string(index) + " exceeds the dimension "

@@ -61,7 +61,13 @@ TEST_CASE("read_libsvm errors give the file and line") {
                  bad_case{"1 2:abc\n", ":1:", "non-numeric value in '2:abc'"},
                  bad_case{"1 x:1\n", ":1:", "index is not an integer"},
                  bad_case{"yes 1:1\n", ":1:", "non-numeric label 'yes'"},
-                 bad_case{"1 1:nan\n", ":1:", "not finite"}}) {
+                 bad_case{"1 1:nan\n", ":1:", "not finite"},
+                 // Found by tests/fuzz/libsvm_fuzz.cpp: finite as doubles,
+                 // infinite as the floats troupe stores.
+                 bad_case{"1 1:1\n3e54 1:1\n",
+                          ":2:", "label '3e54' is beyond the float range"},
+                 bad_case{"1 1:1e300\n", ":1:",
+                          "value in '1:1e300' is beyond the float range"}}) {
     auto path = write_text(tmp.file("bad.svm"), c.text);
     check_message(error_of([&] { read_libsvm(path); }), path,
                   {path + c.where, c.what});
