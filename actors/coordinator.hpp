@@ -20,6 +20,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/monitor.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/stop_request.hpp"
 #include "actors/worker.hpp"
 #include "optim/consensus.hpp"
 #include "optim/shadow.hpp"
@@ -88,6 +89,9 @@ struct job_config {
   std::uint64_t eval_every_steps = 0;
   double target_accuracy = 0; ///< 0: none
   double max_seconds = 0;     ///< 0: no limit
+  /// Ends the job from outside (a signal), as the time limit does; its
+  /// reason becomes the stop reason. May be null.
+  std::shared_ptr<stop_request> stop;
   /// Downpour warm start: worker 0 alone for this many steps.
   std::uint64_t warm_start_steps = 0;
   /// SSP bound (downpour only).

@@ -144,6 +144,8 @@ nlohmann::json run_lbfgs_train(const train_options& o, optim::train_test loaded,
   if (result.contains("x")) {
     auto x = result["x"].get<std::vector<double>>();
     std::copy(x.begin(), x.end(), model.params());
+    if (o.on_final_params)
+      o.on_final_params(model.params(), model.size());
     e = optim::evaluate(model, *test, 256);
     result.erase("x");
   }

@@ -1,0 +1,47 @@
+#include "actors/stop_request.hpp"
+
+#include <caf/scoped_actor.hpp>
+
+#include "messages/atoms.hpp"
+
+namespace troupe::actors {
+
+bool stop_request::request(std::string reason) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (requested_)
+    return false;
+  requested_ = true;
+  reason_ = std::move(reason);
+  // Under the lock: the coordinator cannot end (detach) while its stop is
+  // being sent, and the system outlives the coordinator.
+  if (coordinator_ && sys_ != nullptr) {
+    caf::scoped_actor self{*sys_};
+    self->send(coordinator_, messages::stop_atom::value);
+  }
+  return true;
+}
+
+bool stop_request::requested() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return requested_;
+}
+
+std::string stop_request::reason() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return reason_;
+}
+
+bool stop_request::attach(caf::actor_system& sys, caf::actor self) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  sys_ = &sys;
+  coordinator_ = std::move(self);
+  return requested_;
+}
+
+void stop_request::detach() noexcept {
+  std::lock_guard<std::mutex> guard{mtx_};
+  sys_ = nullptr;
+  coordinator_ = nullptr;
+}
+
+} // namespace troupe::actors
