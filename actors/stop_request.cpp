@@ -1,6 +1,6 @@
 #include "actors/stop_request.hpp"
 
-#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
 
 #include "messages/atoms.hpp"
 
@@ -12,12 +12,11 @@ bool stop_request::request(std::string reason) {
     return false;
   requested_ = true;
   reason_ = std::move(reason);
-  // Under the lock: the coordinator cannot end (detach) while its stop is
-  // being sent, and the system outlives the coordinator.
-  if (coordinator_ && sys_ != nullptr) {
-    caf::scoped_actor self{*sys_};
-    self->send(coordinator_, messages::stop_atom::value);
-  }
+  // As the coordinator itself (it obeys a stop from its own process only),
+  // with no actor of this thread: a scoped_actor would bind this thread to
+  // the actor system's logger and keep the system from shutting down.
+  if (coordinator_)
+    caf::send_as(coordinator_, coordinator_, messages::stop_atom::value);
   return true;
 }
 

@@ -110,15 +110,23 @@ int predict_main(const std::vector<std::string>& args) {
     }
     auto features = loaded.info.sample_shape.size();
     optim::matrix<float> x;
-    if (auto images = read_idx_images(path, loaded.info.sample_shape)) {
-      x = std::move(*images);
-    } else {
-      auto d = optim::read_libsvm(path, features);
-      if (static_cast<std::size_t>(d.x.rows()) != features)
-        throw optim::data_error(
-            input + ": examples of " + std::to_string(d.x.rows())
-            + " features, the model takes " + std::to_string(features));
-      x = std::move(d.x);
+    try {
+      if (auto images = read_idx_images(path, loaded.info.sample_shape)) {
+        x = std::move(*images);
+      } else {
+        auto d = optim::read_libsvm(path, features);
+        if (static_cast<std::size_t>(d.x.rows()) != features)
+          throw optim::data_error(
+              input + ": examples of " + std::to_string(d.x.rows())
+              + " features, the model takes " + std::to_string(features));
+        x = std::move(d.x);
+      }
+    } catch (const optim::data_error& e) {
+      // Standard input's copy is named as such.
+      std::string what = e.what();
+      if (piped && what.rfind(path, 0) == 0)
+        throw optim::data_error("standard input" + what.substr(path.size()));
+      throw;
     }
     scale_inputs(x, loaded.info.input_scaling);
     optim::matrix<float> chunk;

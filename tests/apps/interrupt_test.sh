@@ -70,7 +70,7 @@ check() {
   local name=$1 status=$2 sig=$3
   [ "$status" = $((128 + $(kill -l "$sig"))) ] \
     || fail "$name exited with status $status, not 128 + $sig"
-  [ "$(key "$name.json" /stop_reason)" = "interrupted ($sig)" ] \
+  [ "$(key "$name.json" /stop_reason)" = "interrupted (SIG$sig)" ] \
     || fail "stop reason $(key "$name.json" /stop_reason)"
   [ -s "$name.safetensors" ] || fail "no model saved"
   [ "$(key "$name.json" /saved_model/0)" = "$name.safetensors" ] \
