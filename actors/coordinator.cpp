@@ -185,7 +185,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
   }
   st.run = st.config.algorithm->start(st.config);
   if (auto stop = st.config.stop) {
-    if (stop->attach(self->system(), caf::actor_cast<caf::actor>(self)))
+    if (stop->attach(caf::actor_cast<caf::actor>(self)))
       self->send(self, stop_atom::value);
     self->attach_functor([stop] { stop->detach(); });
   }

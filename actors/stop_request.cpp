@@ -30,16 +30,14 @@ std::string stop_request::reason() const {
   return reason_;
 }
 
-bool stop_request::attach(caf::actor_system& sys, caf::actor self) {
+bool stop_request::attach(caf::actor self) {
   std::lock_guard<std::mutex> guard{mtx_};
-  sys_ = &sys;
   coordinator_ = std::move(self);
   return requested_;
 }
 
 void stop_request::detach() noexcept {
   std::lock_guard<std::mutex> guard{mtx_};
-  sys_ = nullptr;
   coordinator_ = nullptr;
 }
 

@@ -8,7 +8,6 @@
 #include <string>
 
 #include <caf/actor.hpp>
-#include <caf/fwd.hpp>
 
 namespace troupe::actors {
 
@@ -29,7 +28,7 @@ public:
 
   /// Called by the coordinator once it runs (`self` its handle). Returns
   /// whether a stop was asked for already: the coordinator then stops.
-  bool attach(caf::actor_system& sys, caf::actor self);
+  bool attach(caf::actor self);
 
   /// Called when the coordinator ends: later requests are only recorded.
   void detach() noexcept;
@@ -38,7 +37,6 @@ private:
   mutable std::mutex mtx_;
   bool requested_ = false;
   std::string reason_;
-  caf::actor_system* sys_ = nullptr;
   caf::actor coordinator_;
 };
 
