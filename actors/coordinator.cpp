@@ -183,6 +183,11 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
             }};
   }
   st.run = st.config.algorithm->start(st.config);
+  if (auto stop = st.config.stop) {
+    if (stop->attach(caf::actor_cast<caf::actor>(self)))
+      self->send(self, stop_atom::value);
+    self->attach_functor([stop] { stop->detach(); });
+  }
   self->set_down_handler(
       [self](caf::down_msg& msg) { detail::on_down(self, msg); });
   st.probe = make_probe(self, "coordinator", "coordinator", true);
@@ -275,7 +280,10 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
                                 small_message_bytes);
         bool timed_out = st.config.max_seconds > 0
                          && seconds_since(st.t0) >= st.config.max_seconds;
-        finish(self, timed_out ? "time limit" : "stop requested");
+        auto& stop = st.config.stop;
+        finish(self, timed_out                   ? "time limit"
+                     : stop && stop->requested() ? stop->reason()
+                                                 : "stop requested");
       },
       [self](result_atom) -> caf::result<std::string> {
         if (!detail::from_here(self))

@@ -20,6 +20,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/monitor.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/stop_request.hpp"
 #include "actors/worker.hpp"
 #include "optim/shard_store.hpp"
 
@@ -82,6 +83,9 @@ struct job_config {
   std::uint64_t eval_every_steps = 0;
   double target_accuracy = 0; ///< 0: none
   double max_seconds = 0;     ///< 0: no limit
+  /// Ends the job from outside (a signal), as the time limit does; its
+  /// reason becomes the stop reason. May be null.
+  std::shared_ptr<stop_request> stop;
   /// The shared parameter-server worker policy (the algorithms whose
   /// workers push to shards: Downpour, sync).
   ps_policy_options policy;

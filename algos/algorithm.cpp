@@ -88,7 +88,8 @@ std::string algorithm::describe(const job_build& b) const {
          + std::to_string(o.seed);
 }
 
-void algorithm::complete_result(nlohmann::json&, const optim::dataset&) const {
+void algorithm::complete_result(nlohmann::json&, const optim::dataset&,
+                                std::vector<float>&) const {
   // the coordinator's report is complete
 }
 

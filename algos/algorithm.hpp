@@ -128,10 +128,12 @@ public:
 
   /// A run by its own driver (runner::own_driver): completes the driver's
   /// final JSON given the test set (the final point's test accuracy and
-  /// loss, the algorithm's figures); after build(). The default adds
-  /// nothing.
+  /// loss, the algorithm's figures) and puts the final model's parameters
+  /// in `params` (left empty if the run yields none: nothing is saved);
+  /// after build(). The default adds nothing.
   virtual void complete_result(nlohmann::json& result,
-                               const optim::dataset& test) const;
+                               const optim::dataset& test,
+                               std::vector<float>& params) const;
 
   /// Registers the algorithm's own roles, those its run asks a node agent
   /// to spawn by name (ShadowSync's syncer, Sandblaster's shards and

@@ -36,6 +36,7 @@ struct job_options {
   double eval_every = 0;       ///< epochs between test evaluations (0: auto)
   std::uint64_t threads = 0;   ///< scheduler threads (0: one per core)
   double request_timeout = 60; ///< seconds
+  std::string init;            ///< a saved model to start from (empty: seed)
 };
 
 } // namespace troupe::algos

@@ -8,6 +8,7 @@
 #include "apps/data_source.hpp"
 #include "apps/driver_train.hpp"
 #include "apps/run_report.hpp"
+#include "apps/saved_model.hpp"
 #include "net/cluster.hpp"
 #include "net/monitor.hpp"
 #include "optim/optimizer.hpp"
@@ -32,6 +33,7 @@ optim::sequential<float> initial_model(const train_options& o,
   auto model
       = optim::make_model<float>(o.model, train.sample_shape, train.classes);
   model.init(o.seed);
+  apply_init(o, train, model);
   if (o.shards > model.size())
     throw usage_error("troupe train: --shards=" + std::to_string(o.shards)
                       + " exceeds the model's " + std::to_string(model.size())
@@ -255,7 +257,12 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   actors::runtime_options rt;
   rt.threads = o.threads;
   auto watch = attach_monitoring(o, job, bar);
+  job.stop = o.stop;
+  auto final_params = std::make_shared<std::vector<float>>();
+  job.final_params = final_params;
   auto result = run_placed(o, std::move(job), prepared.fingerprint, bar, rt);
+  if (o.on_final_params && !final_params->empty())
+    o.on_final_params(final_params->data(), final_params->size());
   bar.message("troupe train: " + result["stop_reason"].get<std::string>());
   result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
   finish_monitoring(o, watch, result, bar);

@@ -76,7 +76,10 @@ nlohmann::json run_driver_train(const train_options& o,
   auto watch = attach_monitoring(o, prepared.job, bar);
   auto result
       = run_placed(o, std::move(prepared.job), prepared.fingerprint, bar, rt);
-  algorithm->complete_result(result, *test);
+  std::vector<float> params;
+  algorithm->complete_result(result, *test, params);
+  if (o.on_final_params && !params.empty())
+    o.on_final_params(params.data(), params.size());
   bar.message("troupe train: " + result.value("stop_reason", std::string{}));
   finish_monitoring(o, watch, result, bar);
   return result;

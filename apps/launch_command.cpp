@@ -88,8 +88,19 @@ pid_t start(const std::vector<std::string>& argv) {
   for (auto& a : argv)
     raw.push_back(const_cast<char*>(a.c_str()));
   raw.push_back(nullptr);
+  // The children take signals as usual: troupe train blocks SIGINT and
+  // SIGTERM in this process (interrupt.hpp), and a blocked mask would pass
+  // on to them.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  if (posix_spawnp(&pid, raw[0], nullptr, nullptr, raw.data(), environ) != 0)
+  auto rc = posix_spawnp(&pid, raw[0], nullptr, &attr, raw.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0)
     throw std::runtime_error("cannot start " + argv[0]);
   return pid;
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <numeric>
 
+#include "apps/cluster_train.hpp"
 #include "optim/param_hash.hpp"
 #include "optim/trainer.hpp"
 
@@ -23,9 +24,7 @@ double seconds_since(clock_type::time_point t0) {
 nlohmann::json run_single(const train_options& o, optim::train_test& data,
                           progress& bar) {
   auto& train = data.train;
-  auto model
-      = optim::make_model<float>(o.model, train.sample_shape, train.classes);
-  model.init(o.seed);
+  auto model = initial_model(o, train);
   std::size_t n = train.size();
   if (o.train_examples > 0)
     n = std::min<std::size_t>(n, o.train_examples);
@@ -84,9 +83,16 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
     s.elapsed = seconds_since(t0);
     return s;
   };
+  std::string stop_reason = "steps done";
   while (trainer.steps() < total_steps) {
-    if (o.max_seconds > 0 && seconds_since(t0) >= o.max_seconds)
+    if (o.max_seconds > 0 && seconds_since(t0) >= o.max_seconds) {
+      stop_reason = "time limit";
       break;
+    }
+    if (o.stop && o.stop->requested()) {
+      stop_reason = o.stop->reason();
+      break;
+    }
     auto t_step = clock_type::now();
     optim::step_result r;
     try {
@@ -97,6 +103,7 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
       bar.message("troupe train: " + error
                   + "; restored the parameters of the last evaluation");
       evaluated_final = false;
+      stop_reason = "diverged";
       break;
     }
     train_seconds += seconds_since(t_step);
@@ -122,6 +129,7 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
       if (o.target_accuracy > 0 && last_eval.accuracy >= o.target_accuracy) {
         reached = true;
         seconds_to_target = elapsed;
+        stop_reason = "target accuracy";
         break;
       }
     } else {
@@ -135,6 +143,8 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
   }
   auto seconds = seconds_since(t0);
   bar.finish(state());
+  if (o.on_final_params)
+    o.on_final_params(model.params(), model.size());
   nlohmann::json result{
       {"parameters", model.size()},
       {"test_accuracy", last_eval.accuracy},
@@ -154,6 +164,7 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
       {"bytes_sent", 0},
       {"param_hash", optim::hash_params(model.params(), model.size())},
       {"evaluations", evaluations},
+      {"stop_reason", stop_reason},
   };
   if (!error.empty())
     result["error"] = error;

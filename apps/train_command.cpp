@@ -14,6 +14,7 @@
 #include "apps/driver_train.hpp"
 #include "apps/progress.hpp"
 #include "apps/run_report.hpp"
+#include "apps/saved_model.hpp"
 #include "apps/single_train.hpp"
 #include "optim/dataset.hpp"
 #include "optim/quote.hpp"
@@ -143,7 +144,10 @@ void add_job_flags(option_parser& p, algos::job_options& o) {
            "1)")
       .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
       .add(o.request_timeout, "request-timeout",
-           "seconds before an unanswered request fails the job (default 60)");
+           "seconds before an unanswered request fails the job (default 60)")
+      .add(o.init, "init",
+           "FILE: start from a model saved by --save (it must match --model "
+           "and the data) instead of the seed's initialization");
 }
 
 namespace {
@@ -202,8 +206,11 @@ void add_train_options(option_parser& p, train_options& o,
       .add(o.monitor_token, "monitor-token",
            "with --monitor: require `Authorization: Bearer TOKEN`")
       .add(o.report, "report",
-           "DIR: write train.csv, evaluations.csv, result.json and curves.svg "
-           "when the run ends");
+           "DIR: write train.csv, evaluations.csv, result.json, curves.svg "
+           "and model.safetensors when the run ends")
+      .add(o.save, "save",
+           "FILE: write the final model there (safetensors; troupe eval and "
+           "troupe predict read it)");
   add_link_options(p, o.link);
   o.algorithm->bind(p.options());
   p.group_titles[o.algo]
@@ -239,6 +246,7 @@ void validate(train_options& o) {
   };
   if (o.batch == 0)
     throw usage_error("troupe train: --batch must be at least 1");
+  check_model_flags(o);
   bool actors = algo.run_by() != algos::runner::single_loop;
   auto needs_actors = [&](const char* flag, const char* what) {
     throw usage_error(std::string{"troupe train: --"} + flag + " " + what
@@ -319,6 +327,9 @@ nlohmann::json run_train(train_options o) {
   auto name = data.train.name;
   progress bar{style, o.algo + "/" + o.model};
   auto runner = o.algorithm->run_by();
+  final_model out{o, data.train, input_scaling};
+  o.on_final_params
+      = [&out](const float* p, std::size_t n) { out.params.assign(p, p + n); };
   auto result = runner == algos::runner::own_driver
                     ? run_driver_train(o, std::move(data), bar)
                 : runner == algos::runner::coordinator
@@ -341,41 +352,8 @@ nlohmann::json run_train(train_options o) {
   result["data_load_seconds"] = load_seconds;
   result["input_scaling"]
       = {{"mean", input_scaling.mean}, {"stddev", input_scaling.stddev}};
+  out.save(result, bar);
   return result;
-}
-
-int train_main(const std::vector<std::string>& args) {
-  train_options opts;
-  option_parser parser{"troupe train"};
-  try {
-    add_train_options(parser, opts, args);
-    if (!parser.parse(args))
-      return 0;
-    opts.given = parser.given();
-  } catch (const usage_error& e) {
-    std::cerr << e.what() << '\n';
-    return 2;
-  }
-  return train_main_with(std::move(opts));
-}
-
-int train_main_with(train_options opts) {
-  return guarded_main("troupe train", [&] {
-    auto json = opts.json;
-    auto result = run_train(std::move(opts));
-    const auto& acc = result["test_accuracy"]; // null: no evaluation
-    std::cerr << "troupe train: test accuracy "
-              << (acc.is_number() ? std::to_string(acc.get<double>()) : "none")
-              << " after " << result["seconds"].get<double>() << " s, "
-              << static_cast<long>(result["samples_per_sec"].get<double>())
-              << " samples/s\n";
-    if (result.contains("error"))
-      std::cerr << "troupe train: error: " << result["error"].get<std::string>()
-                << '\n';
-    if (json)
-      std::cout << result.dump() << std::endl;
-    return result.contains("error") ? 1 : 0;
-  });
 }
 
 } // namespace troupe::apps

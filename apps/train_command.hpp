@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/stop_request.hpp"
 #include "algos/algorithm.hpp"
 #include "apps/cli.hpp"
 #include "apps/link_flags.hpp"
@@ -34,9 +36,15 @@ struct train_options : algos::job_options {
   std::string monitor;       ///< HOST:PORT of the monitoring endpoint
   std::string monitor_token; ///< bearer token it requires (empty: none)
   std::string report;        ///< directory for curves (CSV, SVG) and result
+  std::string save;          ///< file for the final model (safetensors)
   link_flags link;
   /// Called with the open port before nodes are awaited (troupe launch).
   std::function<void(std::uint16_t)> on_listening;
+  /// Ends the run early, as the time limit does (Ctrl-C); may be null.
+  std::shared_ptr<actors::stop_request> stop;
+  /// Called with the final parameters (those of the final evaluation) by
+  /// every algorithm whose run yields them; may be empty.
+  std::function<void(const float*, std::size_t)> on_final_params;
 
   /// The algorithm (selected with select_algorithm() if not yet).
   algos::algorithm& algorithm_ref();

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/model_commands.hpp"
 #include "apps/node_command.hpp"
 #include "apps/top_command.hpp"
 #include "apps/train_command.hpp"
@@ -22,10 +23,16 @@ commands:
             local processes (--local=M) or over ssh (--hosts=FILE)
   top       watch a running job's actors in the terminal
             (troupe top --connect=HOST:PORT, the job's --monitor address)
+  eval      evaluate a saved model on a test set
+            (troupe eval --model=FILE [--data=...]; train --save writes it)
+  predict   print a saved model's predictions
+            (troupe predict --model=FILE --input=FILE|- [--top=K])
   version   print the version
 
 Every command prints progress on stderr and, with --json, one JSON object on
-the last line of stdout. Exit status: 0 ok, 1 runtime error, 2 usage error.
+the last line of stdout. Exit status: 0 ok, 1 runtime error, 2 usage error;
+troupe train stopped by Ctrl-C (SIGINT) or SIGTERM: 130 or 143, once the
+final model and JSON are written (a second signal exits at once).
 )";
 
 } // namespace
@@ -47,12 +54,16 @@ int main(int argc, char** argv) {
     return troupe::apps::launch_main(args);
   if (command == "top")
     return troupe::apps::top_main(args);
+  if (command == "eval")
+    return troupe::apps::eval_main(args);
+  if (command == "predict")
+    return troupe::apps::predict_main(args);
   if (command == "version" || command == "--version") {
     std::cout << "troupe " << TROUPE_VERSION << '\n';
     return 0;
   }
-  std::cerr
-      << "troupe: unknown command '" << command
-      << "' (commands: train, node, launch, top, version; see troupe --help)\n";
+  std::cerr << "troupe: unknown command '" << command
+            << "' (commands: train, node, launch, top, eval, predict, version; "
+               "see troupe --help)\n";
   return 2;
 }

@@ -10,7 +10,7 @@ TROUPE_PACKAGES=(
   cmake make g++ pkg-config
   libcaf-dev libeigen3-dev libboost-dev catch2 zlib1g-dev nlohmann-json3-dev
   libbenchmark-dev libspdlog-dev dataset-fashion-mnist
-  libssl-dev openssl iproute2 prometheus-cpp-dev
+  libssl-dev openssl iproute2 prometheus-cpp-dev python3-numpy
 )
 # Clang with its sanitizer and libFuzzer runtimes (scripts/sanitize,
 # scripts/fuzz; libclang-rt-dev holds libclang_rt.{asan,ubsan,fuzzer}), and

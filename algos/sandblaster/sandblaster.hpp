@@ -37,8 +37,8 @@ public:
   std::string describe(const job_build& b) const override;
   /// The final point's test accuracy and loss, the objective, steps,
   /// epochs, samples per second and the run's settings.
-  void complete_result(nlohmann::json& result,
-                       const optim::dataset& test) const override;
+  void complete_result(nlohmann::json& result, const optim::dataset& test,
+                       std::vector<float>& params) const override;
 
   // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;

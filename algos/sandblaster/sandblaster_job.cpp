@@ -86,13 +86,15 @@ std::string sandblaster::describe(const job_build& b) const {
 }
 
 void sandblaster::complete_result(nlohmann::json& result,
-                                  const optim::dataset& test) const {
+                                  const optim::dataset& test,
+                                  std::vector<float>& params) const {
   // The final point's test accuracy (in float, as every algorithm's).
   optim::evaluation e;
   if (result.contains("x")) {
     auto net = optim::make_model<float>(model, sample_shape, classes);
     auto x = result["x"].get<std::vector<double>>();
     std::copy(x.begin(), x.end(), net.params());
+    params.assign(net.params(), net.params() + net.size());
     e = optim::evaluate(net, test, 256);
     result.erase("x");
   }

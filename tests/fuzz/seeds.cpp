@@ -24,6 +24,7 @@
 #include "messages/messages.hpp"
 #include "messages/registry.hpp"
 #include "optim/compress.hpp"
+#include "optim/model_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe;
@@ -156,6 +157,17 @@ void file_seeds() {
   };
   put("idx", "plain", pair(0, images, labels));
   put("idx", "gzip", pair(10, gzip(images), gzip(labels)));
+  // Models: a small logistic regression, with and without scaling.
+  auto logreg = optim::make_model<float>("logreg", {1, 2, 2}, 3);
+  logreg.init(1);
+  optim::model_info info;
+  info.model = "logreg";
+  info.options = R"({"algo":"sgd"})";
+  info.version = "seed";
+  put("model", "logreg", optim::encode_model(logreg, info));
+  info.input_scaling = {0.25f, 2.0f};
+  info.metadata["troupe.eval_batch"] = "64";
+  put("model", "scaled", optim::encode_model(logreg, info));
 }
 
 } // namespace

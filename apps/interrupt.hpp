@@ -1,0 +1,61 @@
+// Ctrl-C and SIGTERM during `troupe train`: the first stops the job cleanly
+// (the job's own stop path: final evaluation, JSON, report and model are
+// written), a second ends the process at once.
+
+#pragma once
+
+#include <atomic>
+#include <csignal>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "actors/stop_request.hpp"
+
+namespace troupe::apps {
+
+/// While alive, SIGINT and SIGTERM are blocked in the thread that made it
+/// (and so in every thread started later, the actor system's included) and
+/// taken by a thread of its own with sigtimedwait: no signal handler, so
+/// nothing runs in a signal's context. The first signal asks `stop` to end
+/// the job with the reason "interrupted (SIGINT)" (or SIGTERM); a second one
+/// writes a line on stderr and exits with 128 + its number, without
+/// waiting for anything.
+class interrupt_watch {
+public:
+  /// `command` prefixes the lines on stderr ("troupe train").
+  interrupt_watch(std::shared_ptr<actors::stop_request> stop,
+                  std::string command);
+
+  /// Stops the watching thread and restores the signal mask; a signal that
+  /// arrived meanwhile counts as the first.
+  ~interrupt_watch();
+
+  interrupt_watch(const interrupt_watch&) = delete;
+  interrupt_watch& operator=(const interrupt_watch&) = delete;
+
+  /// The first signal taken (0: none yet).
+  int signal() const noexcept {
+    return first_.load();
+  }
+
+  /// 128 + signal() if a signal was taken, else `status`.
+  int exit_status(int status) const noexcept;
+
+  /// "interrupted (SIGINT)" or "interrupted (SIGTERM)".
+  static std::string reason(int sig);
+
+private:
+  void run();
+  void take(int sig);
+
+  std::shared_ptr<actors::stop_request> stop_;
+  std::string command_;
+  sigset_t set_;
+  sigset_t old_;
+  std::atomic<int> first_{0};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+} // namespace troupe::apps

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Ctrl-C and SIGTERM during troupe train (real processes): the job stops
+# cleanly, the JSON (with the interrupted stop reason), the report and the
+# saved model are written, the exit status is 128 + the signal, and a
+# second signal ends the process at once. Every wait is bounded.
+#   interrupt_test.sh TROUPE JSON_GET SCENARIO
+# Scenarios: actors (downpour, SIGINT), sgd (SIGTERM), listen (a --listen
+# coordinator and its node, SIGINT), twice (a second SIGINT).
+# Exit 0 pass, 1 fail.
+set -uo pipefail
+# Job control: background jobs keep SIGINT (without it bash starts them
+# with SIGINT ignored).
+set -m
+
+TROUPE=$1
+JSON_GET=$2
+SCENARIO=$3
+WORK=$(mktemp -d /tmp/troupe-interrupt.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+cd "$WORK"
+SEED=${TROUPE_TEST_SEED:-7}
+echo "scenario $SCENARIO, seed $SEED, in $WORK" >&2
+# Long enough that only a signal ends it within the test's time.
+JOB=(--model=mlp --train-examples=12000 --epochs=200 --seed="$SEED"
+     --progress=lines --json)
+
+fail() {
+  echo "FAIL ($SCENARIO): $*" >&2
+  for f in *.log; do [ -f "$f" ] && { echo "--- $f" >&2; tail -20 "$f" >&2; }; done
+  exit 1
+}
+key() { "$JSON_GET" "$1" "$2"; }
+
+# wait_for PID SECONDS: the process's status (124: it did not end).
+wait_for() {
+  local pid=$1 limit=$2
+  for _ in $(seq $((limit * 10))); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid"; return $?; }
+    sleep 0.1
+  done
+  kill -9 "$pid" 2>/dev/null
+  return 124
+}
+# wait_log FILE TEXT SECONDS
+wait_log() {
+  for _ in $(seq $(($3 * 10))); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# start NAME ARGS...: troupe train in the background; sets PID once it
+# trains (a progress line), at most 120 s.
+start() {
+  local name=$1
+  shift
+  "$TROUPE" train "$@" >"$name.json" 2>"$name.log" &
+  PID=$!
+  PIDS+=("$PID")
+}
+training() { wait_log "$1.log" "samples/s" 120 || fail "$1 did not train"; }
+
+# check NAME STATUS SIGNAL: the stopped run's status, JSON and model.
+check() {
+  local name=$1 status=$2 sig=$3
+  [ "$status" = $((128 + $(kill -l "$sig"))) ] \
+    || fail "$name exited with status $status, not 128 + $sig"
+  [ "$(key "$name.json" /stop_reason)" = "interrupted (SIG$sig)" ] \
+    || fail "stop reason $(key "$name.json" /stop_reason)"
+  [ -s "$name.safetensors" ] || fail "no model saved"
+  [ "$(key "$name.json" /saved_model/0)" = "$name.safetensors" ] \
+    || fail "the JSON does not name the saved model"
+  "$TROUPE" eval --model="$name.safetensors" >"$name-eval.json" \
+    2>"$name-eval.log" || fail "troupe eval failed"
+  local a b
+  a=$(key "$name.json" /test_accuracy) b=$(key "$name-eval.json" /test_accuracy)
+  echo "$name: status $status, test accuracy $a, troupe eval $b" >&2
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "eval says $b, the run $a"
+}
+
+case "$SCENARIO" in
+actors)
+  start a --algo=downpour --workers=2 "${JOB[@]}" --save=a.safetensors \
+    --report=rep
+  training a
+  kill -INT "$PID"
+  wait_for "$PID" 120
+  check a $? INT
+  [ -s rep/model.safetensors ] || fail "no model in the report"
+  [ -s rep/result.json ] || fail "no result in the report"
+  cmp -s a.safetensors rep/model.safetensors || fail "two different models"
+  ;;
+sgd)
+  start s --algo=sgd "${JOB[@]}" --save=s.safetensors
+  training s
+  kill -TERM "$PID"
+  wait_for "$PID" 120
+  check s $? TERM
+  ;;
+listen)
+  start c --algo=downpour --workers=2 "${JOB[@]}" --save=c.safetensors \
+    --listen=127.0.0.1:0 --expect=1
+  wait_log c.log "listening on" 60 || fail "the coordinator does not listen"
+  port=$(grep -o 'listening on [^ ,]*' c.log | head -1 | sed 's/.*://')
+  "$TROUPE" node --join=127.0.0.1:"$port" 2>n.log &
+  NODE=$!
+  PIDS+=("$NODE")
+  training c
+  kill -INT "$PID"
+  wait_for "$PID" 120
+  check c $? INT
+  wait_for "$NODE" 60
+  node=$?
+  [ "$node" = 0 ] || fail "the node exited with status $node"
+  ;;
+twice)
+  # The clean stop takes a while (the final evaluation of lenet); a second
+  # SIGINT within it exits at once. Should the clean stop win the race, the
+  # run is repeated (at most 3 times).
+  for attempt in 1 2 3; do
+    start t --algo=downpour --workers=2 --model=lenet --epochs=200 \
+      --seed="$SEED" --progress=lines --json --save=t.safetensors
+    training t
+    kill -INT "$PID"
+    wait_log t.log "stopping the job cleanly" 30 || fail "no first stop"
+    kill -INT "$PID" 2>/dev/null
+    wait_for "$PID" 60
+    status=$?
+    if grep -q "again, exiting at once" t.log; then
+      [ "$status" = 130 ] || fail "exited with status $status, not 130"
+      [ ! -s t.json ] || fail "the JSON was written after the second signal"
+      echo "attempt $attempt: the second SIGINT exited at once" >&2
+      exit 0
+    fi
+    echo "attempt $attempt: the clean stop ended first (status $status)" >&2
+  done
+  fail "the second SIGINT never came before the clean stop's end"
+  ;;
+*)
+  echo "unknown scenario $SCENARIO" >&2
+  exit 1
+  ;;
+esac
+echo "PASS ($SCENARIO)" >&2
