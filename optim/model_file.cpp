@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "optim/atomic_file.hpp"
 #include "optim/conv2d.hpp"
 #include "optim/dense.hpp"
 #include "optim/quote.hpp"
@@ -108,26 +109,7 @@ std::string encode_model(const sequential<float>& m, const model_info& info) {
 
 void save_model(const std::string& path, const sequential<float>& m,
                 const model_info& info) {
-  auto bytes = encode_model(m, info);
-  auto tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out{tmp, std::ios::binary | std::ios::trunc};
-    if (!out)
-      throw std::runtime_error("cannot write the model to " + path + ": "
-                               + std::strerror(errno));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write the model to " + path + ": "
-                               + std::strerror(errno));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    auto why = std::string{std::strerror(errno)};
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write the model to " + path + ": " + why);
-  }
+  write_file_atomic(path, encode_model(m, info));
 }
 
 std::string read_model_file(const std::string& path) {
