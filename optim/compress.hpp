@@ -21,6 +21,9 @@
 
 namespace troupe::optim {
 
+class state_writer;
+class state_reader;
+
 enum class codec : std::uint8_t { none = 0, adacomp = 1, topk = 2, onebit = 3 };
 
 /// "none", "adacomp", "topk", "onebit".
@@ -95,6 +98,16 @@ public:
   std::size_t size() const noexcept {
     return residual_.size();
   }
+
+  /// Writes the residual and the statistics, with the options and segments,
+  /// as tensors and metadata named `prefix` + field.
+  void save(state_writer& w, const std::string& prefix) const;
+
+  /// Reads what save() wrote; throws data_error naming the file and the
+  /// tensor or metadata key if it is missing or does not fit this
+  /// compressor (another codec, setting or segment layout). Nothing changes
+  /// then.
+  void load(const state_reader& r, const std::string& prefix);
 
 private:
   compress_options opts_;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "optim/rng.hpp"
+#include "optim/state_file.hpp"
 
 namespace troupe::optim {
 
@@ -131,6 +132,48 @@ const std::vector<std::size_t>& batch_iterator::next_indices() {
     shuffle();
   }
   return batch_;
+}
+
+void batch_iterator::save(state_writer& w, const std::string& prefix) const {
+  w.put_u64(prefix + "seed", seed_);
+  w.put_u64(prefix + "rank", part_.rank);
+  w.put_u64(prefix + "world", part_.world);
+  w.put_u64(prefix + "batch_size", batch_size_);
+  w.put(prefix + "indices", indices_);
+  w.put(prefix + "order", order_);
+  w.put_u64(prefix + "pos", pos_);
+  w.put_u64(prefix + "epoch", epoch_);
+}
+
+void batch_iterator::load(const state_reader& r, const std::string& prefix) {
+  r.expect_u64(prefix + "seed", seed_);
+  r.expect_u64(prefix + "rank", part_.rank);
+  r.expect_u64(prefix + "world", part_.world);
+  r.expect_u64(prefix + "batch_size", batch_size_);
+  auto indices = r.u64(prefix + "indices");
+  auto order = r.u64(prefix + "order");
+  auto pos = r.u64_scalar(prefix + "pos");
+  auto epoch = r.u64_scalar(prefix + "epoch");
+  if (indices.size() < part_.world)
+    throw r.error(prefix + "indices",
+                  std::to_string(indices.size()) + " examples for "
+                      + std::to_string(part_.world) + " parts");
+  auto sorted_indices = indices;
+  auto sorted_order = order;
+  std::sort(sorted_indices.begin(), sorted_indices.end());
+  std::sort(sorted_order.begin(), sorted_order.end());
+  if (sorted_order != sorted_indices)
+    throw r.error(prefix + "order",
+                  "not a permutation of " + prefix + "indices");
+  if (pos > order.size() - part_.world)
+    throw r.error(prefix + "pos", std::to_string(pos) + " leaves fewer than "
+                                      + std::to_string(part_.world) + " of "
+                                      + std::to_string(order.size())
+                                      + " examples");
+  indices_.assign(indices.begin(), indices.end());
+  order_.assign(order.begin(), order.end());
+  pos_ = static_cast<std::size_t>(pos);
+  epoch_ = static_cast<std::size_t>(epoch);
 }
 
 std::size_t batch_iterator::next(const dataset& data, matrix<float>& x,

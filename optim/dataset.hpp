@@ -9,6 +9,9 @@
 
 namespace troupe::optim {
 
+class state_writer;
+class state_reader;
+
 /// Thrown for unusable data files; the message names the file and the
 /// problem (e.g. "train-images-idx3-ubyte.gz: wrong magic number 0x00000802,
 /// expected 0x00000803 (idx3 ubyte images)").
@@ -161,6 +164,17 @@ public:
   /// Adds examples (a lost worker's share, say): they join the rest of this
   /// epoch, shuffled among the examples not drawn yet, and every later epoch.
   void add_indices(const std::vector<std::size_t>& extra);
+
+  /// Writes the examples (added ones included), this epoch's order, the
+  /// position in it and the epoch, and the seed, part and batch size, as
+  /// tensors named `prefix` + field.
+  void save(state_writer& w, const std::string& prefix) const;
+
+  /// Reads what save() wrote; throws data_error naming the file and the
+  /// tensor if it is missing, its seed, part or batch size differ from this
+  /// iterator's, or the order is not a permutation of the examples with the
+  /// position inside it. Nothing changes then.
+  void load(const state_reader& r, const std::string& prefix);
 
 private:
   std::vector<std::size_t> indices_; ///< as given

@@ -3,8 +3,11 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "optim/quote.hpp"
+#include "optim/state_file.hpp"
 #include "optim/types.hpp"
 
 namespace troupe::optim {
@@ -40,7 +43,49 @@ public:
                   rate);
   }
 
+  void save(state_writer& w, const std::string& prefix) const override {
+    for (const auto& [key, value] : option_texts())
+      w.meta(prefix + key, value);
+    w.put_u64(prefix + "size", n_);
+    static_cast<const Derived&>(*this).save_state(w, prefix);
+  }
+
+  void load(const state_reader& r, const std::string& prefix) override {
+    for (const auto& [key, value] : option_texts())
+      r.expect_meta(prefix + key, value);
+    r.expect_u64(prefix + "size", n_);
+    static_cast<Derived&>(*this).load_state(r, prefix);
+  }
+
 protected:
+  /// A buffer of n_ values, read whole before anything changes.
+  vector<T> read(const state_reader& r, const std::string& name) const {
+    vector<T> v(static_cast<Eigen::Index>(n_));
+    if constexpr (std::is_same_v<T, float>)
+      r.f32(name, v.data(), n_);
+    else
+      r.f64(name, v.data(), n_);
+    return v;
+  }
+
+  /// The options this optimizer reads, as metadata.
+  std::vector<std::pair<std::string, std::string>> option_texts() const {
+    const auto& o = opts_;
+    std::vector<std::pair<std::string, std::string>> out{
+        {"name", o.name},
+        {"dtype", std::is_same_v<T, float> ? "F32" : "F64"},
+        {"weight_decay", exact_text(o.weight_decay)}};
+    if (o.name == "momentum" || o.name == "nesterov")
+      out.emplace_back("momentum", exact_text(o.momentum));
+    if (o.name == "adam") {
+      out.emplace_back("beta1", exact_text(o.beta1));
+      out.emplace_back("beta2", exact_text(o.beta2));
+    }
+    if (o.name == "adam" || o.name == "adagrad")
+      out.emplace_back("eps", exact_text(o.eps));
+    return out;
+  }
+
   optimizer_options opts_;
   std::size_t n_;
 };
@@ -57,6 +102,10 @@ public:
   }
 
   void reset() override {}
+
+  void save_state(state_writer&, const std::string&) const {}
+
+  void load_state(const state_reader&, const std::string&) {}
 };
 
 /// buf = momentum * buf + g; p -= lr * buf (heavy ball), or
@@ -83,6 +132,14 @@ public:
     buf_.setZero();
   }
 
+  void save_state(state_writer& w, const std::string& prefix) const {
+    w.put(prefix + "momentum_buffer", buf_.data(), this->n_);
+  }
+
+  void load_state(const state_reader& r, const std::string& prefix) {
+    buf_ = this->read(r, prefix + "momentum_buffer");
+  }
+
 private:
   bool nesterov_;
   vector<T> buf_;
@@ -105,6 +162,14 @@ public:
 
   void reset() override {
     acc_.setZero();
+  }
+
+  void save_state(state_writer& w, const std::string& prefix) const {
+    w.put(prefix + "sum", acc_.data(), this->n_);
+  }
+
+  void load_state(const state_reader& r, const std::string& prefix) {
+    acc_ = this->read(r, prefix + "sum");
   }
 
 private:
@@ -145,6 +210,21 @@ public:
     m_.setZero();
     v_.setZero();
     t_ = 0;
+  }
+
+  void save_state(state_writer& w, const std::string& prefix) const {
+    w.put(prefix + "exp_avg", m_.data(), this->n_);
+    w.put(prefix + "exp_avg_sq", v_.data(), this->n_);
+    w.put_u64(prefix + "step", t_);
+  }
+
+  void load_state(const state_reader& r, const std::string& prefix) {
+    auto m = this->read(r, prefix + "exp_avg");
+    auto v = this->read(r, prefix + "exp_avg_sq");
+    auto t = r.u64_scalar(prefix + "step");
+    m_ = std::move(m);
+    v_ = std::move(v);
+    t_ = static_cast<std::size_t>(t);
   }
 
 private:

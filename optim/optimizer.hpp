@@ -7,6 +7,9 @@
 
 namespace troupe::optim {
 
+class state_writer;
+class state_reader;
+
 /// Named settings of a first-order optimizer (defaults as in PyTorch).
 struct optimizer_options {
   std::string name = "sgd";  ///< sgd | momentum | nesterov | adagrad | adam
@@ -33,6 +36,15 @@ public:
 
   /// Clears the state (momentum buffers, accumulators, step count).
   virtual void reset() = 0;
+
+  /// Writes the name, options, size and state (momentum buffers,
+  /// accumulators, step count) as tensors and metadata named `prefix` + field.
+  virtual void save(state_writer& w, const std::string& prefix) const = 0;
+
+  /// Reads state that save() wrote; throws data_error naming the file and the
+  /// tensor or metadata key if it is missing or does not fit this optimizer
+  /// (another name, option, size or element type). Nothing changes then.
+  virtual void load(const state_reader& r, const std::string& prefix) = 0;
 };
 
 /// Names accepted by make_optimizer.

@@ -1,8 +1,11 @@
 #include "optim/replica.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "optim/state_file.hpp"
 
 namespace troupe::optim {
 
@@ -18,7 +21,28 @@ void check_finite(double loss, std::size_t epoch) {
                             + "): training diverged; lower --lr");
 }
 
+/// Throws data_error unless every example the state's batch iterator names
+/// is below `examples`.
+void check_examples(const state_reader& r, const std::string& name,
+                    std::size_t examples, const std::string& data) {
+  for (auto i : r.u64(name))
+    if (i >= examples)
+      throw r.error(name, "example " + std::to_string(i)
+                              + " is out of range for " + data + " with "
+                              + std::to_string(examples) + " examples");
+}
+
 } // namespace
+
+void replica::save_state(state_writer&, const std::string& prefix) const {
+  throw std::logic_error("this replica cannot be checkpointed (state " + prefix
+                         + ")");
+}
+
+void replica::load_state(const state_reader&, const std::string& prefix) {
+  throw std::logic_error("this replica cannot be checkpointed (state " + prefix
+                         + ")");
+}
 
 // -- model_replica ----------------------------------------------------------
 
@@ -78,6 +102,21 @@ model_replica::add_examples(const std::vector<std::size_t>& indices) {
   return indices.size();
 }
 
+void model_replica::save_state(state_writer& w,
+                               const std::string& prefix) const {
+  w.put(prefix + "params", model_->params(), model_->size());
+  batches_.save(w, prefix + "batches.");
+}
+
+void model_replica::load_state(const state_reader& r,
+                               const std::string& prefix) {
+  std::vector<float> params(model_->size());
+  r.f32(prefix + "params", params.data(), params.size());
+  check_examples(r, prefix + "batches.indices", data_->size(), data_->name);
+  batches_.load(r, prefix + "batches.");
+  std::copy(params.begin(), params.end(), model_->params());
+}
+
 std::size_t replica::add_examples(const std::vector<std::size_t>&) {
   throw std::logic_error("this replica cannot take more examples");
 }
@@ -114,6 +153,12 @@ public:
   }
   std::size_t add_examples(const std::vector<std::size_t>& indices) override {
     return inner_.add_examples(indices);
+  }
+  void save_state(state_writer& w, const std::string& prefix) const override {
+    inner_.save_state(w, prefix);
+  }
+  void load_state(const state_reader& r, const std::string& prefix) override {
+    inner_.load_state(r, prefix);
   }
 
 private:
@@ -179,6 +224,25 @@ std::size_t synthetic_replica<Problem>::batches_per_epoch() const noexcept {
 template <class Problem>
 std::size_t synthetic_replica<Problem>::epoch() const noexcept {
   return batches_.epoch();
+}
+
+template <class Problem>
+void synthetic_replica<Problem>::save_state(state_writer& w,
+                                            const std::string& prefix) const {
+  w.put(prefix + "params", params_);
+  batches_.save(w, prefix + "batches.");
+}
+
+template <class Problem>
+void synthetic_replica<Problem>::load_state(const state_reader& r,
+                                            const std::string& prefix) {
+  std::vector<float> params(params_.size());
+  r.f32(prefix + "params", params.data(), params.size());
+  check_examples(r, prefix + "batches.indices",
+                 static_cast<std::size_t>(problem_->a.rows()),
+                 "the synthetic problem");
+  batches_.load(r, prefix + "batches.");
+  std::copy(params.begin(), params.end(), params_.begin());
 }
 
 template class synthetic_replica<lsq_problem>;

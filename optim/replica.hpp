@@ -51,6 +51,17 @@ public:
   /// many were added. Throws std::logic_error if the replica cannot take
   /// more examples.
   virtual std::size_t add_examples(const std::vector<std::size_t>& indices);
+
+  /// Writes the parameters and the position in the minibatch stream as
+  /// tensors named `prefix` + field. The default throws std::logic_error:
+  /// this replica cannot be checkpointed.
+  virtual void save_state(state_writer& w, const std::string& prefix) const;
+
+  /// Reads what save_state() wrote; throws data_error naming the file and
+  /// the tensor if it does not fit this replica (another size, seed, part,
+  /// batch size, or an example it does not have). Nothing changes then. The
+  /// default throws std::logic_error.
+  virtual void load_state(const state_reader& r, const std::string& prefix);
 };
 
 /// A sequential model trained with softmax cross-entropy on a labelled data
@@ -70,6 +81,8 @@ public:
   std::size_t batches_per_epoch() const noexcept override;
   std::size_t epoch() const noexcept override;
   std::size_t add_examples(const std::vector<std::size_t>& indices) override;
+  void save_state(state_writer& w, const std::string& prefix) const override;
+  void load_state(const state_reader& r, const std::string& prefix) override;
 
   sequential<float>& model() noexcept {
     return *model_;
@@ -106,6 +119,8 @@ public:
   step_result compute() override;
   std::size_t batches_per_epoch() const noexcept override;
   std::size_t epoch() const noexcept override;
+  void save_state(state_writer& w, const std::string& prefix) const override;
+  void load_state(const state_reader& r, const std::string& prefix) override;
 
 private:
   std::shared_ptr<const Problem> problem_;

@@ -45,8 +45,17 @@ std::uint64_t count_of(const nlohmann::json& v, const std::string& what,
   return v.get<std::uint64_t>();
 }
 
+/// "F32", "F32 or F64", "F32, F64 or U64".
+std::string dtype_list(const std::vector<std::string>& dtypes) {
+  std::string out;
+  for (std::size_t i = 0; i < dtypes.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == dtypes.size() ? " or " : ", ") + dtypes[i];
+  return out;
+}
+
 tensor_entry parse_entry(const std::string& name, const nlohmann::json& v,
-                         const std::string& file) {
+                         const std::string& file,
+                         const std::vector<std::string>& dtypes) {
   auto prefix = file + ": tensor " + quote(name) + ": ";
   if (!v.is_object())
     throw data_error(prefix
@@ -64,9 +73,10 @@ tensor_entry parse_entry(const std::string& name, const nlohmann::json& v,
   if (!dtype.is_string())
     throw data_error(prefix + "dtype is not a string");
   t.dtype = dtype.get<std::string>();
-  if (t.dtype != "F32")
-    throw data_error(prefix + "dtype " + quote(t.dtype)
-                     + "; troupe reads F32 only");
+  if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end())
+    throw data_error(prefix + "dtype " + quote(t.dtype) + "; troupe reads "
+                     + dtype_list(dtypes) + " only");
+  std::uint64_t size = dtype_size(t.dtype);
   const auto& shape = field("shape");
   if (!shape.is_array())
     throw data_error(prefix + "shape is not an array");
@@ -87,18 +97,25 @@ tensor_entry parse_entry(const std::string& name, const nlohmann::json& v,
     throw data_error(prefix + "shape " + shape_text(t.shape)
                      + " has more than 2^64 elements");
   }
-  if (n > std::numeric_limits<std::uint64_t>::max() / 4
-      || t.end - t.begin != n * 4)
-    throw data_error(prefix + "shape " + shape_text(t.shape) + " needs "
-                     + (n > std::numeric_limits<std::uint64_t>::max() / 4
-                            ? std::string{"more than 2^64"}
-                            : std::to_string(n * 4))
-                     + " bytes of F32, data_offsets give "
-                     + std::to_string(t.end - t.begin));
+  auto too_big = n > std::numeric_limits<std::uint64_t>::max() / size;
+  if (too_big || t.end - t.begin != n * size)
+    throw data_error(
+        prefix + "shape " + shape_text(t.shape) + " needs "
+        + (too_big ? std::string{"more than 2^64"} : std::to_string(n * size))
+        + " bytes of " + t.dtype + ", data_offsets give "
+        + std::to_string(t.end - t.begin));
   return t;
 }
 
 } // namespace
+
+std::size_t dtype_size(std::string_view dtype) noexcept {
+  if (dtype == "F32")
+    return 4;
+  if (dtype == "F64" || dtype == "U64" || dtype == "I64")
+    return 8;
+  return 0;
+}
 
 std::uint64_t element_count(const std::vector<std::uint64_t>& shape) {
   std::uint64_t n = 1;
@@ -111,7 +128,12 @@ std::uint64_t element_count(const std::vector<std::uint64_t>& shape) {
 }
 
 safetensors_header parse_safetensors(std::string_view bytes,
-                                     const std::string& file) {
+                                     const std::string& file,
+                                     const std::vector<std::string>& dtypes) {
+  for (const auto& d : dtypes)
+    if (dtype_size(d) == 0)
+      throw std::invalid_argument("parse_safetensors: unknown dtype "
+                                  + quote(d));
   if (bytes.size() < 8)
     throw data_error(file + ": truncated: " + std::to_string(bytes.size())
                      + " bytes, a safetensors file starts with an 8-byte "
@@ -159,7 +181,7 @@ safetensors_header parse_safetensors(std::string_view bytes,
       }
       continue;
     }
-    h.tensors.push_back(parse_entry(key, value, file));
+    h.tensors.push_back(parse_entry(key, value, file, dtypes));
   }
   std::stable_sort(h.tensors.begin(), h.tensors.end(),
                    [](const tensor_entry& x, const tensor_entry& y) {
@@ -206,6 +228,30 @@ void read_f32(std::string_view bytes, const safetensors_header& h,
 std::string
 encode_safetensors(const std::vector<tensor_data>& tensors,
                    const std::map<std::string, std::string>& metadata) {
+  std::vector<raw_tensor> raw;
+  raw.reserve(tensors.size());
+  for (const auto& t : tensors) {
+    if (element_count(t.shape) != t.values.size())
+      throw std::invalid_argument("encode_safetensors: tensor " + quote(t.name)
+                                  + " has " + std::to_string(t.values.size())
+                                  + " values for shape " + shape_text(t.shape));
+    raw_tensor r{t.name, "F32", t.shape,
+                 std::string(4 * t.values.size(), '\0')};
+    auto* out = r.bytes.data();
+    for (float x : t.values) {
+      std::uint32_t u;
+      std::memcpy(&u, &x, 4);
+      for (int i = 0; i < 4; ++i)
+        *out++ = static_cast<char>((u >> (8 * i)) & 0xff);
+    }
+    raw.push_back(std::move(r));
+  }
+  return encode_safetensors(raw, metadata);
+}
+
+std::string
+encode_safetensors(const std::vector<raw_tensor>& tensors,
+                   const std::map<std::string, std::string>& metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty())
     header["__metadata__"] = metadata;
@@ -215,12 +261,18 @@ encode_safetensors(const std::vector<tensor_data>& tensors,
     if (t.name == "__metadata__" || !names.insert(t.name).second)
       throw std::invalid_argument("encode_safetensors: tensor name "
                                   + quote(t.name) + " taken");
-    if (element_count(t.shape) != t.values.size())
+    auto size = dtype_size(t.dtype);
+    if (size == 0)
       throw std::invalid_argument("encode_safetensors: tensor " + quote(t.name)
-                                  + " has " + std::to_string(t.values.size())
-                                  + " values for shape " + shape_text(t.shape));
-    auto bytes = 4 * static_cast<std::uint64_t>(t.values.size());
-    header[t.name] = {{"dtype", "F32"},
+                                  + " has the unknown dtype " + quote(t.dtype));
+    if (t.bytes.size() % size != 0
+        || element_count(t.shape) != t.bytes.size() / size)
+      throw std::invalid_argument("encode_safetensors: tensor " + quote(t.name)
+                                  + " has " + std::to_string(t.bytes.size())
+                                  + " bytes for shape " + shape_text(t.shape)
+                                  + " of " + t.dtype);
+    auto bytes = static_cast<std::uint64_t>(t.bytes.size());
+    header[t.name] = {{"dtype", t.dtype},
                       {"shape", t.shape},
                       {"data_offsets", {at, at + bytes}}};
     at += bytes;
@@ -234,12 +286,7 @@ encode_safetensors(const std::vector<tensor_data>& tensors,
     out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
   out += text;
   for (const auto& t : tensors)
-    for (float x : t.values) {
-      std::uint32_t u;
-      std::memcpy(&u, &x, 4);
-      for (int i = 0; i < 4; ++i)
-        out.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
-    }
+    out += t.bytes;
   return out;
 }
 

@@ -15,6 +15,9 @@
 
 namespace troupe::optim {
 
+class state_writer;
+class state_reader;
+
 /// Settings of a shard's server-side update (Downpour, algorithms.md §1).
 struct shard_store_options {
   optimizer_options optimizer; ///< name: sgd | adagrad | adam | ...
@@ -139,6 +142,17 @@ public:
   workers() const noexcept {
     return workers_;
   }
+
+  /// Writes the parameters, the optimizer's state, the version, the
+  /// staleness statistics and the per-worker records (the de-duplication
+  /// table) as tensors named `prefix` + field, with the range and options.
+  void save(state_writer& w, const std::string& prefix) const;
+
+  /// Reads what save() wrote; throws data_error naming the file and the
+  /// tensor or metadata key if it is missing or does not fit this shard
+  /// (another range, option, optimizer or element type). Nothing changes
+  /// then.
+  void load(const state_reader& r, const std::string& prefix);
 
 private:
   slice range_;

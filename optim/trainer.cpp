@@ -5,6 +5,7 @@
 #include <string>
 
 #include "optim/loss.hpp"
+#include "optim/state_file.hpp"
 
 namespace troupe::optim {
 
@@ -42,7 +43,8 @@ local_trainer::local_trainer(sequential<float>& model, const dataset& data,
                              const optimizer_options& opt, schedule lr,
                              std::uint64_t seed)
     : replica_(model, data, std::move(indices), batch_size, seed),
-      opt_(make_optimizer<float>(opt, model.size())), lr_(std::move(lr)) {}
+      opt_options_(opt), opt_(make_optimizer<float>(opt, model.size())),
+      lr_(std::move(lr)) {}
 
 step_result local_trainer::compute() {
   step_result result;
@@ -65,6 +67,24 @@ step_result local_trainer::step() {
   auto result = compute();
   apply();
   return result;
+}
+
+void local_trainer::save(state_writer& w, const std::string& prefix) const {
+  replica_.save_state(w, prefix + "replica.");
+  opt_->save(w, prefix + "opt.");
+  w.put_u64(prefix + "steps", steps_);
+}
+
+void local_trainer::load(const state_reader& r, const std::string& prefix) {
+  auto steps = r.u64_scalar(prefix + "steps");
+  // The replica changes only once its state has been read whole; a later
+  // failure of the optimizer's would leave it loaded, so the optimizer's
+  // state is checked first on a copy.
+  auto copy = make_optimizer<float>(opt_options_, replica_.size());
+  copy->load(r, prefix + "opt.");
+  replica_.load_state(r, prefix + "replica.");
+  opt_ = std::move(copy);
+  steps_ = static_cast<std::size_t>(steps);
 }
 
 } // namespace troupe::optim

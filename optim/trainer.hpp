@@ -74,8 +74,18 @@ public:
     return lr_;
   }
 
+  /// Writes the replica's state (parameters, minibatch position), the
+  /// optimizer's and the step count as tensors named `prefix` + field (the
+  /// schedule is a function of the step count).
+  void save(state_writer& w, const std::string& prefix) const;
+
+  /// Reads what save() wrote; throws data_error naming the file and the
+  /// tensor if it does not fit this trainer. Nothing changes then.
+  void load(const state_reader& r, const std::string& prefix);
+
 private:
   model_replica replica_;
+  optimizer_options opt_options_;
   std::unique_ptr<optimizer<float>> opt_;
   schedule lr_;
   std::size_t steps_ = 0;
