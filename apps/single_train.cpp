@@ -6,7 +6,9 @@
 #include <numeric>
 
 #include "apps/cluster_train.hpp"
+#include "apps/durable.hpp"
 #include "optim/param_hash.hpp"
+#include "optim/state_file.hpp"
 #include "optim/trainer.hpp"
 
 namespace troupe::apps {
@@ -71,6 +73,64 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
                                   model.params() + model.size());
   std::string error;
   auto t0 = clock_type::now();
+  // Checkpoints: the trainer (parameters, optimizer, data position), the
+  // loop's figures and the evaluation curve; a resumed run continues them.
+  auto plan = checkpoint_flags(o);
+  const std::string state_file = "worker-0.state";
+  if (o.resumed) {
+    const auto& ck = *o.resumed;
+    auto it = ck.files.find(state_file);
+    if (it == ck.files.end())
+      throw optim::data_error(ck.path + ": no " + state_file);
+    optim::state_reader r{it->second, ck.path + "/" + state_file};
+    trainer.load(r, "trainer.");
+    r.f32("good", good.data(), good.size());
+    samples = r.u64_scalar("loop.samples");
+    train_seconds = r.f64_scalar("loop.train_seconds");
+    eval_seconds = r.f64_scalar("loop.eval_seconds");
+    smooth_loss = r.f64_scalar("loop.smooth_loss");
+    last_loss = r.f64_scalar("loop.last_loss");
+    last_eval.accuracy = r.f64_scalar("loop.eval_accuracy");
+    last_eval.loss = r.f64_scalar("loop.eval_loss");
+    auto info = nlohmann::json::parse(ck.info);
+    evaluations = info.at("evaluations");
+    t0 -= std::chrono::duration_cast<clock_type::duration>(
+        std::chrono::duration<double>(info.at("seconds").get<double>()));
+    bar.message("troupe train: resumed from " + ck.path + " at step "
+                + std::to_string(trainer.steps()));
+  }
+  std::uint64_t checkpointed = trainer.steps();
+  auto last_checkpoint = clock_type::now();
+  nlohmann::json checkpoints = nlohmann::json::array();
+  auto write_checkpoint = [&] {
+    auto t_write = clock_type::now();
+    optim::state_writer w;
+    trainer.save(w, "trainer.");
+    w.put("good", good.data(), good.size());
+    w.put_u64("loop.samples", samples);
+    w.put_f64("loop.train_seconds", train_seconds);
+    w.put_f64("loop.eval_seconds", eval_seconds);
+    w.put_f64("loop.smooth_loss", smooth_loss);
+    w.put_f64("loop.last_loss", last_loss);
+    w.put_f64("loop.eval_accuracy", last_eval.accuracy);
+    w.put_f64("loop.eval_loss", last_eval.loss);
+    optim::checkpoint_content c;
+    c.step = trainer.steps();
+    c.job = checkpoint_job(o);
+    c.info = nlohmann::json{{"evaluations", evaluations},
+                            {"seconds", seconds_since(t0)},
+                            {"checkpoint_every", o.checkpoint_every},
+                            {"keep", plan.keep}}
+                 .dump();
+    c.files[state_file] = w.encode();
+    auto path = optim::write_checkpoint(plan.dir, c, plan.keep);
+    checkpointed = trainer.steps();
+    last_checkpoint = clock_type::now();
+    checkpoints.push_back({{"step", c.step},
+                           {"path", path},
+                           {"bytes", c.files[state_file].size()},
+                           {"write_seconds", seconds_since(t_write)}});
+  };
   auto state = [&] {
     progress_state s;
     s.step = trainer.steps();
@@ -135,7 +195,13 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
     } else {
       bar.update(state());
     }
+    if (plan.due(trainer.steps(), checkpointed, seconds_since(last_checkpoint)))
+      write_checkpoint();
   }
+  // The state at the end (stopped, time limit, done) is kept too, unless
+  // training diverged (the last checkpoint is the one to go back to).
+  if (plan.enabled() && error.empty() && trainer.steps() != checkpointed)
+    write_checkpoint();
   if (!evaluated_final) {
     auto t_eval = clock_type::now();
     last_eval = optim::evaluate(model, data.test, o.batch);
@@ -168,6 +234,11 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
   };
   if (!error.empty())
     result["error"] = error;
+  if (plan.enabled())
+    result["checkpoints"] = checkpoints;
+  if (o.resumed)
+    result["resumed_from"]
+        = {{"path", o.resumed->path}, {"step", o.resumed->step}};
   return result;
 }
 

@@ -12,6 +12,7 @@
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
 #include "apps/driver_train.hpp"
+#include "apps/durable.hpp"
 #include "apps/progress.hpp"
 #include "apps/run_report.hpp"
 #include "apps/saved_model.hpp"
@@ -210,7 +211,17 @@ void add_train_options(option_parser& p, train_options& o,
            "and model.safetensors when the run ends")
       .add(o.save, "save",
            "FILE: write the final model there (safetensors; troupe eval and "
-           "troupe predict read it)");
+           "troupe predict read it)")
+      .add(o.checkpoint_dir, "checkpoint-dir",
+           "DIR: write the job's whole state there every --checkpoint-every "
+           "and when it stops (troupe train --resume=DIR continues it)")
+      .add(o.checkpoint_every, "checkpoint-every",
+           "DURATION (30s, 5m, 1h) or a number of STEPS between checkpoints "
+           "(default 60s)")
+      .add(o.keep, "keep", "complete checkpoints kept (default 3)")
+      .add(o.resume, "resume",
+           "DIR: continue the job of DIR's latest complete checkpoint (its "
+           "flags unless given again; flags that change the job are refused)");
   add_link_options(p, o.link);
   o.algorithm->bind(p.options());
   p.group_titles[o.algo]
@@ -253,6 +264,10 @@ void validate(train_options& o) {
                       + " the actor algorithms, not --algo=" + o.algo
                       + " (one worker without actors)");
   };
+  auto plan = checkpoint_flags(o);
+  if (plan.enabled() && actors)
+    throw usage_error("troupe train: --checkpoint-dir: --algo=" + o.algo
+                      + " cannot be checkpointed yet (sgd can)");
   if (!o.report.empty()) {
     if (!actors)
       needs_actors("report", "records");
@@ -316,6 +331,7 @@ void validate(train_options& o) {
 } // namespace
 
 nlohmann::json run_train(train_options o) {
+  apply_resume(o);
   validate(o);
   auto style = parse_progress_style(o.progress);
   auto t_load = clock_type::now();

@@ -14,6 +14,7 @@
 #include "algos/algorithm.hpp"
 #include "apps/cli.hpp"
 #include "apps/link_flags.hpp"
+#include "optim/checkpoint_dir.hpp"
 
 namespace troupe::apps {
 
@@ -38,6 +39,13 @@ struct train_options : algos::job_options {
   std::string report;        ///< directory for curves (CSV, SVG) and result
   std::string save;          ///< file for the final model (safetensors)
   link_flags link;
+  // -- durable jobs (not part of the job's spec) ---------------------------
+  std::string checkpoint_dir;           ///< DIR for checkpoints (empty: none)
+  std::string checkpoint_every = "60s"; ///< DURATION (s, m, h) or STEPS
+  std::uint64_t keep = 3;               ///< complete checkpoints kept
+  std::string resume;                   ///< DIR to resume the job from
+  /// The checkpoint --resume continues (read by apply_resume).
+  std::shared_ptr<const optim::checkpoint> resumed;
   /// Called with the open port before nodes are awaited (troupe launch).
   std::function<void(std::uint16_t)> on_listening;
   /// Ends the run early, as the time limit does (Ctrl-C); may be null.

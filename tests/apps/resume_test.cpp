@@ -1,0 +1,198 @@
+// Checkpoints and --resume of troupe train (issue [11]): a run resumed from
+// any of its checkpoints ends with the uninterrupted run's parameters bit for
+// bit (param_hash), the same examples seen (samples) and the same evaluation
+// curve; a damaged latest checkpoint falls back to the one before; a resume
+// that would change the job is refused naming the flags.
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <catch2/catch.hpp>
+
+#include "capture.hpp"
+#include "optim/atomic_file.hpp"
+#include "optim/checkpoint_dir.hpp"
+
+namespace fs = std::filesystem;
+using troupe::test::run_result;
+
+namespace {
+
+run_result train(std::vector<std::string> args) {
+  return troupe::test::run_train_main(std::move(args));
+}
+
+nlohmann::json last_json(const run_result& r) {
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto pos = r.out.rfind("\n{");
+  return nlohmann::json::parse(
+      r.out.substr(pos == std::string::npos ? 0 : pos));
+}
+
+fs::path root() {
+  static auto d = [] {
+    auto p = fs::path{TROUPE_BINARY_DIR} / "resume_test";
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+/// A directory holding only checkpoint `step` of `from`.
+std::string only(const fs::path& from, std::uint64_t step,
+                 const std::string& name) {
+  auto to = root() / name;
+  fs::remove_all(to);
+  fs::create_directories(to);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step-%012llu",
+                static_cast<unsigned long long>(step));
+  fs::copy(from / buf, to / buf, fs::copy_options::recursive);
+  return to.string();
+}
+
+std::vector<std::string> job(const std::string& seed,
+                             std::initializer_list<std::string> more) {
+  // 3000 examples of batch 64: 47 steps per epoch, 94 in all.
+  std::vector<std::string> args{
+      "--model=mlp",     "--epochs=2", "--train-examples=3000",
+      "--progress=none", "--json",     "--eval-every=0.5",
+      "--seed=" + seed};
+  args.insert(args.end(), more);
+  return args;
+}
+
+} // namespace
+
+TEST_CASE("a resumed sgd run ends bit for bit where the uninterrupted one "
+          "does") {
+  const std::string optimizer = GENERATE("momentum", "adam");
+  const std::string schedule = GENERATE("step", "cosine");
+  std::cout << "seed 5, --optimizer=" << optimizer << " --schedule=" << schedule
+            << std::endl;
+  auto flags = job("5", {"--optimizer=" + optimizer, "--schedule=" + schedule});
+  auto plain = last_json(train(flags));
+  auto dir = root() / ("full-" + optimizer + "-" + schedule);
+  auto with = flags;
+  with.push_back("--checkpoint-dir=" + dir.string());
+  with.push_back("--checkpoint-every=20");
+  with.push_back("--keep=100");
+  auto full = last_json(train(with));
+  // Checkpointing changes nothing computed.
+  CHECK(full["param_hash"] == plain["param_hash"]);
+  CHECK(troupe::optim::checkpoint_steps(dir.string())
+        == std::vector<std::uint64_t>{20, 40, 60, 80, 94});
+  // 47 is an epoch's end; 20 and 60 are mid-epoch; 94 is the end.
+  for (std::uint64_t step : {20, 47, 60, 94}) {
+    INFO("resumed from step " << step);
+    std::string from;
+    if (step == 47) {
+      // A checkpoint exactly at the epoch boundary: the run's own.
+      auto d = root() / ("epoch-" + optimizer + "-" + schedule);
+      fs::remove_all(d);
+      auto at = flags;
+      at.push_back("--checkpoint-dir=" + d.string());
+      at.push_back("--checkpoint-every=47");
+      at.push_back("--keep=100");
+      last_json(train(at));
+      from = only(d, 47, "from");
+    } else {
+      from = only(dir, step, "from");
+    }
+    auto resumed
+        = last_json(train({"--resume=" + from, "--json", "--progress=none"}));
+    CHECK(resumed["resumed_from"]["step"] == step);
+    CHECK(resumed["param_hash"] == plain["param_hash"]);
+    CHECK(resumed["steps"] == plain["steps"]);
+    CHECK(resumed["samples"] == plain["samples"]);
+    CHECK(resumed["test_accuracy"] == plain["test_accuracy"]);
+    REQUIRE(resumed["evaluations"].size() == plain["evaluations"].size());
+    for (std::size_t i = 0; i < plain["evaluations"].size(); ++i) {
+      CHECK(resumed["evaluations"][i]["step"]
+            == plain["evaluations"][i]["step"]);
+      CHECK(resumed["evaluations"][i]["test_loss"]
+            == plain["evaluations"][i]["test_loss"]);
+    }
+  }
+}
+
+TEST_CASE("a damaged latest checkpoint falls back to the one before") {
+  std::cout << "seed 6" << std::endl;
+  auto flags = job("6", {});
+  auto plain = last_json(train(flags));
+  auto dir = root() / "damaged";
+  fs::remove_all(dir);
+  auto with = flags;
+  with.push_back("--checkpoint-dir=" + dir.string());
+  with.push_back("--checkpoint-every=30");
+  last_json(train(with));
+  // 30, 60, 90 and 94 written; keep 3: 60, 90, 94.
+  CHECK(troupe::optim::checkpoint_steps(dir.string())
+        == std::vector<std::uint64_t>{60, 90, 94});
+  auto state = dir / "step-000000000094" / "worker-0.state";
+  auto bytes = troupe::optim::read_whole_file(state.string());
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 4);
+  std::ofstream{state, std::ios::binary | std::ios::trunc} << bytes;
+  fs::remove(dir / "step-000000000090" / "MANIFEST.json"); // killed writer
+  auto r = train({"--resume=" + dir.string(), "--json", "--progress=none"});
+  auto resumed = last_json(r);
+  CHECK(resumed["resumed_from"]["step"] == 60);
+  CHECK(resumed["param_hash"] == plain["param_hash"]);
+  // The resumed run checkpoints into the same directory, as often (every
+  // 30 steps, recorded in the checkpoint) and keeps 3.
+  CHECK(troupe::optim::checkpoint_steps(dir.string())
+        == std::vector<std::uint64_t>{60, 90, 94});
+}
+
+TEST_CASE("a resume that would change the job is refused naming the flags") {
+  std::cout << "seed 7" << std::endl;
+  auto dir = root() / "refusals";
+  fs::remove_all(dir);
+  auto with = job("7", {"--checkpoint-dir=" + dir.string(), "--max-steps=10",
+                        "--checkpoint-every=5"});
+  last_json(train(with));
+  auto resume = "--resume=" + dir.string();
+
+  auto r = train({resume, "--lr=0.5", "--model=lenet"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("is of another job")
+                        && Catch::Contains("--lr=0.5 here, 0.05 in the "
+                                           "checkpoint")
+                        && Catch::Contains("--model=\"lenet\" here"));
+  r = train({resume, "--algo=downpour"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("a job of --algo=sgd, not downpour"));
+  r = train({resume, "--init=x.safetensors"});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("--init and --resume"));
+  r = train({"--resume=" + (root() / "none").string()});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no such directory"));
+  auto empty = root() / "empty";
+  fs::create_directories(empty);
+  r = train({"--resume=" + empty.string()});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("no complete checkpoint"));
+  // Flags that do not change what is computed may change; the same values
+  // may be given again.
+  auto ok = train({resume, "--max-seconds=100", "--lr=0.05", "--model=mlp",
+                   "--json", "--progress=none"});
+  CHECK(last_json(ok)["resumed_from"]["step"] == 10);
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"--checkpoint-every=0", "--checkpoint-dir=x"},
+           {"--checkpoint-every=5q", "--checkpoint-dir=x"},
+           {"--checkpoint-every=-3s", "--checkpoint-dir=x"},
+           {"--checkpoint-every=1e400s", "--checkpoint-dir=x"},
+           {"--keep=0", "--checkpoint-dir=x"},
+           {"--checkpoint-every=10"},
+           {"--keep=2"}}) {
+    auto b = train(bad);
+    INFO(bad.front() << ": " << b.err);
+    CHECK(b.status == 2);
+    CHECK_THAT(b.err, Catch::Contains("--checkpoint-every")
+                          || Catch::Contains("--keep"));
+  }
+}
