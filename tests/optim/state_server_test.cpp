@@ -192,6 +192,14 @@ TEST_CASE("a shard refuses state of another range, option or optimizer") {
   o = shard_opts("adam");
   o.staleness_aware = false;
   fails({4, 11}, o, "'s.staleness_aware'");
+  auto plain = shard_opts("adagrad");
+  shard_store<float> fixed{{4, 11}, init.data(), plain};
+  auto f = round_trip([&](state_writer& w) { fixed.save(w, "s."); });
+  plain.lr = 0.5;
+  CHECK_THROWS_WITH(
+      (shard_store<float>{{4, 11}, init.data(), plain}.load(f, "s.")),
+      Catch::Contains("'s.lr' is '0.050000000000000003' in the "
+                      "file, '0.5' here"));
   shard_store<double> wide{
       {4, 11}, std::vector<double>(20).data(), shard_opts("adam")};
   CHECK_THROWS_WITH(wide.load(r, "s."),

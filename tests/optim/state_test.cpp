@@ -250,8 +250,20 @@ TEST_CASE("replicas continue bit for bit after save_state and load_state") {
   auto other = std::make_unique<synthetic_replica<lsq_problem>>(lsq, iota(96),
                                                                 16, seed + 1);
   CHECK_THROWS_WITH(other->load_state(r, "w."),
-                    Catch::Contains("tensor 'w.params' has 14 values, "
-                                    "expected 8"));
+                    Catch::Contains("test.state: no metadata 'w.problem'"));
+  auto s = round_trip([&](state_writer& w) { other->save_state(w, "w."); });
+  lo.d = 10;
+  auto wide = std::make_shared<const lsq_problem>(make_lsq(lo));
+  CHECK_THROWS_WITH(synthetic_replica<lsq_problem>(wide, iota(96), 16, seed + 1)
+                        .load_state(s, "w."),
+                    Catch::Contains("tensor 'w.params' has 8 values, "
+                                    "expected 10"));
+  go.d = 8;
+  auto logreg = std::make_shared<const logreg_problem>(make_logreg(go));
+  CHECK_THROWS_WITH(
+      synthetic_replica<logreg_problem>(logreg, iota(90), 16, seed + 1)
+          .load_state(s, "w."),
+      Catch::Contains("'w.problem' is 'lsq' in the file, 'logreg' here"));
 }
 
 TEST_CASE("a replica without saved state says it cannot be checkpointed") {
