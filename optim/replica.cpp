@@ -32,6 +32,23 @@ void check_examples(const state_reader& r, const std::string& name,
                               + std::to_string(examples) + " examples");
 }
 
+/// The layers of a model, "dense1 relu1 dense2": state of one model does
+/// not load into another of as many parameters.
+std::string layers_text(const sequential<float>& m) {
+  std::string out;
+  for (const auto& name : m.names())
+    out += (out.empty() ? "" : " ") + name;
+  return out;
+}
+
+/// The problem a synthetic replica trains.
+const char* problem_name(const lsq_problem*) noexcept {
+  return "lsq";
+}
+const char* problem_name(const logreg_problem*) noexcept {
+  return "logreg";
+}
+
 } // namespace
 
 void replica::save_state(state_writer&, const std::string& prefix) const {
@@ -104,12 +121,14 @@ model_replica::add_examples(const std::vector<std::size_t>& indices) {
 
 void model_replica::save_state(state_writer& w,
                                const std::string& prefix) const {
+  w.meta(prefix + "layers", layers_text(*model_));
   w.put(prefix + "params", model_->params(), model_->size());
   batches_.save(w, prefix + "batches.");
 }
 
 void model_replica::load_state(const state_reader& r,
                                const std::string& prefix) {
+  r.expect_meta(prefix + "layers", layers_text(*model_));
   std::vector<float> params(model_->size());
   r.f32(prefix + "params", params.data(), params.size());
   check_examples(r, prefix + "batches.indices", data_->size(), data_->name);
@@ -229,6 +248,7 @@ std::size_t synthetic_replica<Problem>::epoch() const noexcept {
 template <class Problem>
 void synthetic_replica<Problem>::save_state(state_writer& w,
                                             const std::string& prefix) const {
+  w.meta(prefix + "problem", problem_name(problem_.get()));
   w.put(prefix + "params", params_);
   batches_.save(w, prefix + "batches.");
 }
@@ -236,6 +256,7 @@ void synthetic_replica<Problem>::save_state(state_writer& w,
 template <class Problem>
 void synthetic_replica<Problem>::load_state(const state_reader& r,
                                             const std::string& prefix) {
+  r.expect_meta(prefix + "problem", problem_name(problem_.get()));
   std::vector<float> params(params_.size());
   r.f32(prefix + "params", params.data(), params.size());
   check_examples(r, prefix + "batches.indices",

@@ -17,10 +17,11 @@ namespace {
 std::vector<std::pair<std::string, std::string>>
 option_texts(const shard_store_options& o) {
   std::vector<std::pair<std::string, std::string>> out{
-      {"lr", exact_text(o.lr)},
       {"staleness_aware", o.staleness_aware ? "true" : "false"},
       {"histogram_buckets", std::to_string(o.histogram_buckets)},
       {"schedule", o.lr_schedule ? o.lr_schedule->name : "none"}};
+  if (!o.lr_schedule)
+    out.emplace_back("lr", exact_text(o.lr)); // a schedule replaces it
   if (const auto& s = o.lr_schedule) {
     out.emplace_back("schedule.base_lr", exact_text(s->base_lr));
     out.emplace_back("schedule.step_size", std::to_string(s->step_size));

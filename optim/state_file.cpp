@@ -11,11 +11,26 @@ namespace troupe::optim {
 
 namespace {
 
+/// Whether this machine stores integers little-endian (the file's order),
+/// so that blocks are copied as they are.
+bool little_endian() noexcept {
+  std::uint32_t one = 1;
+  unsigned char first;
+  std::memcpy(&first, &one, 1);
+  return first == 1;
+}
+
 /// The little-endian bytes of n values of 4 or 8 bytes each.
 template <class U, class T>
 std::string le_bytes(const T* v, std::size_t n) {
   static_assert(sizeof(U) == sizeof(T));
   std::string out(n * sizeof(T), '\0');
+  if (n == 0)
+    return out;
+  if (little_endian()) {
+    std::memcpy(out.data(), v, n * sizeof(T));
+    return out;
+  }
   auto* p = out.data();
   for (std::size_t i = 0; i < n; ++i) {
     U u;
@@ -30,6 +45,12 @@ std::string le_bytes(const T* v, std::size_t n) {
 template <class U, class T>
 void from_le(const char* p, T* out, std::size_t n) {
   static_assert(sizeof(U) == sizeof(T));
+  if (n == 0)
+    return;
+  if (little_endian()) {
+    std::memcpy(out, p, n * sizeof(T));
+    return;
+  }
   const auto* b = reinterpret_cast<const unsigned char*>(p);
   for (std::size_t i = 0; i < n; ++i, b += sizeof(T)) {
     U u = 0;
