@@ -63,6 +63,10 @@ bool algorithm::lingers() const noexcept {
   return false;
 }
 
+bool algorithm::checkpointable() const noexcept {
+  return false;
+}
+
 bool algorithm::reassigns_steps() const noexcept {
   return true;
 }

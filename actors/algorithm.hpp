@@ -131,6 +131,11 @@ public:
   /// the job ends (their models are the evaluated ones).
   virtual bool lingers() const noexcept;
 
+  /// The job's state can be checkpointed and resumed: its workers'
+  /// policies save and load their state (comm_policy::save) and the
+  /// algorithm's run keeps none of its own. The default: false.
+  virtual bool checkpointable() const noexcept;
+
   /// A lost worker's remaining steps (and examples) go to the survivors
   /// (asynchronous algorithms); false: they are lost (synchronous rounds).
   virtual bool reassigns_steps() const noexcept;

@@ -20,6 +20,7 @@
 #include "optim/range_table.hpp"
 #include "optim/replica.hpp"
 #include "optim/schedule.hpp"
+#include "optim/state_file.hpp"
 
 namespace troupe::actors {
 
@@ -138,6 +139,22 @@ public:
 
   /// Adds the policy's own figures to the worker's report (compression).
   virtual void add_stats(messages::worker_stats&) const {}
+
+  // -- checkpoints (issue [11]) ---------------------------------------------
+
+  /// The worker pauses between two steps for a checkpoint: make sure what
+  /// it sent has been received where it counts (the parameter-server
+  /// policy: every shard answered a flush after its pushes), then call
+  /// `done`. The default calls it at once.
+  virtual void quiesce(worker_context& ctx, std::function<void()> done);
+
+  /// The policy's state between two steps (counters, buffers, residuals),
+  /// names prefixed with `prefix`. The default throws std::logic_error: the
+  /// algorithm cannot be checkpointed.
+  virtual void save(optim::state_writer& w, const std::string& prefix) const;
+
+  /// Reads what save() wrote; throws optim::data_error naming the tensor.
+  virtual void load(const optim::state_reader& r, const std::string& prefix);
 };
 
 /// Settings of the parameter-server policy (Downpour, SSP, sync).

@@ -47,7 +47,8 @@ void start_worker(self_ptr self, std::size_t w, std::uint64_t clock) {
   if (st.started[w] || !st.live[w])
     return;
   st.started[w] = true;
-  if (tracks_clocks(st.config))
+  // A resumed job's shards know the clocks from their checkpoint.
+  if (tracks_clocks(st.config) && !st.config.resume)
     for (auto& s : st.shards)
       self->send(s.handle, track_atom::value, static_cast<worker_id>(w), clock);
   self->send(st.workers[w], start_atom::value, clock);
@@ -110,6 +111,16 @@ void begin(self_ptr self) {
   for (auto& s : st.shards)
     self->monitor(s.handle);
   st.t0 = std::chrono::steady_clock::now();
+  st.checkpoint_time = st.t0;
+  if (st.config.resume) {
+    try {
+      restore_progress(self);
+    } catch (const std::exception& e) {
+      placement_failed(self, "cannot resume from " + st.config.resume->path
+                                 + ": " + e.what());
+      return;
+    }
+  }
   if (st.pending_finish) {
     auto reason = std::move(*st.pending_finish);
     st.pending_finish.reset();
@@ -124,7 +135,8 @@ void begin(self_ptr self) {
     for (auto& w : st.workers)
       self->send(w, peers_atom::value, peers);
   }
-  bool warm = st.config.algorithm->warm_start_steps() > 0;
+  // A checkpoint is only taken once every worker has started.
+  bool warm = st.config.algorithm->warm_start_steps() > 0 && !st.config.resume;
   for (std::size_t w = 0; w < st.workers.size(); ++w)
     if (!warm || w == 0)
       start_worker(self, w, 0);
@@ -225,6 +237,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         }
         st.run->on_steps(self, st.total_steps);
         maybe_evaluate(self);
+        maybe_checkpoint(self);
       },
       [self](leader_atom, std::uint32_t group, std::string& leader,
              std::uint64_t changes) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,26 @@ struct placement_plan {
   std::string name_of(std::int32_t n, const std::string& here) const {
     return n < 0 ? here : node_names.at(static_cast<std::size_t>(n));
   }
+};
+
+/// The job's state at a checkpoint: the roles' files by name
+/// ("shard-0.state", "worker-3.state") and the coordinator's progress.
+struct resume_point {
+  std::string path; ///< where it was read from, for messages
+  std::map<std::string, std::string> files;
+  nlohmann::json progress;
+};
+
+/// When and where checkpoints are written: the coordinator pauses every
+/// worker at its next step boundary, collects the workers' and the shards'
+/// states and hands them to `write` with its progress, then resumes them.
+struct checkpoint_settings {
+  /// Writes one checkpoint and returns where (throws on failure: the job
+  /// goes on and reports it); empty: no checkpoints.
+  std::function<std::string(std::uint64_t steps, const resume_point& state)>
+      write;
+  std::uint64_t every_steps = 0; ///< > 0: every so many steps of the job
+  double every_seconds = 60;     ///< else every so many seconds
 };
 
 /// Everything a job is made of. The coordinator spawns the shards, the
@@ -125,6 +146,10 @@ struct job_config {
   std::chrono::milliseconds monitor_interval{500};
   /// This process's name in the monitor's view (host:pid).
   std::string node_name = "local";
+  /// Checkpoints (issue [11]); no writer: none. See checkpoint_settings.
+  checkpoint_settings checkpoints;
+  /// A checkpoint to continue from; null: a fresh job.
+  std::shared_ptr<const resume_point> resume;
 };
 
 /// A role that stopped before the job ended (its node died or hung).
@@ -197,6 +222,13 @@ struct coordinator_state {
   /// The algorithm's part of the run (its own roles), from
   /// config.algorithm->start().
   std::unique_ptr<algorithm_run> run;
+  /// Checkpoints: one under way, the last one's steps and time, what was
+  /// written (for the report), a finish waiting for the one under way.
+  bool checkpointing = false, stop_checkpointed = false;
+  std::uint64_t checkpoint_steps = 0;
+  std::chrono::steady_clock::time_point checkpoint_time;
+  nlohmann::json checkpoint_log = nlohmann::json::array();
+  std::optional<std::string> finish_after_checkpoint;
 };
 
 /// How the reason a coordinator sends its nodes with stop_atom begins when

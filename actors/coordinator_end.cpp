@@ -134,6 +134,23 @@ void finish(self_ptr self, std::string reason) {
       st.pending_finish = std::move(reason);
     return;
   }
+  // Checkpoints: a finish during one waits for it; a stop before the
+  // steps are done (a signal, the time limit) writes one first, the
+  // workers staying paused.
+  if (st.checkpointing) {
+    if (!st.finish_after_checkpoint)
+      st.finish_after_checkpoint = std::move(reason);
+    return;
+  }
+  if (st.config.checkpoints.write && !st.stop_checkpointed && st.error.empty()
+      && reason != "steps done" && reason != "partially done"
+      && reason != "target accuracy") {
+    st.stop_checkpointed = true;
+    st.finish_after_checkpoint = reason;
+    if (checkpoint(self, [] {}))
+      return;
+    st.finish_after_checkpoint.reset();
+  }
   st.finishing = true;
   st.stop_reason = std::move(reason);
   st.train_end = seconds_since(st.t0);

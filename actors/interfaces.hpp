@@ -37,7 +37,13 @@ using parameter_shard_actor = caf::typed_actor<
     // Stop waiting for worker w.
     caf::reacts_to<messages::untrack_atom, messages::worker_id>,
     // Statistics: versions, staleness, per-worker pushes and rejections.
-    caf::replies_to<messages::stats_atom>::with<messages::shard_stats>>;
+    caf::replies_to<messages::stats_atom>::with<messages::shard_stats>,
+    // A worker's earlier pushes are all received (answered in order after
+    // them, as CAF delivers one sender's messages): the shard's version.
+    caf::replies_to<messages::flush_atom>::with<std::uint64_t>,
+    // The shard's whole state (a checkpoint, optim/state_file.hpp); from
+    // the coordinator's node only.
+    caf::replies_to<messages::save_atom>::with<std::string>>;
 
 /// A worker's core: what every algorithm's worker handles (worker.hpp). The
 /// worker is dynamically typed inside: an algorithm's own messages are
@@ -66,7 +72,13 @@ using worker_actor = caf::typed_actor<
     // coordinator's loss handling): no longer a target nor awaited.
     caf::reacts_to<messages::leave_atom, messages::worker_id>,
     // Self-message: a policy's wait reached its deadline.
-    caf::reacts_to<messages::tick_atom, std::uint64_t>>;
+    caf::reacts_to<messages::tick_atom, std::uint64_t>,
+    // Pause at the next step boundary (its pushes received by the shards)
+    // and answer the worker's whole state (a checkpoint); from the
+    // coordinator's node only.
+    caf::replies_to<messages::pause_atom>::with<std::string>,
+    // Go on after a pause.
+    caf::reacts_to<messages::resume_atom>>;
 
 /// Evaluates the shards' parameters on the test set (evaluator.hpp).
 using evaluator_actor = caf::typed_actor<

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "actors/checkpoint_state.hpp"
+#include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/errors.hpp"
 #include "optim/compress.hpp"
@@ -184,6 +186,9 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
       config.range, config.init->data(), config.store);
   st.rule = optim::make_aggregation_rule(config.aggregation);
   st.config = std::move(config);
+  if (st.config.state)
+    load_shard(st, *st.config.state,
+               "shard " + std::to_string(st.config.index) + "'s checkpoint");
   st.probe = make_probe(self, "shard " + std::to_string(st.config.index),
                         "shard", true);
   st.probe->activity("serving");
@@ -262,6 +267,22 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
         auto scope = on_message(self->state.probe.get(), self, msg_type::stats,
                                 small_message_bytes);
         return make_stats(self->state);
+      },
+      [self](flush_atom) {
+        auto scope = on_message(self->state.probe.get(), self, msg_type::other,
+                                small_message_bytes);
+        return self->state.store->version();
+      },
+      [self](save_atom) -> caf::result<std::string> {
+        auto& st = self->state;
+        if (!detail::from_here(self)
+            && !(st.config.owner && detail::from_node(self, st.config.owner)))
+          return detail::refuse(self,
+                                "shard " + std::to_string(st.config.index),
+                                "save", "the coordinator's node");
+        auto scope = on_message(st.probe.get(), self, msg_type::other,
+                                small_message_bytes);
+        return save_shard(st);
       },
   };
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <caf/node_id.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
@@ -45,6 +46,12 @@ struct parameter_shard_config {
   /// Sync mode: how a round's pushes are combined, by the name of a rule of
   /// optim/aggregate.hpp ("mean": weighted by sample counts).
   std::string aggregation = "mean";
+  /// A checkpoint's state of this shard to start from (save_shard's bytes);
+  /// null: `init`.
+  std::shared_ptr<const std::string> state;
+  /// The node allowed to ask for the shard's state (the coordinator's;
+  /// none: this process only).
+  caf::node_id owner;
 };
 
 /// A fetch waiting for other workers (SSP or sync).

@@ -168,6 +168,54 @@ public:
     out.residual_norm = real{std::sqrt(sq)};
   }
 
+  void quiesce(worker_context& ctx, std::function<void()> done) override {
+    // CAF delivers one sender's messages in order: a flush answered means
+    // every earlier push of this worker was received.
+    auto left = std::make_shared<std::size_t>(shards_.size());
+    auto one = [left, done] {
+      if (--*left == 0)
+        done();
+    };
+    if (shards_.empty()) {
+      done();
+      return;
+    }
+    for (auto& sh : shards_)
+      ctx.self()
+          ->request(sh.handle, ctx.request_timeout(), flush_atom::value)
+          .then([one](std::uint64_t) { one(); },
+                [one](caf::error&) { one(); }); // lost: its save fails
+  }
+
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    w.put(prefix + "versions", versions_);
+    w.put_u64(prefix + "seq", seq_);
+    w.put(prefix + "acc", acc_);
+    w.put_u64(prefix + "acc_samples", acc_samples_);
+    if (local_)
+      local_->save(w, prefix + "local.");
+    for (std::size_t i = 0; i < compressors_.size(); ++i)
+      compressors_[i].save(w, prefix + "compress." + std::to_string(i) + ".");
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    auto versions = r.u64(prefix + "versions");
+    if (versions.size() != versions_.size())
+      throw r.error(prefix + "versions", "not one version per shard");
+    versions_ = versions;
+    seq_ = r.u64_scalar(prefix + "seq");
+    auto acc = r.f32(prefix + "acc");
+    if (acc.size() != acc_.size())
+      throw r.error(prefix + "acc", "not the accumulator's size");
+    acc_ = std::move(acc);
+    acc_samples_
+        = static_cast<std::uint32_t>(r.u64_scalar(prefix + "acc_samples"));
+    if (local_)
+      local_->load(r, prefix + "local.");
+    for (std::size_t i = 0; i < compressors_.size(); ++i)
+      compressors_[i].load(r, prefix + "compress." + std::to_string(i) + ".");
+  }
+
 private:
   std::vector<optim::compressor> compressors_;
 

@@ -263,6 +263,12 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
     out["warning"] = st.warning;
   if (!st.error.empty())
     out["error"] = st.error;
+  if (st.config.checkpoints.write)
+    out["checkpoints"] = st.checkpoint_log;
+  if (st.config.resume)
+    out["resumed_from"]
+        = {{"path", st.config.resume->path},
+           {"steps", st.config.resume->progress.value("total_steps", 0)}};
   return out;
 }
 

@@ -44,6 +44,11 @@ parameter_shard_config shard_config(const job_config& job, std::uint32_t i) {
   sc.mode = job.algorithm->plan(job) == shard_plan::sync ? shard_mode::sync
                                                          : shard_mode::async;
   job.algorithm->configure_shard(job, sc);
+  if (job.resume) {
+    auto it = job.resume->files.find("shard-" + std::to_string(i) + ".state");
+    if (it != job.resume->files.end())
+      sc.state = std::make_shared<const std::string>(it->second);
+  }
   return sc;
 }
 
@@ -60,6 +65,11 @@ worker_config worker_config_of(const job_config& job, messages::worker_id w,
   wc.linger = lingers(job);
   wc.coordinator = std::move(coordinator);
   wc.max_steps = job.steps_per_worker;
+  if (job.resume) {
+    auto it = job.resume->files.find("worker-" + std::to_string(w) + ".state");
+    if (it != job.resume->files.end())
+      wc.state = std::make_shared<const std::string>(it->second);
+  }
   wc.request_timeout = job.request_timeout;
   wc.adopt_data = job.adopt_data;
   wc.divergence_steps = job.divergence_steps;

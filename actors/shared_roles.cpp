@@ -20,8 +20,12 @@ namespace {
 using handles = std::vector<caf::actor>;
 
 caf::actor spawn_shard(role_context& ctx, const std::uint32_t& i) {
-  return ctx.host(caf::actor_cast<caf::actor>(
-      ctx.self()->spawn(parameter_shard, shard_config(ctx.job(), i))));
+  auto sc = shard_config(ctx.job(), i);
+  // The coordinator asks for the shard's state (checkpoints).
+  if (auto sender = ctx.self()->current_sender())
+    sc.owner = sender->node();
+  return ctx.host(
+      caf::actor_cast<caf::actor>(ctx.self()->spawn(parameter_shard, sc)));
 }
 
 caf::actor spawn_worker_role(role_context& ctx, const worker_id& w,

@@ -9,6 +9,7 @@
 #include <caf/scheduled_actor.hpp>
 #include <caf/sec.hpp>
 
+#include "actors/checkpoint_state.hpp"
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/errors.hpp"
@@ -165,7 +166,7 @@ bool worker_state::gradient_finite() const {
 }
 
 void worker_state::step() {
-  if (finished_ || in_step || !started)
+  if (finished_ || in_step || !started || hold_step())
     return;
   in_step = true;
   if (probe_)
@@ -263,6 +264,11 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
   try {
     st.replica_ = st.config.make_replica();
     st.policy = st.config.make_policy(st.replica_->size());
+    if (st.config.state) {
+      load_worker(st, *st.config.state,
+                  "worker " + std::to_string(st.config.id) + "'s checkpoint");
+      st.restored = true;
+    }
   } catch (const std::exception& e) {
     st.fail(std::string{"cannot build the replica: "} + e.what());
   }
@@ -278,8 +284,9 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
         if (st.started || st.finished_)
           return;
         st.started = true;
-        st.start_clock = clock;
-        if (st.config.max_steps == 0) {
+        if (!st.restored)
+          st.start_clock = clock;
+        if (st.counters.steps >= st.config.max_steps) {
           st.end_steps();
           if (st.config.coordinator)
             self->send(st.config.coordinator, done_atom::value, st.stats());
@@ -368,6 +375,30 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
                                 small_message_bytes);
         if (st.policy)
           st.policy->on_peer_gone(st, peer);
+      },
+      [self](pause_atom) -> caf::result<std::string> {
+        auto& st = self->state;
+        const auto& boss = st.config.coordinator;
+        if (!detail::from_here(self)
+            && !(boss && detail::from_node(self, boss.node())))
+          return detail::refuse(self, "worker " + std::to_string(st.config.id),
+                                "pause", "the coordinator's node");
+        auto scope = on_message(st.probe_.get(), self, msg_type::other,
+                                small_message_bytes);
+        return st.request_pause();
+      },
+      [self](resume_atom) {
+        auto& st = self->state;
+        const auto& boss = st.config.coordinator;
+        if (!detail::from_here(self)
+            && !(boss && detail::from_node(self, boss.node()))) {
+          detail::refuse(self, "worker " + std::to_string(st.config.id),
+                         "resume", "the coordinator's node");
+          return;
+        }
+        auto scope = on_message(st.probe_.get(), self, msg_type::other,
+                                small_message_bytes);
+        st.resume();
       },
       [self](tick_atom, std::uint64_t seq) {
         auto& st = self->state;

@@ -5,9 +5,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <caf/behavior.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/result.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "actors/comm_policy.hpp"
@@ -62,6 +65,9 @@ struct worker_config {
   /// Optional: the worker stores its step count here after every step
   /// (monitoring, tests).
   std::shared_ptr<std::atomic<std::uint64_t>> step_counter;
+  /// A checkpoint's state of this worker (actors/checkpoint_state.hpp) to
+  /// start from; null: a fresh worker.
+  std::shared_ptr<const std::string> state;
   /// Optional: a delay added to every step (tests of slow workers).
   std::chrono::microseconds step_delay{0};
   /// Consecutive steps with a non-finite gradient after which the worker
@@ -133,6 +139,24 @@ public:
   std::uint32_t non_finite_run = 0;
   /// Messages that neither the core nor the policy handles.
   std::uint64_t unexpected = 0;
+
+  // -- checkpoints (worker_pause.cpp) ----------------------------------------
+
+  /// pause_atom: pause at the next step boundary, then answer the state.
+  caf::result<std::string> request_pause();
+
+  /// Whether the step about to start must wait (a pause was asked for, or
+  /// the worker is paused); pauses it if asked for.
+  bool hold_step();
+
+  /// resume_atom: go on after a pause.
+  void resume();
+
+  /// A pause asked for and not yet answered.
+  std::optional<caf::response_promise> pause_reply;
+  bool paused = false;
+  /// Started from a checkpoint's state (start_atom keeps its clock).
+  bool restored = false;
 };
 
 /// Spawn with `caf::actor_cast<worker_actor>(sys.spawn(worker, config))`

@@ -7,6 +7,7 @@
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
 #include "apps/driver_train.hpp"
+#include "apps/durable.hpp"
 #include "apps/run_report.hpp"
 #include "apps/saved_model.hpp"
 #include "net/cluster.hpp"
@@ -258,6 +259,7 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   rt.threads = o.threads;
   auto watch = attach_monitoring(o, job, bar);
   job.stop = o.stop;
+  attach_checkpoints(o, job);
   auto final_params = std::make_shared<std::vector<float>>();
   job.final_params = final_params;
   auto result = run_placed(o, std::move(job), prepared.fingerprint, bar, rt);

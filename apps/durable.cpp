@@ -83,6 +83,47 @@ std::string checkpoint_job(const train_options& o) {
   return to_spec(o);
 }
 
+void attach_checkpoints(const train_options& o, actors::job_config& job) {
+  auto plan = checkpoint_flags(o);
+  if (plan.enabled()) {
+    auto spec = checkpoint_job(o);
+    auto every = o.checkpoint_every;
+    job.checkpoints.write = [spec, every, plan](std::uint64_t steps,
+                                                const actors::resume_point& s) {
+      optim::checkpoint_content c;
+      c.step = steps;
+      c.job = spec;
+      c.info = nlohmann::json{{"progress", s.progress},
+                              {"checkpoint_every", every},
+                              {"keep", plan.keep}}
+                   .dump();
+      c.files = s.files;
+      return optim::write_checkpoint(plan.dir, c, plan.keep);
+    };
+    job.checkpoints.every_steps = plan.every_steps;
+    job.checkpoints.every_seconds = plan.every_seconds;
+  }
+  if (o.resumed) {
+    auto r = std::make_shared<actors::resume_point>();
+    r->path = o.resumed->path;
+    r->files = o.resumed->files;
+    auto info = nlohmann::json::parse(o.resumed->info, nullptr, false);
+    if (!info.is_object() || !info.contains("progress"))
+      throw optim::data_error(o.resumed->path
+                              + ": the manifest's info has no progress");
+    r->progress = info["progress"];
+    for (std::uint64_t i = 0; i < job.shards; ++i)
+      if (!r->files.count("shard-" + std::to_string(i) + ".state"))
+        throw optim::data_error(o.resumed->path + ": no shard-"
+                                + std::to_string(i) + ".state");
+    for (std::uint64_t w = 0; w < job.workers; ++w)
+      if (!r->files.count("worker-" + std::to_string(w) + ".state"))
+        throw optim::data_error(o.resumed->path + ": no worker-"
+                                + std::to_string(w) + ".state");
+    job.resume = r;
+  }
+}
+
 void apply_resume(train_options& o) {
   if (o.resume.empty())
     return;

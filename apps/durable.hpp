@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/coordinator.hpp"
 #include "apps/train_command.hpp"
 
 namespace troupe::apps {
@@ -41,5 +42,9 @@ void apply_resume(train_options& o);
 
 /// What a checkpoint records as its job: `o`'s spec (resolved flags).
 std::string checkpoint_job(const train_options& o);
+
+/// An actor job's checkpoint writer (into --checkpoint-dir) and the state
+/// it resumes from (--resume), from `o`.
+void attach_checkpoints(const train_options& o, actors::job_config& job);
 
 } // namespace troupe::apps

@@ -100,4 +100,12 @@ using lbfgs_atom = caf::atom_constant<caf::atom("lbfgs")>;
 /// Asks a node to spawn a shadow syncer (after spawn_atom).
 using shadow_atom = caf::atom_constant<caf::atom("shadow")>;
 
+/// Checkpoints (issue [11]): pause a worker at its next step boundary and
+/// answer its state; resume it; a shard's state; a worker's pushes all
+/// received by a shard (answered in order after them).
+using pause_atom = caf::atom_constant<caf::atom("pause")>;
+using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using save_atom = caf::atom_constant<caf::atom("save")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+
 } // namespace troupe::messages

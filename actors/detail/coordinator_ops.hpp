@@ -58,4 +58,15 @@ void hand_back(coordinator_ptr self, std::size_t w, std::uint64_t steps);
 /// True once no worker is live.
 bool all_workers_done(const coordinator_state& st);
 
+/// Checkpoints (coordinator_checkpoint.cpp): writes one if it is due (after
+/// a step).
+void maybe_checkpoint(coordinator_ptr self);
+
+/// Writes a checkpoint now if one can be taken (every worker started, none
+/// finished or lost), then calls `then`; true if it began.
+bool checkpoint(coordinator_ptr self, std::function<void()> then);
+
+/// A resumed job: the coordinator's progress from config.resume.
+void restore_progress(coordinator_ptr self);
+
 } // namespace troupe::actors::detail

@@ -55,4 +55,8 @@ void downpour::report(const actors::coordinator_state& st,
   out["max_clock_gap"] = max_gap;
 }
 
+bool downpour::checkpointable() const noexcept {
+  return true; // the shared roles' state is all of it
+}
+
 } // namespace troupe::algos

@@ -32,6 +32,7 @@ public:
   std::uint64_t warm_start_steps() const noexcept override;
   /// Under a staleness bound.
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
+  bool checkpointable() const noexcept override;
   const optim::compress_options*
   compression(const actors::job_config& job) const noexcept override;
   /// The staleness bound and the largest clock gap the shards saw.

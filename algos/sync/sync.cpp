@@ -36,4 +36,8 @@ sync::compression(const actors::job_config& job) const noexcept {
   return &job.policy.compress;
 }
 
+bool sync::checkpointable() const noexcept {
+  return true; // the shared roles' state is all of it
+}
+
 } // namespace troupe::algos

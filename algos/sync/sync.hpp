@@ -29,6 +29,7 @@ public:
                         std::vector<actors::shard_ref> shards) const override;
   bool reassigns_steps() const noexcept override;
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
+  bool checkpointable() const noexcept override;
   const optim::compress_options*
   compression(const actors::job_config& job) const noexcept override;
 

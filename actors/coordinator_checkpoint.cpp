@@ -1,0 +1,203 @@
+// The coordinator's side of checkpoints (issue [11]): pause every worker at
+// its next step boundary (each then has its pushes received by the shards),
+// collect the workers' states and then the shards', hand them to the
+// writer with the coordinator's progress, resume the workers. A resumed job
+// starts from such a state (restore_progress, roles.cpp).
+
+#include <algorithm>
+#include <memory>
+
+#include "actors/coordinator.hpp"
+#include "actors/detail/coordinator_ops.hpp"
+#include "actors/detail/log.hpp"
+
+namespace troupe::actors::detail {
+
+using namespace messages;
+
+namespace {
+
+using self_ptr = coordinator_ptr;
+
+nlohmann::json progress_of(const coordinator_state& st) {
+  return {{"total_steps", st.total_steps},
+          {"total_samples", st.total_samples},
+          {"next_eval", st.next_eval},
+          {"smooth_loss", st.smooth_loss},
+          {"last_loss", st.last_loss},
+          {"have_eval", st.have_eval},
+          {"eval_accuracy", st.last_eval.accuracy.value},
+          {"eval_loss", st.last_eval.loss.value},
+          {"evaluations", st.evaluations},
+          {"worker_steps", st.worker_steps},
+          {"quota", st.quota},
+          {"seconds", seconds_since(st.t0)}};
+}
+
+/// What happens once the checkpoint is written or abandoned.
+void done_checkpoint(self_ptr self, const std::function<void()>& then,
+                     bool resume_workers) {
+  auto& st = self->state;
+  st.checkpointing = false;
+  st.checkpoint_steps = st.total_steps;
+  st.checkpoint_time = std::chrono::steady_clock::now();
+  if (st.finish_after_checkpoint) {
+    auto reason = std::move(*st.finish_after_checkpoint);
+    st.finish_after_checkpoint.reset();
+    then();
+    finish(self, std::move(reason));
+    return;
+  }
+  if (resume_workers)
+    for (std::size_t w = 0; w < st.workers.size(); ++w)
+      if (st.live[w] && !st.gone[w])
+        self->send(st.workers[w], resume_atom::value);
+  then();
+}
+
+void write_states(self_ptr self, std::shared_ptr<resume_point> state,
+                  std::function<void()> then) {
+  auto& st = self->state;
+  auto t0 = std::chrono::steady_clock::now();
+  state->progress = progress_of(st);
+  try {
+    auto where = st.config.checkpoints.write(st.total_steps, *state);
+    std::uint64_t bytes = 0;
+    for (auto& [name, b] : state->files)
+      bytes += b.size();
+    st.checkpoint_log.push_back({{"steps", st.total_steps},
+                                 {"path", where},
+                                 {"bytes", bytes},
+                                 {"write_seconds", seconds_since(t0)}});
+    log().info("checkpoint at step {} written to {}", st.total_steps, where);
+  } catch (const std::exception& e) {
+    log().error("checkpoint at step {} not written: {}", st.total_steps,
+                e.what());
+    st.checkpoint_log.push_back(
+        {{"steps", st.total_steps}, {"error", e.what()}});
+  }
+  done_checkpoint(self, then, true);
+}
+
+void save_shards(self_ptr self, std::shared_ptr<resume_point> state,
+                 std::function<void()> then) {
+  auto& st = self->state;
+  auto left = std::make_shared<std::size_t>(st.shards.size());
+  auto failed = std::make_shared<std::string>();
+  if (*left == 0) {
+    write_states(self, state, then);
+    return;
+  }
+  for (std::size_t i = 0; i < st.shards.size(); ++i) {
+    auto settle = [self, state, then, left, failed] {
+      if (--*left > 0)
+        return;
+      if (failed->empty()) {
+        write_states(self, state, then);
+        return;
+      }
+      log().error("checkpoint at step {} abandoned: {}",
+                  self->state.total_steps, *failed);
+      self->state.checkpoint_log.push_back(
+          {{"steps", self->state.total_steps}, {"error", *failed}});
+      done_checkpoint(self, then, true);
+    };
+    self->request(st.shards[i].handle, st.config.request_timeout,
+                  save_atom::value)
+        .then(
+            [state, i, settle](std::string& bytes) {
+              state->files["shard-" + std::to_string(i) + ".state"]
+                  = std::move(bytes);
+              settle();
+            },
+            [self, i, failed, settle](caf::error& err) {
+              *failed = "shard " + std::to_string(i) + ": "
+                        + self->system().render(err);
+              settle();
+            });
+  }
+}
+
+} // namespace
+
+bool checkpoint(self_ptr self, std::function<void()> then) {
+  auto& st = self->state;
+  if (!st.config.checkpoints.write || st.checkpointing || st.result)
+    return false;
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (!st.started[w] || !st.live[w] || st.gone[w])
+      return false; // not started yet, finished or lost: no whole state
+  if (!st.failures.empty())
+    return false;
+  st.checkpointing = true;
+  auto state = std::make_shared<resume_point>();
+  auto left = std::make_shared<std::size_t>(st.workers.size());
+  auto failed = std::make_shared<std::string>();
+  for (std::size_t w = 0; w < st.workers.size(); ++w) {
+    auto settle = [self, state, then, left, failed] {
+      if (--*left > 0)
+        return;
+      if (failed->empty()) {
+        save_shards(self, state, then);
+        return;
+      }
+      log().warn("checkpoint at step {} abandoned: {}", self->state.total_steps,
+                 *failed);
+      done_checkpoint(self, then, true);
+    };
+    self->request(st.workers[w], st.config.request_timeout, pause_atom::value)
+        .then(
+            [state, w, settle](std::string& bytes) {
+              state->files["worker-" + std::to_string(w) + ".state"]
+                  = std::move(bytes);
+              settle();
+            },
+            [self, w, failed, settle](caf::error& err) {
+              *failed = "worker " + std::to_string(w) + ": "
+                        + self->system().render(err);
+              settle();
+            });
+  }
+  return true;
+}
+
+void maybe_checkpoint(self_ptr self) {
+  auto& st = self->state;
+  const auto& c = st.config.checkpoints;
+  if (!c.write || st.checkpointing || st.finishing
+      || st.total_steps == st.checkpoint_steps)
+    return;
+  bool due = c.every_steps > 0
+                 ? st.total_steps / c.every_steps
+                       != st.checkpoint_steps / c.every_steps
+                 : seconds_since(st.checkpoint_time) >= c.every_seconds;
+  if (due)
+    checkpoint(self, [] {});
+}
+
+void restore_progress(self_ptr self) {
+  auto& st = self->state;
+  const auto& p = st.config.resume->progress;
+  st.total_steps = p.at("total_steps").get<std::uint64_t>();
+  st.total_samples = p.at("total_samples").get<std::uint64_t>();
+  st.next_eval = p.at("next_eval").get<std::uint64_t>();
+  st.smooth_loss = p.at("smooth_loss").get<double>();
+  st.last_loss = p.at("last_loss").get<double>();
+  st.have_eval = p.at("have_eval").get<bool>();
+  st.last_eval.accuracy = real{p.at("eval_accuracy").get<double>()};
+  st.last_eval.loss = real{p.at("eval_loss").get<double>()};
+  st.evaluations = p.at("evaluations");
+  auto steps = p.at("worker_steps").get<std::vector<std::uint64_t>>();
+  auto quota = p.at("quota").get<std::vector<std::uint64_t>>();
+  if (steps.size() != st.workers.size() || quota.size() != st.workers.size())
+    throw std::invalid_argument(
+        "the checkpoint is of a job with " + std::to_string(steps.size())
+        + " workers, not " + std::to_string(st.workers.size()));
+  st.worker_steps = steps;
+  st.quota = quota;
+  st.checkpoint_steps = st.total_steps;
+  st.t0 -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(p.at("seconds").get<double>()));
+}
+
+} // namespace troupe::actors::detail

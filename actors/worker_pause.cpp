@@ -1,0 +1,81 @@
+// A worker's pause for a checkpoint: at its next step boundary it asks its
+// policy to quiesce (its pushes received by the shards), answers its state
+// and waits for resume_atom.
+
+#include <stdexcept>
+
+#include "actors/checkpoint_state.hpp"
+#include "actors/detail/log.hpp"
+#include "actors/worker.hpp"
+#include "messages/errors.hpp"
+
+namespace troupe::actors {
+
+using namespace messages;
+
+void comm_policy::quiesce(worker_context&, std::function<void()> done) {
+  done();
+}
+
+void comm_policy::save(optim::state_writer&, const std::string&) const {
+  throw std::logic_error("this algorithm's workers cannot be checkpointed");
+}
+
+void comm_policy::load(const optim::state_reader&, const std::string&) {
+  throw std::logic_error("this algorithm's workers cannot be restored");
+}
+
+caf::result<std::string> worker_state::request_pause() {
+  auto who = "worker " + std::to_string(config.id);
+  if (finished_)
+    return make_error(errc::bad_request, who + ": finished, no pause");
+  if (pause_reply || paused)
+    return make_error(errc::bad_request, who + ": already pausing");
+  auto p = actor->make_response_promise<std::string>();
+  pause_reply = p;
+  // Between two steps (or not started): pause now; the queued step_atom
+  // finds the worker paused. Within a step: at its end.
+  if (!in_step)
+    hold_step();
+  return p;
+}
+
+bool worker_state::hold_step() {
+  if (paused)
+    return true;
+  if (!pause_reply)
+    return false;
+  paused = true;
+  if (probe_)
+    probe_->activity("paused");
+  auto answer = [this] {
+    if (!pause_reply)
+      return;
+    auto p = std::move(*pause_reply);
+    pause_reply.reset();
+    try {
+      p.deliver(save_worker(*this));
+    } catch (const std::exception& e) {
+      p.deliver(
+          make_error(errc::bad_request,
+                     "worker " + std::to_string(config.id) + ": " + e.what()));
+    }
+  };
+  if (policy)
+    policy->quiesce(*this, answer);
+  else
+    answer();
+  return true;
+}
+
+void worker_state::resume() {
+  if (!paused)
+    return;
+  paused = false;
+  if (probe_)
+    probe_->activity("training");
+  if (started && !finished_ && !in_step)
+    actor->send(actor, step_atom::value);
+}
+
+} // namespace troupe::actors
