@@ -226,7 +226,7 @@ struct coordinator_state {
   /// written (for the report), a finish waiting for the one under way.
   bool checkpointing = false, stop_checkpointed = false;
   std::uint64_t checkpoint_steps = 0;
-  std::chrono::steady_clock::time_point checkpoint_time;
+  std::chrono::steady_clock::time_point checkpoint_time, checkpoint_began;
   nlohmann::json checkpoint_log = nlohmann::json::array();
   std::optional<std::string> finish_after_checkpoint;
 };

@@ -65,10 +65,13 @@ void write_states(self_ptr self, std::shared_ptr<resume_point> state,
     std::uint64_t bytes = 0;
     for (auto& [name, b] : state->files)
       bytes += b.size();
-    st.checkpoint_log.push_back({{"steps", st.total_steps},
-                                 {"path", where},
-                                 {"bytes", bytes},
-                                 {"write_seconds", seconds_since(t0)}});
+    st.checkpoint_log.push_back(
+        {{"steps", st.total_steps},
+         {"path", where},
+         {"bytes", bytes},
+         {"write_seconds", seconds_since(t0)},
+         // From the pause request to the write's end: what the workers lost.
+         {"pause_seconds", seconds_since(st.checkpoint_began)}});
     log().info("checkpoint at step {} written to {}", st.total_steps, where);
   } catch (const std::exception& e) {
     log().error("checkpoint at step {} not written: {}", st.total_steps,
@@ -130,6 +133,7 @@ bool checkpoint(self_ptr self, std::function<void()> then) {
   if (!st.failures.empty())
     return false;
   st.checkpointing = true;
+  st.checkpoint_began = std::chrono::steady_clock::now();
   auto state = std::make_shared<resume_point>();
   auto left = std::make_shared<std::size_t>(st.workers.size());
   auto failed = std::make_shared<std::string>();

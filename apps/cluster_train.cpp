@@ -260,6 +260,10 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   auto watch = attach_monitoring(o, job, bar);
   job.stop = o.stop;
   attach_checkpoints(o, job);
+  if (job.resume)
+    bar.message("troupe train: resumed from " + job.resume->path + " at step "
+                + std::to_string(job.resume->progress.value("total_steps",
+                                                            std::uint64_t{0})));
   auto final_params = std::make_shared<std::vector<float>>();
   job.final_params = final_params;
   auto result = run_placed(o, std::move(job), prepared.fingerprint, bar, rt);

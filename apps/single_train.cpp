@@ -126,7 +126,7 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
     auto path = optim::write_checkpoint(plan.dir, c, plan.keep);
     checkpointed = trainer.steps();
     last_checkpoint = clock_type::now();
-    checkpoints.push_back({{"step", c.step},
+    checkpoints.push_back({{"steps", c.step},
                            {"path", path},
                            {"bytes", c.files[state_file].size()},
                            {"write_seconds", seconds_since(t_write)}});
@@ -238,7 +238,7 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
     result["checkpoints"] = checkpoints;
   if (o.resumed)
     result["resumed_from"]
-        = {{"path", o.resumed->path}, {"step", o.resumed->step}};
+        = {{"path", o.resumed->path}, {"steps", o.resumed->step}};
   return result;
 }
 

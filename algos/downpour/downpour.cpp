@@ -56,7 +56,9 @@ void downpour::report(const actors::coordinator_state& st,
 }
 
 bool downpour::checkpointable() const noexcept {
-  return true; // the shared roles' state is all of it
+  // The shared roles' state is all of it. Under a staleness bound a worker
+  // may wait in its fetch for a paused one: no step boundary to pause at.
+  return staleness_bound < 0;
 }
 
 } // namespace troupe::algos

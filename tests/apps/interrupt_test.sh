@@ -5,7 +5,8 @@
 # second signal ends the process at once. Every wait is bounded.
 #   interrupt_test.sh TROUPE JSON_GET SCENARIO
 # Scenarios: actors (downpour, SIGINT), sgd (SIGTERM), listen (a --listen
-# coordinator and its node, SIGINT), twice (a second SIGINT).
+# coordinator and its node, SIGINT), twice (a second SIGINT), resume (a
+# checkpointing sync job killed, resumed, interrupted, resumed: bit for bit).
 # Exit 0 pass, 1 fail.
 set -uo pipefail
 # Job control: background jobs keep SIGINT (without it bash starts them
@@ -140,6 +141,45 @@ twice)
     echo "attempt $attempt: the clean stop ended first (status $status)" >&2
   done
   fail "the second SIGINT never came before the clean stop's end"
+  ;;
+resume)
+  # A sync job checkpointing every 20 steps: SIGKILL mid-run (no clean
+  # stop: the last complete checkpoint counts), resume, SIGINT the resumed
+  # run (it writes a checkpoint as it stops), resume again to the end. The
+  # end is the uninterrupted run's, bit for bit (param_hash).
+  R=(--algo=sync --workers=2 --shards=2 --model=mlp --train-examples=12000
+     --epochs=20 --seed="$SEED" --progress=lines --json)
+  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log &
+  PLAIN=$!
+  PIDS+=("$PLAIN")
+  wait_for "$PLAIN" 240 || fail "the uninterrupted run failed"
+  start k "${R[@]}" --checkpoint-dir=ck --checkpoint-every=20
+  wait_log k.log "checkpoint at step" 120 || fail "no checkpoint written"
+  kill -9 "$PID"
+  wait_for "$PID" 30
+  ls ck | grep -q step- || fail "no checkpoint left after SIGKILL"
+  start r --resume=ck --json --progress=lines
+  training r
+  grep -q "resumed from" r.log || fail "the run did not say it resumed"
+  kill -INT "$PID"
+  wait_for "$PID" 120
+  status=$?
+  [ "$status" = 130 ] || fail "the resumed run exited with $status, not 130"
+  # The workers stay paused after the stop's checkpoint: it holds the
+  # run's last step.
+  last=$(key r.json /steps)
+  [ -n "$(key r.json /checkpoints/0/steps)" ] \
+    || fail "the interrupted run wrote no checkpoint"
+  echo "killed once, stopped (and checkpointed) at step $last" >&2
+  "$TROUPE" train --resume=ck --json --progress=none >e.json 2>e.log \
+    || fail "the final resume failed"
+  [ "$(key e.json /resumed_from/steps)" = "$last" ] \
+    || fail "resumed from $(key e.json /resumed_from/steps), not $last"
+  a=$(key plain.json /param_hash) b=$(key e.json /param_hash)
+  echo "param_hash uninterrupted $a, interrupted twice $b" >&2
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "the parameters differ"
+  [ "$(key plain.json /samples)" = "$(key e.json /samples)" ] \
+    || fail "samples $(key e.json /samples), not $(key plain.json /samples)"
   ;;
 *)
   echo "unknown scenario $SCENARIO" >&2
