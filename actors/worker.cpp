@@ -171,7 +171,9 @@ void worker_state::step() {
   in_step = true;
   if (probe_)
     probe_->activity("waiting");
-  policy->before_compute(*this, [this] {
+  // The rest of the step, once the policy is ready. A pause that arrived
+  // while the policy waited (for a fetch) holds it until the resume.
+  auto compute_and_finish = [this] {
     if (finished_)
       return;
     if (probe_)
@@ -238,6 +240,15 @@ void worker_state::step() {
       else
         actor->send(actor, step_atom::value);
     });
+  };
+  waiting_ready = true;
+  policy->before_compute(*this, [this, compute_and_finish] {
+    waiting_ready = false;
+    if (paused) {
+      deferred = compute_and_finish;
+      return;
+    }
+    compute_and_finish();
   });
 }
 

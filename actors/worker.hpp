@@ -157,6 +157,12 @@ public:
   bool paused = false;
   /// Started from a checkpoint's state (start_atom keeps its clock).
   bool restored = false;
+  /// A step waits for its policy to be ready (a fetch's replies): nothing
+  /// of the step is done yet, so the worker may pause there too (a
+  /// synchronous worker one round ahead waits for the others' pushes).
+  bool waiting_ready = false;
+  /// The rest of a step whose policy became ready while paused.
+  std::function<void()> deferred;
 };
 
 /// Spawn with `caf::actor_cast<worker_actor>(sys.spawn(worker, config))`

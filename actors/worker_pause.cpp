@@ -34,8 +34,11 @@ caf::result<std::string> worker_state::request_pause() {
   auto p = actor->make_response_promise<std::string>();
   pause_reply = p;
   // Between two steps (or not started): pause now; the queued step_atom
-  // finds the worker paused. Within a step: at its end.
-  if (!in_step)
+  // finds the worker paused. Waiting for the policy (a fetch) before the
+  // step's computation: pause now too, the step's rest waits for the
+  // resume (nothing of the step is done: its state is the boundary's; a
+  // replica refetches its parameters after a restore).
+  if (!in_step || waiting_ready)
     hold_step();
   return p;
 }
@@ -74,6 +77,12 @@ void worker_state::resume() {
   paused = false;
   if (probe_)
     probe_->activity("training");
+  if (deferred) {
+    auto rest = std::move(deferred);
+    deferred = nullptr;
+    rest();
+    return;
+  }
   if (started && !finished_ && !in_step)
     actor->send(actor, step_atom::value);
 }

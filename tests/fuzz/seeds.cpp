@@ -25,6 +25,7 @@
 #include "messages/registry.hpp"
 #include "optim/compress.hpp"
 #include "optim/model_file.hpp"
+#include "tests/fuzz/state_seed.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe;
@@ -168,6 +169,8 @@ void file_seeds() {
   info.input_scaling = {0.25f, 2.0f};
   info.metadata["troupe.eval_batch"] = "64";
   put("model", "scaled", optim::encode_model(logreg, info));
+  // A checkpoint's state: a shard store and a batch iterator mid-run.
+  put("state", "shard_and_batches", fuzz::seed_state());
 }
 
 } // namespace

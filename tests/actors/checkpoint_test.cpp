@@ -1,0 +1,166 @@
+// Checkpoints of actor jobs (issue [11]), in one process: the coordinator
+// pauses the workers at step boundaries, collects every role's state, and a
+// job resumed from any of them ends where the uninterrupted job does — bit
+// for bit for sync (the shards sum in worker order), with every worker's
+// steps and samples adding up for downpour (with compressed pushes: the
+// residuals travel too). A stop request writes a checkpoint first.
+
+#include <iostream>
+#include <mutex>
+
+#include <catch2/catch.hpp>
+
+#include "actors/stop_request.hpp"
+#include "algos/registry.hpp"
+#include "harness.hpp"
+#include "optim/param_hash.hpp"
+
+using namespace troupe;
+
+namespace {
+
+std::shared_ptr<const optim::dataset> data(std::uint64_t seed) {
+  optim::logreg_options o;
+  o.m = 480;
+  o.d = 16;
+  o.seed = seed;
+  return std::make_shared<const optim::dataset>(
+      optim::to_dataset(optim::make_logreg(o)));
+}
+
+actors::job_config make_job(const std::string& algo,
+                            std::shared_ptr<const optim::dataset> d,
+                            std::uint32_t workers, std::uint64_t steps,
+                            std::uint64_t seed) {
+  actors::job_config job;
+  job.algorithm = algos::make_algorithm(algo);
+  job.workers = workers;
+  job.shards = 3;
+  auto init = optim::make_model<float>("mlp", d->sample_shape, d->classes);
+  init.init(seed);
+  job.init = std::make_shared<const std::vector<float>>(
+      init.params(), init.params() + init.size());
+  job.make_replica = [=](messages::worker_id w) {
+    std::vector<std::size_t> mine;
+    for (std::size_t i = w; i < d->size(); i += workers)
+      mine.push_back(i);
+    return optim::make_model_replica("mlp", d, mine, 8, seed + w, seed);
+  };
+  job.steps_per_worker = steps;
+  job.server.optimizer.name = "adam";
+  job.server.lr = 0.01;
+  job.final_params = std::make_shared<std::vector<float>>();
+  return job;
+}
+
+/// Checkpoints kept in memory, by the job's steps.
+struct captured {
+  std::mutex m;
+  std::vector<std::pair<std::uint64_t, actors::resume_point>> points;
+};
+
+void capture_into(actors::job_config& job, std::shared_ptr<captured> c,
+                  std::uint64_t every) {
+  job.checkpoints.every_steps = every;
+  job.checkpoints.write
+      = [c](std::uint64_t steps, const actors::resume_point& s) {
+          std::lock_guard<std::mutex> lock{c->m};
+          c->points.emplace_back(steps, s);
+          c->points.back().second.path = "memory@" + std::to_string(steps);
+          return c->points.back().second.path;
+        };
+}
+
+std::string hash(const std::vector<float>& p) {
+  return optim::hash_params(p.data(), p.size());
+}
+
+} // namespace
+
+TEST_CASE("a sync job resumed from any checkpoint ends bit for bit") {
+  const std::uint64_t seed = 11, steps = 30;
+  std::cout << "checkpoint sync: seed " << seed << std::endl;
+  auto d = data(seed);
+  auto plain = make_job("sync", d, 3, steps, seed);
+  auto plain_params = plain.final_params;
+  auto a = test::run_seeded(std::move(plain), seed);
+  REQUIRE_FALSE(a.contains("error"));
+
+  auto with = make_job("sync", d, 3, steps, seed);
+  auto points = std::make_shared<captured>();
+  capture_into(with, points, 10);
+  auto with_params = with.final_params;
+  auto b = test::run_seeded(std::move(with), seed);
+  REQUIRE_FALSE(b.contains("error"));
+  CHECK(hash(*with_params) == hash(*plain_params));
+  REQUIRE(points->points.size() >= 5);
+  CHECK(b["checkpoints"].size() == points->points.size());
+  for (auto& [at, state] : points->points) {
+    INFO("resumed from step " << at);
+    CHECK(state.files.size() == 6); // 3 shards, 3 workers
+    auto job = make_job("sync", d, 3, steps, seed);
+    job.resume = std::make_shared<const actors::resume_point>(state);
+    auto params = job.final_params;
+    auto r = test::run_seeded(std::move(job), seed);
+    INFO(r.dump().substr(0, 400));
+    REQUIRE_FALSE(r.contains("error"));
+    CHECK(r["resumed_from"]["steps"] == at);
+    CHECK(r["steps"] == a["steps"]);
+    CHECK(r["samples"] == a["samples"]);
+    CHECK(hash(*params) == hash(*plain_params));
+  }
+}
+
+TEST_CASE("a downpour job with compressed pushes resumes with every worker's "
+          "steps and samples") {
+  const std::uint64_t seed = 12, steps = 40;
+  std::cout << "checkpoint downpour: seed " << seed << std::endl;
+  auto d = data(seed);
+  auto with = make_job("downpour", d, 3, steps, seed);
+  with.policy.compress.method = optim::codec::topk;
+  with.policy.compress.density_fc = 0.1;
+  auto points = std::make_shared<captured>();
+  capture_into(with, points, 25);
+  auto b = test::run_seeded(std::move(with), seed);
+  REQUIRE_FALSE(b.contains("error"));
+  REQUIRE(points->points.size() >= 2);
+  auto& [at, state] = points->points[points->points.size() / 2];
+  auto job = make_job("downpour", d, 3, steps, seed);
+  job.policy.compress.method = optim::codec::topk;
+  job.policy.compress.density_fc = 0.1;
+  job.resume = std::make_shared<const actors::resume_point>(state);
+  auto r = test::run_seeded(std::move(job), seed);
+  REQUIRE_FALSE(r.contains("error"));
+  CHECK(r["resumed_from"]["steps"] == at);
+  CHECK(r["steps"] == steps * 3);
+  REQUIRE(r["worker_stats"].size() == 3);
+  for (std::size_t w = 0; w < 3; ++w) {
+    CHECK(r["worker_stats"][w]["steps"] == steps);
+    CHECK(r["worker_stats"][w]["samples"] == b["worker_stats"][w]["samples"]);
+  }
+  // The shards' version counts every applied push, before and after.
+  CHECK(r["server_updates"] == b["server_updates"]);
+}
+
+TEST_CASE("a stop request writes a checkpoint before the job ends") {
+  const std::uint64_t seed = 13, steps = 100000;
+  std::cout << "checkpoint stop: seed " << seed << std::endl;
+  auto d = data(seed);
+  auto job = make_job("sync", d, 2, steps, seed);
+  auto points = std::make_shared<captured>();
+  capture_into(job, points, 0);
+  job.checkpoints.every_seconds = 1e6; // only the stop's
+  auto stop = std::make_shared<actors::stop_request>();
+  job.stop = stop;
+  job.on_progress = [stop](const actors::job_progress& p, bool) {
+    if (p.steps == 50)
+      stop->request("test stop");
+  };
+  auto r = test::run_seeded(std::move(job), seed);
+  REQUIRE_FALSE(r.contains("error"));
+  CHECK(r["stop_reason"] == "test stop");
+  REQUIRE(points->points.size() == 1);
+  // The workers stay paused after it: the job's steps are the checkpoint's.
+  CHECK(points->points[0].first == r["steps"].get<std::uint64_t>());
+  CHECK(points->points[0].first >= 50);
+}
