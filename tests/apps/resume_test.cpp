@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -33,11 +34,20 @@ nlohmann::json last_json(const run_result& r) {
 
 fs::path root() {
   static auto d = [] {
-    auto p = fs::path{TROUPE_BINARY_DIR} / "resume_test";
+    auto p = fs::path{TROUPE_BINARY_DIR}
+             / ("resume_test_" + std::to_string(::getpid()));
     fs::remove_all(p);
     fs::create_directories(p);
     return p;
   }();
+  // Checkpoints of mlp runs add up to a few hundred MB: gone at exit.
+  static struct cleanup {
+    fs::path p;
+    ~cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } at_exit{d};
   return d;
 }
 
@@ -235,14 +245,16 @@ TEST_CASE("a resumed sync job ends bit for bit where the uninterrupted one "
 TEST_CASE("a resumed downpour job sees every example once per epoch and "
           "learns as much") {
   std::cout << "seed 9" << std::endl;
+  // Five epochs: on the plateau, where asynchronous runs agree within a
+  // few points (0.77-0.78 in four runs side by side).
   auto flags = job("9", {"--algo=downpour", "--workers=3", "--shards=2",
-                         "--epochs=2", "--threads=2"});
+                         "--epochs=5", "--threads=2"});
   auto plain = last_json(train(flags));
   auto dir = root() / "downpour";
   fs::remove_all(dir);
   auto with = flags;
   with.push_back("--checkpoint-dir=" + dir.string());
-  with.push_back("--checkpoint-every=40");
+  with.push_back("--checkpoint-every=100");
   with.push_back("--keep=100");
   last_json(train(with));
   auto steps = troupe::optim::checkpoint_steps(dir.string());
@@ -261,8 +273,7 @@ TEST_CASE("a resumed downpour job sees every example once per epoch and "
     CHECK(resumed["worker_stats"][w]["samples"]
           == plain["worker_stats"][w]["samples"]);
   }
-  // Asynchronous: not bit for bit, but as good (0.05: two epochs on 3000
-  // examples vary by a few points between runs).
+  // Asynchronous: not bit for bit, but as good.
   CHECK(resumed["test_accuracy"].get<double>()
         == Approx(plain["test_accuracy"].get<double>()).margin(0.05));
 }
