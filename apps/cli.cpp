@@ -203,7 +203,31 @@ bool option_parser::parse(const std::vector<std::string>& cli_args) {
   throw usage_error(command_ + ": " + msg + " (see " + command_ + " --help)");
 }
 
+namespace {
+
+/// `text` wrapped at word boundaries into lines of at most `width`
+/// characters (a longer word stands alone), each but the first prefixed by
+/// `indent`.
+std::string wrapped(const std::string& text, std::size_t width,
+                    const std::string& indent) {
+  std::istringstream words{text};
+  std::string out, line, word;
+  while (words >> word) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n" + indent;
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
+} // namespace
+
 std::string option_parser::help() const {
+  // Fits an 80-column terminal: names in the first 30 columns, the
+  // descriptions wrapped in the other 50.
+  constexpr std::size_t column = 30, width = 80;
   std::ostringstream out;
   out << "usage: " << command_ << " [--name=value ...]\n\noptions:\n";
   // The common options first, then each group under its heading.
@@ -220,16 +244,23 @@ std::string option_parser::help() const {
         continue;
       std::string lhs
           = "  --" + to_std(o.long_name()) + "=<" + to_std(o.type_name()) + ">";
-      out << lhs << std::string(lhs.size() < 34 ? 34 - lhs.size() : 1, ' ')
-          << to_std(o.description()) << '\n';
+      const std::string indent(column, ' ');
+      if (lhs.size() + 1 < column)
+        out << lhs << std::string(column - lhs.size(), ' ');
+      else
+        out << lhs << '\n' << indent;
+      out << wrapped(to_std(o.description()), width - column, indent) << '\n';
     }
   };
   list("global");
   for (const auto& g : groups) {
     auto title = group_titles.find(g);
     out << '\n'
-        << (title != group_titles.end() ? title->second : g + " options")
-        << ":\n";
+        << wrapped(
+               (title != group_titles.end() ? title->second : g + " options")
+                   + ":",
+               width, "")
+        << '\n';
     list(g);
   }
   out << help_footer;

@@ -226,8 +226,8 @@ void add_train_options(option_parser& p, train_options& o,
   o.algorithm->bind(p.options());
   p.group_titles[o.algo]
       = "options of --algo=" + o.algo + " (" + o.algorithm->summary() + ")";
-  p.help_footer = "\nEach algorithm has options of its own: troupe train "
-                  "--algo=NAME --help lists them.\n";
+  p.help_footer
+      = "\nEach algorithm's own options: troupe train --algo=NAME --help\n";
   auto chosen = o.algo;
   p.explain_unknown = [chosen](const std::string& name) -> std::string {
     auto owners = flag_owners();

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "algos/registry.hpp"
 #include "apps/train_command.hpp"
 #include "capture.hpp"
 
@@ -87,6 +88,24 @@ TEST_CASE("--help lists every option") {
        {"--algo", "--model", "--data", "--batch", "--lr", "--seed", "--epochs",
         "--max-seconds", "--target-accuracy", "--config", "--json"})
     CHECK_THAT(r.out, Catch::Contains(name));
+}
+
+TEST_CASE("--help fits an 80-column terminal for every algorithm") {
+  for (const auto& e : troupe::algos::registered_algorithms()) {
+    auto r = run({"--algo=" + e.name, "--help"});
+    CHECK(r.status == 0);
+    std::istringstream lines{r.out};
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      INFO("--algo=" << e.name << ": " << line);
+      CHECK(line.size() <= 80);
+    }
+    CHECK(n > 30);
+    // Wrapped, not cut: the longest descriptions are there whole.
+    CHECK_THAT(r.out, Catch::Contains("continue the job of DIR's latest"));
+  }
 }
 
 TEST_CASE("the same seed gives a bitwise identical run") {
