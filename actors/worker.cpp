@@ -338,11 +338,8 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
       },
       [self](stop_atom) -> caf::result<worker_stats> {
         auto& st = self->state;
-        const auto& boss = st.config.coordinator;
-        if (!detail::from_here(self)
-            && !(boss && detail::from_node(self, boss.node())))
-          return detail::refuse(self, "worker " + std::to_string(st.config.id),
-                                "stop", "the coordinator's node");
+        if (auto refused = refuse_unless_boss(self, "stop"))
+          return *refused;
         auto scope = on_message(st.probe_.get(), self, msg_type::stop,
                                 small_message_bytes);
         st.end_steps();
@@ -387,30 +384,6 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
         if (st.policy)
           st.policy->on_peer_gone(st, peer);
       },
-      [self](pause_atom) -> caf::result<std::string> {
-        auto& st = self->state;
-        const auto& boss = st.config.coordinator;
-        if (!detail::from_here(self)
-            && !(boss && detail::from_node(self, boss.node())))
-          return detail::refuse(self, "worker " + std::to_string(st.config.id),
-                                "pause", "the coordinator's node");
-        auto scope = on_message(st.probe_.get(), self, msg_type::other,
-                                small_message_bytes);
-        return st.request_pause();
-      },
-      [self](resume_atom) {
-        auto& st = self->state;
-        const auto& boss = st.config.coordinator;
-        if (!detail::from_here(self)
-            && !(boss && detail::from_node(self, boss.node()))) {
-          detail::refuse(self, "worker " + std::to_string(st.config.id),
-                         "resume", "the coordinator's node");
-          return;
-        }
-        auto scope = on_message(st.probe_.get(), self, msg_type::other,
-                                small_message_bytes);
-        st.resume();
-      },
       [self](tick_atom, std::uint64_t seq) {
         auto& st = self->state;
         if (st.policy && !st.finished_)
@@ -418,6 +391,7 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
       },
   };
   // The core first: a policy cannot take over the core's messages.
+  core = core.or_else(checkpoint_handlers(self));
   if (!st.policy)
     return core;
   return core.or_else(st.policy->handlers(st));

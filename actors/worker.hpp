@@ -9,6 +9,8 @@
 #include <string>
 
 #include <caf/behavior.hpp>
+#include <caf/error.hpp>
+#include <caf/message_handler.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/result.hpp>
 #include <caf/stateful_actor.hpp>
@@ -164,6 +166,17 @@ public:
   /// The rest of a step whose policy became ready while paused.
   std::function<void()> deferred;
 };
+
+/// The error a worker answers (and logs) to a message of `verb` that comes
+/// neither from this process nor from its coordinator's node; nullopt if
+/// the sender may ask.
+std::optional<caf::error>
+refuse_unless_boss(caf::stateful_actor<worker_state>* self, const char* verb);
+
+/// The worker's checkpoint messages: pause_atom (answered with the state at
+/// the next step boundary) and resume_atom (worker_pause.cpp).
+caf::message_handler
+checkpoint_handlers(caf::stateful_actor<worker_state>* self);
 
 /// Spawn with `caf::actor_cast<worker_actor>(sys.spawn(worker, config))`
 /// (spawn_worker in roles.hpp does); it waits for start_atom.

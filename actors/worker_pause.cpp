@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "actors/checkpoint_state.hpp"
+#include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/worker.hpp"
 #include "messages/errors.hpp"
@@ -23,6 +24,37 @@ void comm_policy::save(optim::state_writer&, const std::string&) const {
 
 void comm_policy::load(const optim::state_reader&, const std::string&) {
   throw std::logic_error("this algorithm's workers cannot be restored");
+}
+
+std::optional<caf::error>
+refuse_unless_boss(caf::stateful_actor<worker_state>* self, const char* verb) {
+  const auto& boss = self->state.config.coordinator;
+  if (detail::from_here(self) || (boss && detail::from_node(self, boss.node())))
+    return std::nullopt;
+  return detail::refuse(self, "worker " + std::to_string(self->state.config.id),
+                        verb, "the coordinator's node");
+}
+
+caf::message_handler
+checkpoint_handlers(caf::stateful_actor<worker_state>* self) {
+  return {
+      [self](pause_atom) -> caf::result<std::string> {
+        if (auto refused = refuse_unless_boss(self, "pause"))
+          return *refused;
+        auto& st = self->state;
+        auto scope = on_message(st.probe_.get(), self, msg_type::other,
+                                small_message_bytes);
+        return st.request_pause();
+      },
+      [self](resume_atom) {
+        if (refuse_unless_boss(self, "resume"))
+          return;
+        auto& st = self->state;
+        auto scope = on_message(st.probe_.get(), self, msg_type::other,
+                                small_message_bytes);
+        st.resume();
+      },
+  };
 }
 
 caf::result<std::string> worker_state::request_pause() {
