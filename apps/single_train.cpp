@@ -99,6 +99,7 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
     bar.message("troupe train: resumed from " + ck.path + " at step "
                 + std::to_string(trainer.steps()));
   }
+  const auto run_start = clock_type::now();
   std::uint64_t checkpointed = trainer.steps();
   auto last_checkpoint = clock_type::now();
   nlohmann::json checkpoints = nlohmann::json::array();
@@ -145,7 +146,9 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
   };
   std::string stop_reason = "steps done";
   while (trainer.steps() < total_steps) {
-    if (o.max_seconds > 0 && seconds_since(t0) >= o.max_seconds) {
+    // This run's time: a resumed run's clock (t0) includes the time before
+    // its checkpoint, --max-seconds does not (as with the actor jobs).
+    if (o.max_seconds > 0 && seconds_since(run_start) >= o.max_seconds) {
       stop_reason = "time limit";
       break;
     }

@@ -288,3 +288,26 @@ TEST_CASE("algorithms that cannot be checkpointed are refused") {
   }
   CHECK(!fs::exists(root() / "no"));
 }
+
+TEST_CASE("--max-seconds of a resumed run counts this run's time") {
+  std::cout << "seed 10" << std::endl;
+  auto dir = root() / "limit";
+  fs::remove_all(dir);
+  last_json(train(job("10", {"--checkpoint-dir=" + dir.string(),
+                             "--max-steps=30", "--checkpoint-every=10"})));
+  // The checkpoint at step 20 says a day went by before it.
+  auto manifest = dir / "step-000000000020" / "MANIFEST.json";
+  auto m = nlohmann::json::parse(
+      troupe::optim::read_whole_file(manifest.string()));
+  auto info = nlohmann::json::parse(m["info"].get<std::string>());
+  info["seconds"] = 86400.0;
+  m["info"] = info.dump();
+  std::ofstream{manifest, std::ios::trunc} << m.dump();
+  fs::remove_all(dir / "step-000000000030");
+  auto r = last_json(train({"--resume=" + dir.string(), "--max-seconds=100",
+                            "--json", "--progress=none"}));
+  CHECK(r["resumed_from"]["steps"] == 20);
+  CHECK(r["steps"] == 30);
+  CHECK(r["stop_reason"] == "steps done");
+  CHECK(r["seconds"].get<double>() > 86400.0);
+}
