@@ -13,15 +13,6 @@
 
 namespace troupe::apps {
 
-namespace {
-
-std::string shape_text(const optim::shape& s) {
-  return "[" + std::to_string(s.c) + ", " + std::to_string(s.h) + ", "
-         + std::to_string(s.w) + "]";
-}
-
-} // namespace
-
 optim::loaded_model load_model_flag(const std::string& command,
                                     const std::string& path) {
   if (path.empty())
@@ -73,9 +64,9 @@ int eval_main(const std::vector<std::string>& args) {
     auto& test = sets.test;
     if (!(test.sample_shape == info.sample_shape))
       throw usage_error("troupe eval: --data=" + data + " has samples of shape "
-                        + shape_text(test.sample_shape) + ", the model "
+                        + optim::to_string(test.sample_shape) + ", the model "
                         + model_path + " takes "
-                        + shape_text(info.sample_shape));
+                        + optim::to_string(info.sample_shape));
     if (test.classes > info.classes)
       throw usage_error("troupe eval: --data=" + data + " has "
                         + std::to_string(test.classes) + " classes, the model "

@@ -10,15 +10,6 @@
 
 namespace troupe::apps {
 
-namespace {
-
-std::string shape_text(const optim::shape& s) {
-  return "[" + std::to_string(s.c) + ", " + std::to_string(s.h) + ", "
-         + std::to_string(s.w) + "]";
-}
-
-} // namespace
-
 void check_model_flags(const train_options& o) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -59,8 +50,9 @@ void apply_init(const train_options& o, const optim::dataset& train,
   if (info.model != o.model)
     refuse("holds a " + info.model + " model, not --model=" + o.model);
   if (!(info.sample_shape == train.sample_shape))
-    refuse("was trained on samples of shape " + shape_text(info.sample_shape)
-           + ", the data's are " + shape_text(train.sample_shape));
+    refuse("was trained on samples of shape "
+           + optim::to_string(info.sample_shape) + ", the data's are "
+           + optim::to_string(train.sample_shape));
   if (info.classes != train.classes)
     refuse("has " + std::to_string(info.classes) + " classes, the data "
            + std::to_string(train.classes));

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <Eigen/Core>
@@ -53,5 +54,11 @@ struct shape {
     return x.c == y.c && x.h == y.h && x.w == y.w;
   }
 };
+
+/// "[c, h, w]", for messages.
+inline std::string to_string(const shape& s) {
+  return "[" + std::to_string(s.c) + ", " + std::to_string(s.h) + ", "
+         + std::to_string(s.w) + "]";
+}
 
 } // namespace troupe::optim
