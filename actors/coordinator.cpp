@@ -261,6 +261,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         if (!was_live)
           return; // counted lost already, or a second report
         st.live[w] = false;
+        detail::checkpoint_worker_gone(self, w, "finished");
         st.worker_reports.push_back(x);
         if (tracks_clocks(st.config))
           for (auto& s : st.shards)

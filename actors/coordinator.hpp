@@ -229,6 +229,9 @@ struct coordinator_state {
   std::chrono::steady_clock::time_point checkpoint_time, checkpoint_began;
   nlohmann::json checkpoint_log = nlohmann::json::array();
   std::optional<std::string> finish_after_checkpoint;
+  /// While a checkpoint waits for worker w's pause: settles it as failed
+  /// (the worker finished or was lost; a remote one would never answer).
+  std::vector<std::function<void(const std::string&)>> pause_waits;
 };
 
 /// How the reason a coordinator sends its nodes with stop_atom begins when

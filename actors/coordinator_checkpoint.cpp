@@ -128,8 +128,12 @@ bool checkpoint(self_ptr self, std::function<void()> then) {
   if (!st.config.checkpoints.write || st.checkpointing || st.result)
     return false;
   for (std::size_t w = 0; w < st.workers.size(); ++w)
-    if (!st.started[w] || !st.live[w] || st.gone[w])
-      return false; // not started yet, finished or lost: no whole state
+    if (!st.started[w] || !st.live[w] || st.gone[w]
+        || st.worker_steps[w] >= st.quota[w])
+      // Not started yet, finished or lost: no whole state. A worker past its
+      // last step may be gone before its exit is seen here (a remote one
+      // would leave the pause unanswered until the request timeout).
+      return false;
   if (!st.failures.empty())
     return false;
   st.checkpointing = true;
@@ -137,29 +141,40 @@ bool checkpoint(self_ptr self, std::function<void()> then) {
   auto state = std::make_shared<resume_point>();
   auto left = std::make_shared<std::size_t>(st.workers.size());
   auto failed = std::make_shared<std::string>();
+  st.pause_waits.assign(st.workers.size(), nullptr);
   for (std::size_t w = 0; w < st.workers.size(); ++w) {
-    auto settle = [self, state, then, left, failed] {
+    // Each worker settles once: by its answer, its error or its end.
+    auto answered = std::make_shared<bool>(false);
+    auto settle = [self, state, then, left, failed,
+                   answered](const std::string& error) {
+      if (*answered)
+        return false;
+      *answered = true;
+      if (!error.empty() && failed->empty())
+        *failed = error;
       if (--*left > 0)
-        return;
+        return true;
+      self->state.pause_waits.clear();
       if (failed->empty()) {
         save_shards(self, state, then);
-        return;
+        return true;
       }
       log().warn("checkpoint at step {} abandoned: {}", self->state.total_steps,
                  *failed);
       done_checkpoint(self, then, true);
+      return true;
     };
+    st.pause_waits[w] = [settle](const std::string& why) { settle(why); };
     self->request(st.workers[w], st.config.request_timeout, pause_atom::value)
         .then(
             [state, w, settle](std::string& bytes) {
-              state->files["worker-" + std::to_string(w) + ".state"]
-                  = std::move(bytes);
-              settle();
+              auto name = "worker-" + std::to_string(w) + ".state";
+              state->files[name] = std::move(bytes);
+              settle({});
             },
-            [self, w, failed, settle](caf::error& err) {
-              *failed = "worker " + std::to_string(w) + ": "
-                        + self->system().render(err);
-              settle();
+            [self, w, settle](caf::error& err) {
+              settle("worker " + std::to_string(w) + ": "
+                     + self->system().render(err));
             });
   }
   return true;
@@ -177,6 +192,16 @@ void maybe_checkpoint(self_ptr self) {
                  : seconds_since(st.checkpoint_time) >= c.every_seconds;
   if (due)
     checkpoint(self, [] {});
+}
+
+void checkpoint_worker_gone(self_ptr self, std::size_t w,
+                            const std::string& why) {
+  auto& waits = self->state.pause_waits;
+  if (w < waits.size() && waits[w]) {
+    auto settle = std::move(waits[w]);
+    waits[w] = nullptr;
+    settle("worker " + std::to_string(w) + " " + why);
+  }
 }
 
 void restore_progress(self_ptr self) {

@@ -96,6 +96,8 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
     st.live[w] = false;
     st.gone[w] = true;
   }
+  for (auto w : ws)
+    checkpoint_worker_gone(self, w, "was lost");
   std::vector<failure_record> lost;
   for (auto w : ws) {
     auto f
@@ -198,6 +200,7 @@ void lose_node(coordinator_ptr self, std::int32_t n, const caf::error& why) {
     }
     for (auto w : ws) {
       st.live[w] = false;
+      checkpoint_worker_gone(self, w, "was lost");
       auto f = record(st, "worker", w, worker_node_name(st, w), why,
                       self->system());
       f.steps_done = st.worker_steps[w];
@@ -252,6 +255,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& msg) {
     if (st.workers[w] && st.workers[w].address() == msg.source) {
       bool was_gone = st.gone[w];
       st.gone[w] = true;
+      checkpoint_worker_gone(self, w, "ended");
       if (st.finishing || was_gone)
         return;
       if (node_level(msg.reason) && plan.worker_at(w) >= 0)

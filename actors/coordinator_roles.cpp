@@ -44,6 +44,15 @@ void placement_failed(coordinator_ptr self, const std::string& what) {
 
 namespace {
 
+/// A resumed job's checkpoint file `name` (sent to the node that hosts the
+/// role), or none.
+const std::string* resumed_state(const job_config& c, const std::string& name) {
+  if (!c.resume)
+    return nullptr;
+  auto it = c.resume->files.find(name);
+  return it == c.resume->files.end() ? nullptr : &it->second;
+}
+
 /// The algorithm's own roles, then the start.
 void provision_run(coordinator_ptr self) {
   self->state.run->provision(self, [self] { begin(self); });
@@ -66,9 +75,15 @@ void provision_workers(coordinator_ptr self) {
     }
     ++*pending;
     auto node = c.placement.nodes.at(static_cast<std::size_t>(n));
-    self->request(
-            node, c.request_timeout, spawn_atom::value, std::string{"worker"},
-            caf::make_message(w, handles, caf::actor_cast<caf::actor>(self)))
+    auto state = resumed_state(c, "worker-" + std::to_string(w) + ".state");
+    auto args = state ? caf::make_message(w, handles,
+                                          caf::actor_cast<caf::actor>(self),
+                                          *state)
+                      : caf::make_message(w, handles,
+                                          caf::actor_cast<caf::actor>(self));
+    self->request(node, c.request_timeout, spawn_atom::value,
+                  std::string{state ? "resumed_worker" : "worker"},
+                  std::move(args))
         .then(
             [self, w, pending](caf::actor& h) {
               self->state.workers[w] = caf::actor_cast<worker_actor>(h);
@@ -128,8 +143,10 @@ void provision(coordinator_ptr self) {
     }
     ++*pending;
     auto node = c.placement.nodes.at(static_cast<std::size_t>(n));
+    auto state = resumed_state(c, "shard-" + std::to_string(i) + ".state");
     self->request(node, c.request_timeout, spawn_atom::value,
-                  std::string{"shard"}, caf::make_message(i))
+                  std::string{state ? "resumed_shard" : "shard"},
+                  state ? caf::make_message(i, *state) : caf::make_message(i))
         .then(
             [self, i, pending](caf::actor& h) {
               self->state.shards[i].handle

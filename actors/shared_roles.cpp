@@ -4,6 +4,8 @@
 // folder (algos::algorithm::add_roles).
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <caf/actor_cast.hpp>
@@ -28,6 +30,18 @@ caf::actor spawn_shard(role_context& ctx, const std::uint32_t& i) {
       caf::actor_cast<caf::actor>(ctx.self()->spawn(parameter_shard, sc)));
 }
 
+/// A shard resumed from a checkpoint: `state` is its file there (the
+/// coordinator reads the checkpoint; a node needs no access to it).
+caf::actor spawn_resumed_shard(role_context& ctx, const std::uint32_t& i,
+                               const std::string& state) {
+  auto sc = shard_config(ctx.job(), i);
+  if (auto sender = ctx.self()->current_sender())
+    sc.owner = sender->node();
+  sc.state = std::make_shared<const std::string>(state);
+  return ctx.host(
+      caf::actor_cast<caf::actor>(ctx.self()->spawn(parameter_shard, sc)));
+}
+
 caf::actor spawn_worker_role(role_context& ctx, const worker_id& w,
                              const handles& shards,
                              const caf::actor& coordinator) {
@@ -38,12 +52,29 @@ caf::actor spawn_worker_role(role_context& ctx, const worker_id& w,
       spawn_worker(ctx.self(), job, std::move(wc))));
 }
 
+/// A worker resumed from its checkpoint file `state`.
+caf::actor spawn_resumed_worker(role_context& ctx, const worker_id& w,
+                                const handles& shards,
+                                const caf::actor& coordinator,
+                                const std::string& state) {
+  const auto& job = ctx.job();
+  auto wc = worker_config_of(job, w, shard_refs(job, shards),
+                             caf::actor_cast<coordinator_actor>(coordinator));
+  wc.state = std::make_shared<const std::string>(state);
+  return ctx.host(caf::actor_cast<caf::actor>(
+      spawn_worker(ctx.self(), job, std::move(wc))));
+}
+
 } // namespace
 
 void register_shared_roles(role_registry& roles) {
   roles.register_role<std::uint32_t>("shard", spawn_shard);
   roles.register_role<worker_id, handles, caf::actor>("worker",
                                                       spawn_worker_role);
+  roles.register_role<std::uint32_t, std::string>("resumed_shard",
+                                                  spawn_resumed_shard);
+  roles.register_role<worker_id, handles, caf::actor, std::string>(
+      "resumed_worker", spawn_resumed_worker);
 }
 
 } // namespace troupe::actors

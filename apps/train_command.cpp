@@ -269,9 +269,6 @@ void validate(train_options& o) {
     throw usage_error("troupe train: --checkpoint-dir: --algo=" + o.algo
                       + " cannot be checkpointed yet (sgd, sync and downpour "
                         "can)");
-  if (plan.enabled() && !o.listen.empty())
-    throw usage_error("troupe train: --checkpoint-dir and --resume: not yet "
-                      "for a job placed on nodes (--listen)");
   if (!o.report.empty()) {
     if (!actors)
       needs_actors("report", "records");

@@ -66,6 +66,11 @@ void maybe_checkpoint(coordinator_ptr self);
 /// finished or lost), then calls `then`; true if it began.
 bool checkpoint(coordinator_ptr self, std::function<void()> then);
 
+/// Worker w finished or was lost: a checkpoint waiting for its pause is
+/// abandoned now rather than at the request timeout.
+void checkpoint_worker_gone(coordinator_ptr self, std::size_t w,
+                            const std::string& why);
+
 /// A resumed job: the coordinator's progress from config.resume.
 void restore_progress(coordinator_ptr self);
 

@@ -6,7 +6,9 @@
 #   interrupt_test.sh TROUPE JSON_GET SCENARIO
 # Scenarios: actors (downpour, SIGINT), sgd (SIGTERM), listen (a --listen
 # coordinator and its node, SIGINT), twice (a second SIGINT), resume (a
-# checkpointing sync job killed, resumed, interrupted, resumed: bit for bit).
+# checkpointing sync job killed, resumed, interrupted, resumed: bit for bit),
+# nodes (the same with the roles on nodes, the coordinator killed, the last
+# resume in one process).
 # Exit 0 pass, 1 fail.
 set -uo pipefail
 # Job control: background jobs keep SIGINT (without it bash starts them
@@ -177,6 +179,76 @@ resume)
     || fail "resumed from $(key e.json /resumed_from/steps), not $last"
   a=$(key plain.json /param_hash) b=$(key e.json /param_hash)
   echo "param_hash uninterrupted $a, interrupted twice $b" >&2
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "the parameters differ"
+  [ "$(key plain.json /samples)" = "$(key e.json /samples)" ] \
+    || fail "samples $(key e.json /samples), not $(key plain.json /samples)"
+  ;;
+nodes)
+  # A sync job whose shards and workers live on two nodes, checkpointing
+  # every 20 steps. The coordinator is SIGKILLed (its nodes exit: it is
+  # lost); a coordinator resumed with two new nodes is interrupted (SIGINT:
+  # a checkpoint as it stops); the last resume runs in one process. The
+  # roles' states go between placements: the end is the uninterrupted
+  # one-process run's, bit for bit.
+  R=(--algo=sync --workers=2 --shards=2 --model=mlp --train-examples=12000
+     --epochs=20 --seed="$SEED" --progress=lines --json)
+  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log &
+  PLAIN=$!
+  PIDS+=("$PLAIN")
+  wait_for "$PLAIN" 240 || fail "the uninterrupted run failed"
+  # coordinator NAME ARGS...: a --listen run with two nodes of one worker and
+  # one shard each (NODES: their pids).
+  coordinator() {
+    local name=$1
+    shift
+    start "$name" "$@" --listen=127.0.0.1:0 --expect=2
+    wait_log "$name.log" "listening on" 60 \
+      || fail "$name does not listen"
+    local port
+    port=$(grep -o 'listening on [^ ,]*' "$name.log" | head -1 | sed 's/.*://')
+    NODES=()
+    for n in 1 2; do
+      "$TROUPE" node --join=127.0.0.1:"$port" --workers=1 --shards=1 \
+        2>"$name-node$n.log" &
+      NODES+=($!)
+      PIDS+=($!)
+    done
+  }
+  coordinator k "${R[@]}" --checkpoint-dir=ck --checkpoint-every=20
+  wait_log k.log "checkpoint at step" 120 || fail "no checkpoint written"
+  kill -9 "$PID"
+  wait_for "$PID" 30
+  for n in "${NODES[@]}"; do
+    wait_for "$n" 60
+    status=$?
+    [ "$status" = 1 ] || fail "a node of the killed coordinator exited $status"
+  done
+  grep -q "lost the coordinator" k-node1.log \
+    || fail "the node did not say it lost the coordinator"
+  ls ck | grep -q step- || fail "no checkpoint left after SIGKILL"
+  coordinator r --resume=ck --json --progress=lines
+  training r
+  grep -q "resumed from" r.log || fail "the run did not say it resumed"
+  kill -INT "$PID"
+  wait_for "$PID" 120
+  status=$?
+  [ "$status" = 130 ] || fail "the resumed run exited with $status, not 130"
+  for n in "${NODES[@]}"; do
+    wait_for "$n" 60 || fail "a node of the interrupted run exited $?"
+  done
+  last=$(key r.json /steps)
+  [ -n "$(key r.json /checkpoints/0/steps)" ] \
+    || fail "the interrupted run wrote no checkpoint"
+  [ "$(key r.json /nodes/1/shards)" = "[1]" ] \
+    || [ "$(key r.json /nodes/0/shards)" = "[1]" ] \
+    || fail "shard 1 was not on a node"
+  echo "coordinator killed, resumed on nodes, stopped at step $last" >&2
+  "$TROUPE" train --resume=ck --json --progress=none >e.json 2>e.log \
+    || fail "the final resume (one process) failed"
+  [ "$(key e.json /resumed_from/steps)" = "$last" ] \
+    || fail "resumed from $(key e.json /resumed_from/steps), not $last"
+  a=$(key plain.json /param_hash) b=$(key e.json /param_hash)
+  echo "param_hash uninterrupted $a, across placements $b" >&2
   [ -n "$a" ] && [ "$a" = "$b" ] || fail "the parameters differ"
   [ "$(key plain.json /samples)" = "$(key e.json /samples)" ] \
     || fail "samples $(key e.json /samples), not $(key plain.json /samples)"
