@@ -89,6 +89,11 @@ public:
   /// ended at its timeout.
   virtual void count_mix() noexcept = 0;
   virtual void count_timeout() noexcept = 0;
+
+  /// Whether the message being handled comes from the job's coordinator
+  /// (its process, or the worker's own): the only one a policy obeys when
+  /// told where its peers or shards are. The default: no one.
+  virtual bool from_coordinator() noexcept { return false; }
 };
 
 /// The swappable communication part of a worker. Both hooks are
@@ -189,9 +194,14 @@ std::unique_ptr<comm_policy> make_ps_policy(std::vector<shard_ref> shards,
 /// each shard's version into `versions`; calls `done` once all answered
 /// (the wait is counted), or fails the worker naming the shard. `dest` and
 /// `versions` must outlive the requests (a policy's own members).
+/// With `on_error`: a failed fetch from shard i calls on_error(i, reason)
+/// instead of failing the worker. With `cancelled`: once *cancelled is
+/// true, replies and errors are ignored (the fetch was started again).
 void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                float* dest, std::vector<std::uint64_t>& versions,
-               std::function<void()> done);
+               std::function<void()> done,
+               std::function<void(std::size_t, std::string)> on_error = {},
+               std::shared_ptr<const bool> cancelled = {});
 
 /// Sends each shard its range of `values` as a push_msg with sequence number
 /// `seq`, the shard's last fetched version and the samples behind it. With

@@ -167,6 +167,15 @@ struct failure_record {
   std::uint64_t steps_unassigned = 0;
 };
 
+/// A shard brought back from the latest checkpoint after its node was lost.
+struct restored_shard {
+  std::uint32_t index = 0;
+  std::string node;                 ///< where it was lost
+  std::uint64_t checkpoint_steps = 0; ///< the job's steps at the checkpoint
+  std::uint64_t steps_at_loss = 0;    ///< the job's steps when it was lost
+  double seconds = 0;               ///< since the job started, at the loss
+};
+
 /// Where every planned step went: steps_planned = steps_done + steps_lost.
 struct step_ledger {
   std::uint64_t planned = 0; ///< workers * steps_per_worker
@@ -232,6 +241,12 @@ struct coordinator_state {
   /// While a checkpoint waits for worker w's pause: settles it as failed
   /// (the worker finished or was lost; a remote one would never answer).
   std::vector<std::function<void(const std::string&)>> pause_waits;
+  /// The shards' files of the latest checkpoint written (or resumed from)
+  /// and its steps: a shard whose node is lost comes back from them.
+  std::vector<std::shared_ptr<const std::string>> shard_states;
+  std::uint64_t shard_states_steps = 0;
+  /// The shards restored so far, for the report.
+  std::vector<restored_shard> restored;
 };
 
 /// How the reason a coordinator sends its nodes with stop_atom begins when

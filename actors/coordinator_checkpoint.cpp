@@ -34,6 +34,20 @@ nlohmann::json progress_of(const coordinator_state& st) {
           {"seconds", seconds_since(st.t0)}};
 }
 
+/// The shards' files of a checkpoint, kept to restore a lost shard from.
+void keep_shard_states(coordinator_state& st, const resume_point& state,
+                       std::uint64_t steps) {
+  std::vector<std::shared_ptr<const std::string>> files(st.shards.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    auto it = state.files.find("shard-" + std::to_string(i) + ".state");
+    if (it == state.files.end())
+      return;
+    files[i] = std::make_shared<const std::string>(it->second);
+  }
+  st.shard_states = std::move(files);
+  st.shard_states_steps = steps;
+}
+
 /// What happens once the checkpoint is written or abandoned.
 void done_checkpoint(self_ptr self, const std::function<void()>& then,
                      bool resume_workers) {
@@ -73,6 +87,7 @@ void write_states(self_ptr self, std::shared_ptr<resume_point> state,
          // From the pause request to the write's end: what the workers lost.
          {"pause_seconds", seconds_since(st.checkpoint_began)}});
     log().info("checkpoint at step {} written to {}", st.total_steps, where);
+    keep_shard_states(st, *state, st.total_steps);
   } catch (const std::exception& e) {
     log().error("checkpoint at step {} not written: {}", st.total_steps,
                 e.what());
@@ -134,8 +149,13 @@ bool checkpoint(self_ptr self, std::function<void()> then) {
       // last step may be gone before its exit is seen here (a remote one
       // would leave the pause unanswered until the request timeout).
       return false;
-  if (!st.failures.empty())
-    return false;
+  // A role lost (a shard restored from a checkpoint is whole again).
+  for (const auto& f : st.failures)
+    if (f.role != "shard")
+      return false;
+  for (bool lost : st.shard_lost)
+    if (lost)
+      return false;
   st.checkpointing = true;
   st.checkpoint_began = std::chrono::steady_clock::now();
   auto state = std::make_shared<resume_point>();
@@ -225,6 +245,7 @@ void restore_progress(self_ptr self) {
   st.worker_steps = steps;
   st.quota = quota;
   st.checkpoint_steps = st.total_steps;
+  keep_shard_states(st, *st.config.resume, st.total_steps);
   st.t0 -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(p.at("seconds").get<double>()));
 }

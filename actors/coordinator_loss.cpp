@@ -191,6 +191,16 @@ void lose_node(coordinator_ptr self, std::int32_t n, const caf::error& why) {
       st.shard_lost[i] = true;
       shards.push_back(i);
     }
+  if (!shards.empty() && shards_restorable(st)) {
+    for (auto i : shards) {
+      auto node = shard_node_name(st, i);
+      keep(st, record(st, "shard", i, node, why, self->system()));
+      restore_shard(self, i, node);
+    }
+    if (!ws.empty())
+      lose_workers(self, ws, why);
+    return;
+  }
   if (!shards.empty()) {
     std::string names;
     for (auto i : shards) {

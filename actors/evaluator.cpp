@@ -1,5 +1,7 @@
 #include "actors/evaluator.hpp"
 
+#include "actors/detail/caller.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -161,6 +163,11 @@ evaluator_actor::behavior_type evaluator(self_ptr self,
         auto& st = self->state;
         if (w < st.config.average.size())
           st.config.average[w] = nullptr;
+      },
+      [self](rebind_atom, std::uint32_t i, parameter_shard_actor& h) {
+        auto& st = self->state;
+        if (detail::from_here(self) && i < st.config.shards.size())
+          st.config.shards[i].handle = std::move(h);
       },
   };
 }

@@ -87,7 +87,10 @@ using evaluator_actor = caf::typed_actor<
     // result is the last good model).
     caf::replies_to<messages::eval_atom, bool>::with<messages::eval_msg>,
     // Averaging the workers: worker w was lost, leave it out from now on.
-    caf::reacts_to<messages::leave_atom, messages::worker_id>>;
+    caf::reacts_to<messages::leave_atom, messages::worker_id>,
+    // Shard i was restored (its node lost): read it from this handle.
+    caf::reacts_to<messages::rebind_atom, std::uint32_t,
+                   parameter_shard_actor>>;
 
 /// Builds a job's actors, drives warm start, evaluation and stopping, and
 /// produces the final result (coordinator.hpp).

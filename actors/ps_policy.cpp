@@ -14,7 +14,9 @@ using namespace messages;
 
 void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                float* dest, std::vector<std::uint64_t>& versions,
-               std::function<void()> done) {
+               std::function<void()> done,
+               std::function<void(std::size_t, std::string)> on_error,
+               std::shared_ptr<const bool> cancelled) {
   auto remaining = std::make_shared<std::size_t>(shards.size());
   auto t0 = std::chrono::steady_clock::now();
   auto* versions_out = &versions;
@@ -29,10 +31,12 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
     ctx.self()
         ->request(shards[i].handle, ctx.request_timeout(), f)
         .then(
-            [&ctx, i, range, dest, versions_out, remaining, done,
-             t0](params_msg& p) {
+            [&ctx, i, range, dest, versions_out, remaining, done, t0,
+             cancelled](params_msg& p) {
               auto scope = on_message(ctx.probe(), ctx.self(), msg_type::params,
                                       wire_size(p));
+              if (cancelled && *cancelled)
+                return;
               if (p.offset != range.offset || p.values.size() != range.size) {
                 ctx.fail("shard " + std::to_string(i)
                          + " answered a fetch with the wrong range");
@@ -49,11 +53,17 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                       .count()));
               done();
             },
-            [&ctx, i](caf::error& err) {
+            [&ctx, i, on_error, cancelled](caf::error& err) {
+              if (cancelled && *cancelled)
+                return;
               if (auto* probe = ctx.probe())
                 probe->error();
-              ctx.fail("fetch from shard " + std::to_string(i)
-                       + " failed: " + ctx.self()->system().render(err));
+              auto why = "fetch from shard " + std::to_string(i)
+                         + " failed: " + ctx.self()->system().render(err);
+              if (on_error)
+                on_error(i, std::move(why));
+              else
+                ctx.fail(std::move(why));
             });
   }
 }
@@ -119,12 +129,36 @@ public:
 
   void before_compute(worker_context& ctx,
                       std::function<void()> ready) override {
-    if (!opts_.sync && ctx.steps() % opts_.n_fetch != 0) {
+    if (!opts_.sync && ctx.steps() % opts_.n_fetch != 0 && !refetch_) {
       ready();
       return;
     }
-    fetch_all(ctx, shards_, ctx.replica().params(), versions_,
-              std::move(ready));
+    refetch_ = false;
+    fetching_ = std::move(ready);
+    fetch(ctx);
+  }
+
+  /// A shard restored from a checkpoint (its node was lost) has a new
+  /// handle: a fetch under way starts again, the next step fetches.
+  caf::message_handler handlers(worker_context& ctx) override {
+    return {[this, &ctx](rebind_atom, std::uint32_t i, caf::actor& h) {
+      auto scope = on_message(ctx.probe(), ctx.self(), msg_type::other,
+                              small_message_bytes);
+      if (!ctx.from_coordinator() || i >= shards_.size() || !h)
+        return;
+      shards_[i].handle = caf::actor_cast<parameter_shard_actor>(h);
+      refetch_ = true;
+      if (fetching_) {
+        refetch_ = false;
+        fetch(ctx);
+      }
+    }};
+  }
+
+  void on_timeout(worker_context& ctx, std::uint64_t seq) override {
+    // The wait for a lost shard's new handle ran out.
+    if (seq == wait_seq_ && !lost_fetch_.empty() && fetching_)
+      ctx.fail(lost_fetch_ + " (and no restored shard within the timeout)");
   }
 
   void after_compute(worker_context& ctx, std::uint32_t samples,
@@ -153,6 +187,33 @@ public:
   }
 
 private:
+  /// Fetches every shard's range, then runs fetching_. A failed fetch (the
+  /// shard's node lost) waits a request timeout for the shard's new handle
+  /// (rebind_atom) before it fails the worker: the coordinator may restore
+  /// the shard from a checkpoint.
+  void fetch(worker_context& ctx) {
+    if (cancel_)
+      *cancel_ = true; // the replies of an earlier attempt are ignored
+    cancel_ = std::make_shared<bool>(false);
+    lost_fetch_.clear();
+    fetch_all(
+        ctx, shards_, ctx.replica().params(), versions_,
+        [this] {
+          auto ready = std::move(fetching_);
+          fetching_ = nullptr;
+          ready();
+        },
+        [this, &ctx](std::size_t, std::string why) {
+          if (opts_.sync || !lost_fetch_.empty())
+            return ctx.fail(std::move(why));
+          *cancel_ = true;
+          lost_fetch_ = std::move(why);
+          wait_seq_ = ~std::uint64_t{0} - ++waits_;
+          ctx.schedule_timeout(wait_seq_);
+        },
+        cancel_);
+  }
+
   void push(worker_context& ctx, const float* grad, std::uint32_t samples) {
     push_all(ctx, shards_, grad, ++seq_, versions_, samples,
              compressors_.empty() ? nullptr : &compressors_);
@@ -166,6 +227,7 @@ public:
       sq += c.residual_norm() * c.residual_norm();
     }
     out.residual_norm = real{std::sqrt(sq)};
+    out.pushes = seq_;
   }
 
   void quiesce(worker_context& ctx, std::function<void()> done) override {
@@ -226,6 +288,13 @@ private:
   std::uint32_t acc_samples_ = 0;
   std::unique_ptr<optim::optimizer<float>> local_;
   std::uint64_t seq_ = 0;
+  // A fetch under way: its continuation, its cancellation flag; a failed
+  // one waiting for a restored shard (its error, its timeout's number).
+  std::function<void()> fetching_;
+  std::shared_ptr<bool> cancel_;
+  bool refetch_ = false;
+  std::string lost_fetch_;
+  std::uint64_t wait_seq_ = 0, waits_ = 0;
 };
 
 } // namespace

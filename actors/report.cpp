@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "actors/coordinator.hpp"
+#include "actors/detail/coordinator_ops.hpp"
 #include "actors/roles.hpp"
 
 namespace troupe::actors {
@@ -143,8 +144,11 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
       hist.resize(s.staleness_histogram.size(), 0);
     for (std::size_t i = 0; i < s.staleness_histogram.size(); ++i)
       hist[i] += s.staleness_histogram[i];
+    std::uint64_t shard_rejected = 0, shard_duplicates = 0;
     for (const auto& w : s.workers) {
       duplicates += w.duplicates;
+      shard_duplicates += w.duplicates;
+      shard_rejected += w.non_finite + w.bad_range;
       if (w.non_finite > 0)
         rejected.push_back({{"worker", w.worker},
                             {"shard", s.shard},
@@ -159,7 +163,9 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
     shards.push_back({{"shard", s.shard},
                       {"offset", s.offset},
                       {"size", s.size},
-                      {"version", s.version}});
+                      {"version", s.version},
+                      {"rejected", shard_rejected},
+                      {"duplicates", shard_duplicates}});
   }
   // Trim the histogram's empty tail.
   while (!hist.empty() && hist.back() == 0)
@@ -259,6 +265,9 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
   algo.report(st, out); // after the compression block, which it may extend
   add_placement(st, out);
   add_ledger(st, out);
+  if (!st.restored.empty())
+    out["restored_shards"]
+        = detail::restored_report(st, st.shard_reports, st.worker_reports);
   if (!st.warning.empty())
     out["warning"] = st.warning;
   if (!st.error.empty())

@@ -109,6 +109,7 @@ public:
   bool finished() const noexcept override;
   void count_mix() noexcept override;
   void count_timeout() noexcept override;
+  bool from_coordinator() noexcept override;
 
   // -- used by the behavior --------------------------------------------------
 

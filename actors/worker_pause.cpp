@@ -35,6 +35,13 @@ refuse_unless_boss(caf::stateful_actor<worker_state>* self, const char* verb) {
                         verb, "the coordinator's node");
 }
 
+bool worker_state::from_coordinator() noexcept {
+  const auto& boss = config.coordinator;
+  return actor
+         && (detail::from_here(actor)
+             || (boss && detail::from_node(actor, boss.node())));
+}
+
 caf::message_handler
 checkpoint_handlers(caf::stateful_actor<worker_state>* self) {
   return {

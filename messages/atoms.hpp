@@ -107,5 +107,8 @@ using pause_atom = caf::atom_constant<caf::atom("pause")>;
 using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using save_atom = caf::atom_constant<caf::atom("save")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
+/// Shard i was restored elsewhere (a lost node's, from its checkpoint):
+/// the coordinator gives the workers and the evaluator its new handle.
+using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
 
 } // namespace troupe::messages

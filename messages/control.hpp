@@ -101,6 +101,8 @@ struct worker_stats {
   /// compression, for fully connected and convolutional layers.
   std::uint64_t dense_fc = 0, packed_fc = 0, dense_conv = 0, packed_conv = 0;
   real residual_norm; ///< the compressors' residual (error feedback) norm
+  /// Parameter-server workers: pushes sent (each to every shard).
+  std::uint64_t pushes = 0;
 };
 
 /// Serializes or prints a worker_stats.
@@ -109,7 +111,8 @@ typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
   return f(caf::meta::type_name("worker_stats"), x.worker, x.steps, x.samples,
            x.messages, x.bytes, x.compute_ns, x.wait_ns, x.error, x.pulls,
            x.pull_distance, x.mixes, x.timeouts, x.weight, x.dense_fc,
-           x.packed_fc, x.dense_conv, x.packed_conv, x.residual_norm);
+           x.packed_fc, x.dense_conv, x.packed_conv, x.residual_norm,
+           x.pushes);
 }
 
 // -- shard_stats --------------------------------------------------------------

@@ -71,6 +71,21 @@ bool checkpoint(coordinator_ptr self, std::function<void()> then);
 void checkpoint_worker_gone(coordinator_ptr self, std::size_t w,
                             const std::string& why);
 
+/// Whether shards lost with their node can come back from the latest
+/// checkpoint (asynchronous shards, one written or resumed from).
+bool shards_restorable(const coordinator_state& st);
+
+/// Shard i's node was lost: spawns it here from the latest checkpoint and
+/// points the workers and the evaluator at it (coordinator_restore.cpp).
+void restore_shard(coordinator_ptr self, std::size_t i,
+                   const std::string& node);
+
+/// The report's "restored_shards": per restored shard, the pushes lost
+/// (the workers' pushes less those the restored shard counted).
+nlohmann::json restored_report(const coordinator_state& st,
+                               const std::vector<messages::shard_stats>& shards,
+                               const std::vector<messages::worker_stats>& ws);
+
 /// A resumed job: the coordinator's progress from config.resume.
 void restore_progress(coordinator_ptr self);
 

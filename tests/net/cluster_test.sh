@@ -4,7 +4,7 @@
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls,
 # tlsguard, token, hostile, guardmem, loris, hosts, netns, monitor, stuck,
-# lsgd, decentral, lbfgs, ledger.
+# lsgd, decentral, lbfgs, ledger, shardrestore.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -339,6 +339,54 @@ decentral)
     awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "$algo: accuracy $acc < 0.75"
     wait_for "$N3" 30 || fail "$algo: surviving node exited with status $?"
   done
+  ;;
+shardrestore)
+  # A checkpointing downpour job whose two shards live on one node: that
+  # node is SIGKILLed after a checkpoint. Both shards come back in the
+  # coordinator's process from the checkpoint, the workers are pointed at
+  # them, and the job finishes every step. The pushes lost (applied by the
+  # dead shards since the checkpoint, or sent to them) are reported, and
+  # every push is accounted for: steps = a shard's applied pushes + lost +
+  # rejected (computed on parameters newer than the checkpoint's) +
+  # duplicates. The accuracy is within 0.5 point of the unkilled run's.
+  R=(--algo=downpour --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
+  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log || fail "unkilled run failed"
+  start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
+    --checkpoint-dir=ck --checkpoint-every=50
+  start_node n1 --workers=2; N1=$NODE
+  start_node n2 --workers=0 --shards=2; N2=$NODE
+  wait_log coord.log "checkpoint at step" 90 || fail "no checkpoint"
+  kill -9 "$N2"
+  wait_for "$COORD" 120 || fail "coordinator exited with status $?"
+  wait_for "$N1" 30 || fail "the workers' node exited with status $?"
+  [ "$(key coord.json /stop_reason)" = "steps done" ] \
+    || fail "stop reason $(key coord.json /stop_reason)"
+  grep -q "restored here from the checkpoint" coord.log \
+    || fail "the coordinator did not say it restored the shards"
+  steps=$(key coord.json /steps)
+  [ "$steps" = "$(key plain.json /steps)" ] || fail "steps $steps"
+  for i in 0 1; do
+    [ "$(key coord.json /restored_shards/$i/shard)" = "$i" ] \
+      || fail "shard $i not reported restored"
+    lost=$(key coord.json /restored_shards/$i/lost_pushes)
+    at=$(key coord.json /restored_shards/$i/steps_at_loss)
+    ck=$(key coord.json /restored_shards/$i/checkpoint_steps)
+    version=$(key coord.json /shard_stats/$i/version)
+    rejected=$(key coord.json /shard_stats/$i/rejected)
+    dup=$(key coord.json /shard_stats/$i/duplicates)
+    echo "shard $i: checkpoint at step $ck, lost at step $at, $lost pushes" \
+      "lost, $version applied of $steps" >&2
+    [ -n "$lost" ] && [ "$lost" -ge $((at - ck)) ] \
+      || fail "shard $i: $lost pushes lost, fewer than the $((at - ck)) steps" \
+              "between the checkpoint and the loss"
+    [ $((version + lost + rejected + dup)) = "$steps" ] \
+      || fail "shard $i: $version applied + $lost lost + $rejected rejected" \
+              "+ $dup duplicates != $steps pushes"
+  done
+  a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)
+  echo "accuracy with the shards' node killed $a, unkilled $b" >&2
+  awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
+    || fail "accuracy $a is not within 0.5 point of $b"
   ;;
 shardkill)
   # The node that holds the only shard dies: the job ends with an error that

@@ -1,0 +1,105 @@
+// A shard whose node was lost comes back from the latest checkpoint (issue
+// [11]): spawned in the coordinator's process from its file there, the
+// workers and the evaluator are given its new handle, and training goes
+// on. The pushes it applied since the checkpoint (and those sent to it
+// while it was gone) are lost, and counted: each worker reports the pushes
+// it sent, the restored shard the pushes it received from each.
+
+#include <map>
+
+#include <caf/actor_cast.hpp>
+
+#include "actors/detail/coordinator_ops.hpp"
+#include "actors/detail/log.hpp"
+#include "actors/roles.hpp"
+
+namespace troupe::actors::detail {
+
+using namespace messages;
+
+bool shards_restorable(const coordinator_state& st) {
+  if (!st.config.checkpoints.write || st.finishing || !st.config.algorithm
+      || st.config.algorithm->plan(st.config) != shard_plan::async
+      || st.shard_states.size() != st.shards.size())
+    return false;
+  for (const auto& s : st.shard_states)
+    if (!s)
+      return false;
+  return true;
+}
+
+void restore_shard(coordinator_ptr self, std::size_t i,
+                   const std::string& node) {
+  auto& st = self->state;
+  auto sc = shard_config(st.config, static_cast<std::uint32_t>(i));
+  sc.state = st.shard_states[i];
+  auto h = self->spawn(parameter_shard, sc);
+  self->monitor(h);
+  st.shards[i].handle = h;
+  st.shard_lost[i] = false;
+  // It lives here now: a later loss of that node is not its loss.
+  auto& where = st.config.placement.shard_node;
+  if (i < where.size())
+    where[i] = -1;
+  restored_shard r;
+  r.index = static_cast<std::uint32_t>(i);
+  r.node = node;
+  r.checkpoint_steps = st.shard_states_steps;
+  r.steps_at_loss = st.total_steps;
+  r.seconds = seconds_since(st.t0);
+  st.restored.push_back(r);
+  auto handle = caf::actor_cast<caf::actor>(h);
+  // A request (a typed actor sends to a dynamically typed one only so); the
+  // answer is empty, a worker that ended meanwhile does not matter.
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (st.workers[w] && !st.gone[w])
+      self->request(caf::actor_cast<caf::actor>(st.workers[w]),
+                    st.config.request_timeout, rebind_atom::value,
+                    static_cast<std::uint32_t>(i), handle)
+          .then([] {}, [](caf::error&) {});
+  if (st.eval)
+    self->send(st.eval, rebind_atom::value, static_cast<std::uint32_t>(i), h);
+  log().warn("shard {} (lost with {}) restored here from the checkpoint at "
+             "step {}; the job is at step {}",
+             i, node, r.checkpoint_steps, r.steps_at_loss);
+}
+
+nlohmann::json restored_report(const coordinator_state& st,
+                               const std::vector<shard_stats>& shards,
+                               const std::vector<worker_stats>& ws) {
+  auto out = nlohmann::json::array();
+  std::map<worker_id, std::uint64_t> sent;
+  for (const auto& w : ws)
+    sent[w.worker] = w.pushes;
+  // The restored shard's counts carry on from the checkpoint's; a worker
+  // that did not report (lost) sent an unknown number of pushes.
+  bool exact = ws.size() == st.workers.size();
+  for (const auto& r : st.restored) {
+    nlohmann::json j{{"shard", r.index},
+                     {"node", r.node},
+                     {"checkpoint_steps", r.checkpoint_steps},
+                     {"steps_at_loss", r.steps_at_loss},
+                     {"seconds", r.seconds}};
+    const shard_stats* s = nullptr;
+    for (const auto& x : shards)
+      if (x.shard == r.index)
+        s = &x;
+    if (s && exact) {
+      std::uint64_t lost = 0;
+      for (const auto& [w, n] : sent) {
+        std::uint64_t got = 0;
+        for (const auto& p : s->workers)
+          if (p.worker == w)
+            got = p.applied + p.duplicates + p.non_finite + p.bad_range;
+        lost += n > got ? n - got : 0;
+      }
+      j["lost_pushes"] = lost;
+    } else {
+      j["lost_pushes"] = nullptr; // not known: a worker did not report
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+} // namespace troupe::actors::detail
