@@ -93,7 +93,9 @@ public:
   /// Whether the message being handled comes from the job's coordinator
   /// (its process, or the worker's own): the only one a policy obeys when
   /// told where its peers or shards are. The default: no one.
-  virtual bool from_coordinator() noexcept { return false; }
+  virtual bool from_coordinator() noexcept {
+    return false;
+  }
 };
 
 /// The swappable communication part of a worker. Both hooks are

@@ -170,10 +170,10 @@ struct failure_record {
 /// A shard brought back from the latest checkpoint after its node was lost.
 struct restored_shard {
   std::uint32_t index = 0;
-  std::string node;                 ///< where it was lost
+  std::string node;                   ///< where it was lost
   std::uint64_t checkpoint_steps = 0; ///< the job's steps at the checkpoint
   std::uint64_t steps_at_loss = 0;    ///< the job's steps when it was lost
-  double seconds = 0;               ///< since the job started, at the loss
+  double seconds = 0;                 ///< since the job started, at the loss
 };
 
 /// Where every planned step went: steps_planned = steps_done + steps_lost.

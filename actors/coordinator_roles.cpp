@@ -76,9 +76,8 @@ void provision_workers(coordinator_ptr self) {
     ++*pending;
     auto node = c.placement.nodes.at(static_cast<std::size_t>(n));
     auto state = resumed_state(c, "worker-" + std::to_string(w) + ".state");
-    auto args = state ? caf::make_message(w, handles,
-                                          caf::actor_cast<caf::actor>(self),
-                                          *state)
+    auto args = state ? caf::make_message(
+                    w, handles, caf::actor_cast<caf::actor>(self), *state)
                       : caf::make_message(w, handles,
                                           caf::actor_cast<caf::actor>(self));
     self->request(node, c.request_timeout, spawn_atom::value,

@@ -1,7 +1,5 @@
 #include "actors/evaluator.hpp"
 
-#include "actors/detail/caller.hpp"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +7,7 @@
 
 #include <caf/actor_cast.hpp>
 
+#include "actors/detail/caller.hpp"
 #include "messages/errors.hpp"
 #include "optim/param_hash.hpp"
 

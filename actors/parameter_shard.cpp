@@ -122,6 +122,12 @@ void on_push(parameter_shard_state& st, push_msg& p) {
   if (st.config.mode == shard_mode::async) {
     auto r = store.push(p.worker, p.seq, p.version, p.offset, p.values.data(),
                         p.values.size());
+    if (r.status == optim::push_status::applied && st.awaiting_first_push) {
+      st.awaiting_first_push = false;
+      detail::log().info("shard {}: first push applied since its start from a "
+                         "checkpoint (version {})",
+                         st.config.index, r.version);
+    }
     if (r.status == optim::push_status::applied && st.probe) {
       static const std::vector<std::uint64_t> bounds{0, 1, 2, 4, 8, 16, 32, 64};
       st.probe->progress();
@@ -186,9 +192,11 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
       config.range, config.init->data(), config.store);
   st.rule = optim::make_aggregation_rule(config.aggregation);
   st.config = std::move(config);
-  if (st.config.state)
+  if (st.config.state) {
     load_shard(st, *st.config.state,
                "shard " + std::to_string(st.config.index) + "'s checkpoint");
+    st.awaiting_first_push = true;
+  }
   st.probe = make_probe(self, "shard " + std::to_string(st.config.index),
                         "shard", true);
   st.probe->activity("serving");

@@ -88,6 +88,9 @@ struct parameter_shard_state {
   std::uint64_t bad_range = 0;
   std::map<messages::worker_id, messages::worker_pushes> rejected;
   probe_ref probe;
+  /// Started from a checkpoint's state, no push applied since: the first
+  /// one is logged (the end of a restore, for bench/shard_recovery).
+  bool awaiting_first_push = false;
 };
 
 /// Spawn with `sys.spawn(parameter_shard, config)`.

@@ -14,6 +14,7 @@ namespace troupe::apps {
 int node_main(const std::vector<std::string>& args) {
   std::string join;
   std::uint64_t workers = 1, shards = 0, threads = 0;
+  double grace = 0;
   link_flags link;
   option_parser p{"troupe node"};
   p.add(join, "join", "HOST:PORT of the coordinator (troupe train --listen)")
@@ -21,7 +22,11 @@ int node_main(const std::vector<std::string>& args) {
       .add(shards, "shards",
            "parameter-shard slots this node offers (default 0: shards stay "
            "with the coordinator)")
-      .add(threads, "threads", "actor scheduler threads (0: one per core)");
+      .add(threads, "threads", "actor scheduler threads (0: one per core)")
+      .add(grace, "coordinator-grace",
+           "seconds to wait, once the coordinator is lost, for one restarted "
+           "at the same address (troupe train --resume) to admit this node "
+           "again (default 0: exit at once)");
   add_link_options(p, link);
   return guarded_main("troupe node", [&] {
     if (!p.parse(args))
@@ -39,6 +44,10 @@ int node_main(const std::vector<std::string>& args) {
     o.workers = static_cast<std::uint32_t>(workers);
     o.shards = static_cast<std::uint32_t>(shards);
     o.join_timeout = link.join_timeout;
+    if (!(grace >= 0 && grace <= 86400))
+      throw usage_error("troupe node: --coordinator-grace must be in [0, "
+                        "86400] seconds");
+    o.coordinator_grace = grace;
     o.link = link_settings(link, "troupe node");
     o.threads = threads;
     if (o.workers == 0 && o.shards == 0)

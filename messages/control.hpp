@@ -111,8 +111,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
   return f(caf::meta::type_name("worker_stats"), x.worker, x.steps, x.samples,
            x.messages, x.bytes, x.compute_ns, x.wait_ns, x.error, x.pulls,
            x.pull_distance, x.mixes, x.timeouts, x.weight, x.dense_fc,
-           x.packed_fc, x.dense_conv, x.packed_conv, x.residual_norm,
-           x.pushes);
+           x.packed_fc, x.dense_conv, x.packed_conv, x.residual_norm, x.pushes);
 }
 
 // -- shard_stats --------------------------------------------------------------

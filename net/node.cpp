@@ -66,27 +66,19 @@ connection connect(caf::actor_system& sys, const node_options& opts) {
 
 } // namespace
 
-node_outcome run_node(const node_options& opts,
-                      actors::node_agent_config agent_config) {
-  validate(opts.link);
-  if (opts.workers == 0 && opts.shards == 0)
-    throw std::invalid_argument("a node needs --workers or --shards above 0");
-  link_config cfg{opts.link, opts.threads};
-  caf::actor_system sys{cfg};
-  auto where = opts.join.host + ":" + std::to_string(opts.join.port);
-  auto conn = connect(sys, opts);
-  if (!conn.refused.empty())
-    return {1, conn.refused};
-  auto& reg = conn.reg;
-  if (!reg)
-    return {1,
-            "cannot reach the coordinator at " + where + " within "
-                + std::to_string(static_cast<int>(opts.join_timeout)) + " s: "
-                + (!conn.tried
-                       ? conn.probe
-                       : sys.render(reg.error())
-                             + (conn.probe.empty() ? ""
-                                                   : " (" + conn.probe + ")"))};
+namespace {
+
+/// One membership: joins the coordinator reached as `reg`, serves its job
+/// and returns when it is over (`lost`: false) or the coordinator is lost.
+struct membership {
+  node_outcome out;
+  bool lost = false;
+};
+
+membership serve(caf::actor_system& sys, const node_options& opts,
+                 const registrar_actor& reg,
+                 actors::node_agent_config agent_config,
+                 const std::string& where) {
   auto reason = std::make_shared<std::string>();
   agent_config.stop_reason = reason;
   agent_config.node_name = process_name();
@@ -106,7 +98,7 @@ node_outcome run_node(const node_options& opts,
   caf::scoped_actor self{sys};
   std::string refused, failure;
   // Setting up may load a data set on both sides: allow for it.
-  self->request(*reg, std::chrono::seconds{180}, join_atom::value, hello,
+  self->request(reg, std::chrono::seconds{180}, join_atom::value, hello,
                 caf::actor_cast<caf::actor>(agent))
       .receive([&](ack_atom) {},
                [&](caf::error& err) {
@@ -121,30 +113,89 @@ node_outcome run_node(const node_options& opts,
                });
   if (!failure.empty() || !refused.empty()) {
     caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
-    return {1, refused.empty()
-                   ? "the join request to " + where
-                         + " failed: " + optim::sanitize(failure)
-                   : "the coordinator at " + where
-                         + " refused this node: " + optim::sanitize(refused)};
+    return {{1, refused.empty()
+                    ? "the join request to " + where
+                          + " failed: " + optim::sanitize(failure)
+                    : "the coordinator at " + where
+                          + " refused this node: " + optim::sanitize(refused)},
+            false};
   }
   actors::detail::log().info("node {} joined the job at {}", hello.node, where);
   self->monitor(agent);
-  self->monitor(*reg);
-  node_outcome out;
+  self->monitor(reg);
+  membership m;
   bool over = false;
   while (!over)
     self->receive([&](caf::down_msg& down) {
       over = true;
       if (down.source == agent.address()) {
-        out = {actors::job_failed(*reason) ? 1 : 0,
-               "the job ended: " + optim::sanitize(*reason, 1000)};
-      } else {
-        caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
-        out = {1, "lost the coordinator at " + where + " ("
-                      + sys.render(down.reason) + ")"};
+        m.out = {actors::job_failed(*reason) ? 1 : 0,
+                 "the job ended: " + optim::sanitize(*reason, 1000)};
+        return;
       }
+      m.lost = true;
+      m.out = {1, "lost the coordinator at " + where + " ("
+                      + sys.render(down.reason) + ")"};
+      // The roles end with the agent; wait (bounded) until they have.
+      caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
+      self->receive(
+          [&](caf::down_msg& d) {
+            if (d.source != agent.address())
+              actors::detail::log().warn("node: an unexpected down message");
+          },
+          caf::after(std::chrono::seconds{10}) >>
+              [&] {
+                actors::detail::log().warn(
+                    "node: the agent did not end within 10 s of the loss");
+              });
     });
-  return out;
+  return m;
+}
+
+} // namespace
+
+node_outcome run_node(const node_options& opts,
+                      actors::node_agent_config agent_config) {
+  validate(opts.link);
+  if (opts.workers == 0 && opts.shards == 0)
+    throw std::invalid_argument("a node needs --workers or --shards above 0");
+  if (!(opts.coordinator_grace >= 0 && opts.coordinator_grace <= 86400))
+    throw std::invalid_argument(
+        "the coordinator grace must be in [0, 86400] s");
+  link_config cfg{opts.link, opts.threads};
+  caf::actor_system sys{cfg};
+  auto where = opts.join.host + ":" + std::to_string(opts.join.port);
+  std::string lost; // the last loss, once the coordinator was lost
+  for (;;) {
+    auto try_opts = opts;
+    if (!lost.empty())
+      try_opts.join_timeout = opts.coordinator_grace;
+    auto conn = connect(sys, try_opts);
+    if (!conn.refused.empty())
+      return {1, conn.refused};
+    auto& reg = conn.reg;
+    if (!reg && !lost.empty())
+      return {1, lost + "; no coordinator came back within the grace period ("
+                     + std::to_string(static_cast<int>(opts.coordinator_grace))
+                     + " s, --coordinator-grace)"};
+    if (!reg)
+      return {1, "cannot reach the coordinator at " + where + " within "
+                     + std::to_string(static_cast<int>(opts.join_timeout))
+                     + " s: "
+                     + (!conn.tried ? conn.probe
+                                    : sys.render(reg.error())
+                                          + (conn.probe.empty()
+                                                 ? ""
+                                                 : " (" + conn.probe + ")"))};
+    auto m = serve(sys, opts, *reg, agent_config, where);
+    if (!m.lost || opts.coordinator_grace <= 0)
+      return m.out;
+    lost = m.out.message;
+    actors::detail::log().warn(
+        "{}; waiting up to {} s for a coordinator at {} to admit this node "
+        "again (--coordinator-grace)",
+        lost, opts.coordinator_grace, where);
+  }
 }
 
 } // namespace troupe::net

@@ -18,6 +18,11 @@ struct node_options {
   std::uint32_t shards = 0;  ///< shard slots offered
   /// Seconds to keep trying to reach the coordinator (it may start later).
   double join_timeout = 60;
+  /// Seconds to wait, once the coordinator is lost, for a coordinator at
+  /// the same address (restarted with --resume) to admit this node again;
+  /// 0: exit at once. The job's roles end with the loss (the restarted
+  /// coordinator places them again from its latest checkpoint).
+  double coordinator_grace = 0;
   link_options link;
   std::size_t threads = 0; ///< scheduler threads (0: one per core)
 };
@@ -29,7 +34,8 @@ struct node_outcome {
 };
 
 /// Joins the coordinator at opts.join, serves the job (building it with
-/// `agent.build`) and returns when it is over or the coordinator is lost.
+/// `agent.build`) and returns when it is over or the coordinator is lost
+/// (with opts.coordinator_grace: not come back within it).
 /// The agent spawns `agent.roles` by name; unset: the shared roles and
 /// every registered algorithm's own (algos::node_roles). Throws
 /// std::invalid_argument for unusable options.

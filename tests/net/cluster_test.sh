@@ -4,7 +4,7 @@
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls,
 # tlsguard, token, hostile, guardmem, loris, hosts, netns, monitor, stuck,
-# lsgd, decentral, lbfgs, ledger, shardrestore.
+# lsgd, decentral, lbfgs, ledger, shardrestore, coordgrace.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -387,6 +387,44 @@ shardrestore)
   echo "accuracy with the shards' node killed $a, unkilled $b" >&2
   awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
     || fail "accuracy $a is not within 0.5 point of $b"
+  ;;
+coordgrace)
+  # The coordinator of a checkpointing sync job is SIGKILLed; its two nodes
+  # (--coordinator-grace) wait for a coordinator restarted at the same
+  # address with --resume, join it, and the job ends where the
+  # uninterrupted one-process run does, bit for bit. Then a node whose
+  # coordinator does not come back exits 1 at the end of its grace period,
+  # saying so.
+  R=(--algo=sync --workers=2 --shards=2 --model=mlp --train-examples=12000
+     --epochs=6 --seed="$SEED" --progress=lines --json)
+  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log || fail "unkilled run failed"
+  start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
+    --checkpoint-dir=ck --checkpoint-every=20
+  start_node n1 --workers=1 --shards=1 --coordinator-grace=60; N1=$NODE
+  start_node n2 --workers=1 --shards=1 --coordinator-grace=60; N2=$NODE
+  wait_log coord.log "checkpoint at step" 90 || fail "no checkpoint"
+  pkill -9 -P "$COORD" 2>/dev/null; kill -9 "$COORD" 2>/dev/null
+  wait_log n1.log "waiting up to 60 s" 30 || fail "node 1 did not wait"
+  start_coordinator coord2 --resume=ck --listen=127.0.0.1:"$PORT" --expect=2 \
+    --json --progress=lines
+  wait_for "$COORD" 180 || fail "the restarted coordinator exited with $?"
+  wait_for "$N1" 30 || fail "node 1 exited with status $?"
+  wait_for "$N2" 30 || fail "node 2 exited with status $?"
+  [ "$(key coord2.json /stop_reason)" = "steps done" ] \
+    || fail "stop reason $(key coord2.json /stop_reason)"
+  [ -n "$(key coord2.json /resumed_from/steps)" ] || fail "not resumed"
+  a=$(key plain.json /param_hash) b=$(key coord2.json /param_hash)
+  echo "param_hash uninterrupted $a, coordinator killed and restarted $b" >&2
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "the parameters differ"
+  # No coordinator comes back: the node gives up after its grace.
+  start_coordinator coord3 "${R[@]}" --epochs=50 --listen=127.0.0.1:0 --expect=1
+  start_node n3 --workers=2 --coordinator-grace=2; N3=$NODE
+  wait_log coord3.log "samples/s" 90 || fail "training did not start (3)"
+  pkill -9 -P "$COORD" 2>/dev/null; kill -9 "$COORD" 2>/dev/null
+  wait_for "$N3" 60; s=$?
+  [ "$s" = 1 ] || fail "the node exited with $s, not 1"
+  grep -q "no coordinator came back within the grace period" n3.log \
+    || fail "the node does not say why it exits"
   ;;
 shardkill)
   # The node that holds the only shard dies: the job ends with an error that
