@@ -203,6 +203,7 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
   INFO(text);
   CHECK_THAT(text, Catch::Contains("no role 'nope' (registered: greeter, "
                                    "lbfgs_shard, lbfgs_worker, "
+                                   "resumed_shard, resumed_worker, "
                                    "shadow_syncer, shard, worker)"));
   // Arguments of the wrong types: the error names the role and both lists.
   auto bad = spawn_role(self, agent, "worker",
@@ -229,7 +230,10 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
 TEST_CASE("an algorithm's own roles come from its folder, not from actors/",
           "[algos][node_agent]") {
   auto shared = shared_roles()->names();
-  CHECK(shared == std::vector<std::string>{"shard", "worker"});
+  // Shards and workers, fresh or from a checkpoint's state.
+  CHECK(shared
+        == std::vector<std::string>{"resumed_shard", "resumed_worker", "shard",
+                                    "worker"});
   auto all = algos::node_roles();
   for (const char* role :
        {"shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker"}) {
