@@ -95,6 +95,7 @@ node_outcome run_node(const node_options& opts,
   // Unless given: the shared roles and every registered algorithm's own.
   if (!agent_config.roles)
     agent_config.roles = algos::node_roles();
+  auto grace = agent_config.stop_grace;
   auto agent = sys.spawn(actors::node_agent, std::move(agent_config));
   hello_msg hello;
   hello.node = process_name();
@@ -131,11 +132,12 @@ node_outcome run_node(const node_options& opts,
   self->monitor(agent);
   self->monitor(*reg);
   node_outcome out;
-  bool over = false;
+  bool over = false, agent_down = false;
   while (!over)
     self->receive([&](caf::down_msg& down) {
       over = true;
       if (down.source == agent.address()) {
+        agent_down = true;
         out = {actors::job_failed(*reason) ? 1 : 0,
                "the job ended: " + optim::sanitize(*reason, 1000)};
       } else {
@@ -144,6 +146,21 @@ node_outcome run_node(const node_options& opts,
                       + sys.render(down.reason) + ")"};
       }
     });
+  // The actor system shuts down once the agent is gone, and the agent ends
+  // after its roles (node_agent.cpp, quit_when_roles_ended), waiting for
+  // them at most its stop grace.
+  auto limit = grace + std::chrono::seconds{5};
+  while (!agent_down)
+    self->receive(
+        [&](caf::down_msg& down) {
+          agent_down = down.source == agent.address();
+        },
+        caf::after(limit) >>
+            [&] {
+              actors::detail::log().error(
+                  "the node agent did not end within {} ms", limit.count());
+              agent_down = true;
+            });
   return out;
 }
 
