@@ -14,6 +14,7 @@
 #include "actors/detail/log.hpp"
 #include "algos/registry.hpp"
 #include "messages/errors.hpp"
+#include "net/detail/shutdown_watchdog.hpp"
 #include "net/registrar.hpp"
 #include "net/tls_probe.hpp"
 #include "optim/quote.hpp"
@@ -23,6 +24,9 @@ namespace troupe::net {
 using namespace messages;
 
 namespace {
+
+/// How long the actor system may take to shut down once the job is over.
+constexpr std::chrono::seconds shutdown_limit{15};
 
 /// The registrar, or why this node cannot reach it.
 struct connection {
@@ -72,6 +76,8 @@ node_outcome run_node(const node_options& opts,
   if (opts.workers == 0 && opts.shards == 0)
     throw std::invalid_argument("a node needs --workers or --shards above 0");
   link_config cfg{opts.link, opts.threads};
+  // Destroyed after the actor system: it bounds the system's shutdown.
+  detail::shutdown_watchdog watchdog{shutdown_limit};
   caf::actor_system sys{cfg};
   auto where = opts.join.host + ":" + std::to_string(opts.join.port);
   auto conn = connect(sys, opts);
@@ -161,6 +167,7 @@ node_outcome run_node(const node_options& opts,
                   "the node agent did not end within {} ms", limit.count());
               agent_down = true;
             });
+  watchdog.arm("the actor system's shutdown", out.message, out.status);
   return out;
 }
 
