@@ -45,10 +45,13 @@ void release(node_agent_state& st, const caf::actor_addr& addr) {
 
 /// Quits once every hosted role has ended. The agent outlives its roles: the
 /// process tears its actor system down when the agent is gone, and CAF 0.17
-/// counts a role as gone before it has sent its down messages; a down
-/// message that reaches the middleman's BASP broker after the broker stopped
-/// stays in its mailbox holding the role, and a detached role's thread then
-/// waits forever at shutdown for that last reference.
+/// counts a role as gone before it has sent its down messages. The one to
+/// the middleman's BASP broker (the coordinator monitors the role) then
+/// raced the broker's stop: left in the stopped broker's mailbox, which is
+/// never emptied, it held the role, and a detached role's thread waited
+/// forever at shutdown for that last reference. CAF sends a role's down
+/// messages newest monitor first, so the broker has its own before the agent
+/// sees the role's, while the broker still runs.
 void quit_when_roles_ended(
     node_actor::stateful_pointer<node_agent_state> self) {
   auto& st = self->state;

@@ -65,9 +65,10 @@ struct node_agent_state {
 /// The actor a node offers to a coordinator: it builds the job once, spawns
 /// by name the roles placed on this node (the built-in ones configured the
 /// same way as in one process: roles.hpp; any registered one: role
-/// registry.hpp), and stops them when the job ends. Every request from an actor
-/// not on `config.coordinator` is refused with messages::errc::not_allowed
-/// (docs/deployment.md, "Who may call what").
+/// registry.hpp), and stops them when the job ends (or one of them fails),
+/// ending itself only after them (at most `config.stop_grace` later). Every
+/// request from an actor not on `config.coordinator` is refused with
+/// messages::errc::not_allowed (docs/deployment.md, "Who may call what").
 node_actor::behavior_type
 node_agent(node_actor::stateful_pointer<node_agent_state> self,
            node_agent_config config);
