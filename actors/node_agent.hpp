@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,13 +43,21 @@ struct node_agent_config {
   /// binary with roles of its own registers them next to those and sets
   /// them here before joining.
   std::shared_ptr<const role_registry> roles;
+  /// How long a stopping agent waits for its hosted roles to end before it
+  /// quits without them, naming them in the log.
+  std::chrono::milliseconds stop_grace{10000};
 };
 
 struct node_agent_state {
   static inline const char* name = "node_agent";
   node_agent_config config;
   std::optional<job_config> job;
+  /// The roles spawned here that have not ended yet.
   std::vector<caf::actor> hosted;
+  /// Whether the agent is stopping: it quits with `stop_error` once `hosted`
+  /// is empty.
+  bool stopping = false;
+  caf::error stop_error;
   node_monitor_actor monitor;
   probe_ref probe;
 };
@@ -56,9 +65,10 @@ struct node_agent_state {
 /// The actor a node offers to a coordinator: it builds the job once, spawns
 /// by name the roles placed on this node (the built-in ones configured the
 /// same way as in one process: roles.hpp; any registered one: role
-/// registry.hpp), and stops them when the job ends. Every request from an actor
-/// not on `config.coordinator` is refused with messages::errc::not_allowed
-/// (docs/deployment.md, "Who may call what").
+/// registry.hpp), and stops them when the job ends (or one of them fails),
+/// ending itself only after them (at most `config.stop_grace` later). Every
+/// request from an actor not on `config.coordinator` is refused with
+/// messages::errc::not_allowed (docs/deployment.md, "Who may call what").
 node_actor::behavior_type
 node_agent(node_actor::stateful_pointer<node_agent_state> self,
            node_agent_config config);

@@ -41,8 +41,9 @@ enum class errc : std::uint8_t {
   busy = 3,
   /// A job that cannot be built from its spec (a node agent's setup).
   invalid_job = 4,
-  /// A node agent cannot spawn a role: no job set up, an index outside the
-  /// job, or the role's construction failed; the context says which.
+  /// A node agent cannot spawn a role: no job set up, the agent stopping, an
+  /// index outside the job, or the role's construction failed; the context
+  /// says which.
   spawn_failed = 5,
   /// A request whose arguments do not fit its receiver: a fetch of another
   /// range, a vector command on a slot that does not exist, a ring position

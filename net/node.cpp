@@ -14,6 +14,7 @@
 #include "actors/detail/log.hpp"
 #include "algos/registry.hpp"
 #include "messages/errors.hpp"
+#include "net/detail/shutdown_watchdog.hpp"
 #include "net/registrar.hpp"
 #include "net/tls_probe.hpp"
 #include "optim/quote.hpp"
@@ -23,6 +24,9 @@ namespace troupe::net {
 using namespace messages;
 
 namespace {
+
+/// How long the actor system may take to shut down once the job is over.
+constexpr std::chrono::seconds shutdown_limit{15};
 
 /// The registrar, or why this node cannot reach it.
 struct connection {
@@ -87,6 +91,7 @@ membership serve(caf::actor_system& sys, const node_options& opts,
   // Unless given: the shared roles and every registered algorithm's own.
   if (!agent_config.roles)
     agent_config.roles = algos::node_roles();
+  auto grace = agent_config.stop_grace;
   auto agent = sys.spawn(actors::node_agent, std::move(agent_config));
   hello_msg hello;
   hello.node = process_name();
@@ -124,11 +129,12 @@ membership serve(caf::actor_system& sys, const node_options& opts,
   self->monitor(agent);
   self->monitor(reg);
   membership m;
-  bool over = false;
+  bool over = false, agent_down = false;
   while (!over)
     self->receive([&](caf::down_msg& down) {
       over = true;
       if (down.source == agent.address()) {
+        agent_down = true;
         m.out = {actors::job_failed(*reason) ? 1 : 0,
                  "the job ended: " + optim::sanitize(*reason, 1000)};
         return;
@@ -136,19 +142,23 @@ membership serve(caf::actor_system& sys, const node_options& opts,
       m.lost = true;
       m.out = {1, "lost the coordinator at " + where + " ("
                       + sys.render(down.reason) + ")"};
-      // The roles end with the agent; wait (bounded) until they have.
       caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
-      self->receive(
-          [&](caf::down_msg& d) {
-            if (d.source != agent.address())
-              actors::detail::log().warn("node: an unexpected down message");
-          },
-          caf::after(std::chrono::seconds{10}) >>
-              [&] {
-                actors::detail::log().warn(
-                    "node: the agent did not end within 10 s of the loss");
-              });
     });
+  // The agent ends after its roles (node_agent.cpp, quit_when_roles_ended),
+  // waiting for them at most its stop grace: wait for it, so that neither a
+  // rejoin nor the actor system's shutdown overlaps the roles' end.
+  auto limit = grace + std::chrono::seconds{5};
+  while (!agent_down)
+    self->receive(
+        [&](caf::down_msg& down) {
+          agent_down = down.source == agent.address();
+        },
+        caf::after(limit) >>
+            [&] {
+              actors::detail::log().error(
+                  "the node agent did not end within {} ms", limit.count());
+              agent_down = true;
+            });
   return m;
 }
 
@@ -163,6 +173,8 @@ node_outcome run_node(const node_options& opts,
     throw std::invalid_argument(
         "the coordinator grace must be in [0, 86400] s");
   link_config cfg{opts.link, opts.threads};
+  // Destroyed after the actor system: it bounds the system's shutdown.
+  detail::shutdown_watchdog watchdog{shutdown_limit};
   caf::actor_system sys{cfg};
   auto where = opts.join.host + ":" + std::to_string(opts.join.port);
   std::string lost; // the last loss, once the coordinator was lost
@@ -188,8 +200,10 @@ node_outcome run_node(const node_options& opts,
                                                  ? ""
                                                  : " (" + conn.probe + ")"))};
     auto m = serve(sys, opts, *reg, agent_config, where);
-    if (!m.lost || opts.coordinator_grace <= 0)
+    if (!m.lost || opts.coordinator_grace <= 0) {
+      watchdog.arm("the actor system's shutdown", m.out.message, m.out.status);
       return m.out;
+    }
     lost = m.out.message;
     actors::detail::log().warn(
         "{}; waiting up to {} s for a coordinator at {} to admit this node "
