@@ -186,10 +186,14 @@ node_outcome run_node(const node_options& opts,
     if (!conn.refused.empty())
       return {1, conn.refused};
     auto& reg = conn.reg;
-    if (!reg && !lost.empty())
-      return {1, lost + "; no coordinator came back within the grace period ("
-                     + std::to_string(static_cast<int>(opts.coordinator_grace))
-                     + " s, --coordinator-grace)"};
+    if (!reg && !lost.empty()) {
+      node_outcome out{
+          1, lost + "; no coordinator came back within the grace period ("
+                 + std::to_string(static_cast<int>(opts.coordinator_grace))
+                 + " s, --coordinator-grace)"};
+      watchdog.arm("the actor system's shutdown", out.message, out.status);
+      return out;
+    }
     if (!reg)
       return {1, "cannot reach the coordinator at " + where + " within "
                      + std::to_string(static_cast<int>(opts.join_timeout))
