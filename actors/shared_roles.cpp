@@ -21,48 +21,53 @@ namespace {
 
 using handles = std::vector<caf::actor>;
 
-caf::actor spawn_shard(role_context& ctx, const std::uint32_t& i) {
+/// Shard i, fresh or from `state` (its file in a checkpoint: the
+/// coordinator reads the checkpoint, a node needs no access to it).
+caf::actor host_shard(role_context& ctx, std::uint32_t i,
+                      const std::string* state) {
   auto sc = shard_config(ctx.job(), i);
   // The coordinator asks for the shard's state (checkpoints).
   if (auto sender = ctx.self()->current_sender())
     sc.owner = sender->node();
+  if (state)
+    sc.state = std::make_shared<const std::string>(*state);
   return ctx.host(
       caf::actor_cast<caf::actor>(ctx.self()->spawn(parameter_shard, sc)));
 }
 
-/// A shard resumed from a checkpoint: `state` is its file there (the
-/// coordinator reads the checkpoint; a node needs no access to it).
+/// Worker w, fresh or from its checkpoint file `state`.
+caf::actor host_worker(role_context& ctx, worker_id w, const handles& shards,
+                       const caf::actor& coordinator,
+                       const std::string* state) {
+  const auto& job = ctx.job();
+  auto wc = worker_config_of(job, w, shard_refs(job, shards),
+                             caf::actor_cast<coordinator_actor>(coordinator));
+  if (state)
+    wc.state = std::make_shared<const std::string>(*state);
+  return ctx.host(caf::actor_cast<caf::actor>(
+      spawn_worker(ctx.self(), job, std::move(wc))));
+}
+
+caf::actor spawn_shard(role_context& ctx, const std::uint32_t& i) {
+  return host_shard(ctx, i, nullptr);
+}
+
 caf::actor spawn_resumed_shard(role_context& ctx, const std::uint32_t& i,
                                const std::string& state) {
-  auto sc = shard_config(ctx.job(), i);
-  if (auto sender = ctx.self()->current_sender())
-    sc.owner = sender->node();
-  sc.state = std::make_shared<const std::string>(state);
-  return ctx.host(
-      caf::actor_cast<caf::actor>(ctx.self()->spawn(parameter_shard, sc)));
+  return host_shard(ctx, i, &state);
 }
 
 caf::actor spawn_worker_role(role_context& ctx, const worker_id& w,
                              const handles& shards,
                              const caf::actor& coordinator) {
-  const auto& job = ctx.job();
-  auto wc = worker_config_of(job, w, shard_refs(job, shards),
-                             caf::actor_cast<coordinator_actor>(coordinator));
-  return ctx.host(caf::actor_cast<caf::actor>(
-      spawn_worker(ctx.self(), job, std::move(wc))));
+  return host_worker(ctx, w, shards, coordinator, nullptr);
 }
 
-/// A worker resumed from its checkpoint file `state`.
 caf::actor spawn_resumed_worker(role_context& ctx, const worker_id& w,
                                 const handles& shards,
                                 const caf::actor& coordinator,
                                 const std::string& state) {
-  const auto& job = ctx.job();
-  auto wc = worker_config_of(job, w, shard_refs(job, shards),
-                             caf::actor_cast<coordinator_actor>(coordinator));
-  wc.state = std::make_shared<const std::string>(state);
-  return ctx.host(caf::actor_cast<caf::actor>(
-      spawn_worker(ctx.self(), job, std::move(wc))));
+  return host_worker(ctx, w, shards, coordinator, &state);
 }
 
 } // namespace

@@ -20,6 +20,7 @@
 #include "actors/role_registry.hpp"
 #include "messages/errors.hpp"
 #include "messages/registry.hpp"
+#include "node_test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::actors;
@@ -28,14 +29,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    register_types(*this);
-    set("logger.console", caf::atom("none"));
-    set("scheduler.max-threads", 2);
-    load<caf::io::middleman>(); // gives this process a node id to obey
-  }
-};
+using config = test::node_test_config;
 
 /// A detached role that, asked (step, ms), is busy for `ms` milliseconds
 /// (an exit waits until it is done), and asked (leave) fails.

@@ -16,6 +16,7 @@
 #include "actors/node_agent.hpp"
 #include "messages/errors.hpp"
 #include "messages/registry.hpp"
+#include "node_test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::messages;
@@ -23,14 +24,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    register_types(*this);
-    set("logger.console", caf::atom("none"));
-    set("scheduler.max-threads", 2);
-    load<caf::io::middleman>(); // gives this process a node id to obey
-  }
-};
+using config = test::node_test_config;
 
 /// An agent obeying this process, whose build fails for the spec "bad".
 actors::node_actor spawn_agent(caf::actor_system& sys) {

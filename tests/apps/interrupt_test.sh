@@ -68,6 +68,33 @@ start() {
 }
 training() { wait_log "$1.log" "samples/s" 120 || fail "$1 did not train"; }
 
+# plain_sync: the uninterrupted sync job R (set here) in one process, to
+# plain.json.
+plain_sync() {
+  R=(--algo=sync --workers=2 --shards=2 --model=mlp --train-examples=12000
+     --epochs=20 --seed="$SEED" --progress=lines --json)
+  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log &
+  local pid=$!
+  PIDS+=("$pid")
+  wait_for "$pid" 240 || fail "the uninterrupted run failed"
+}
+
+# resume_to_end STEP WHAT: resumes ck in one process to the end (e.json):
+# from checkpoint STEP, with plain.json's parameters (bit for bit) and
+# samples.
+resume_to_end() {
+  "$TROUPE" train --resume=ck --json --progress=none >e.json 2>e.log \
+    || fail "the final resume (one process) failed"
+  [ "$(key e.json /resumed_from/steps)" = "$1" ] \
+    || fail "resumed from $(key e.json /resumed_from/steps), not $1"
+  local a b
+  a=$(key plain.json /param_hash) b=$(key e.json /param_hash)
+  echo "param_hash uninterrupted $a, $2 $b" >&2
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "the parameters differ"
+  [ "$(key plain.json /samples)" = "$(key e.json /samples)" ] \
+    || fail "samples $(key e.json /samples), not $(key plain.json /samples)"
+}
+
 # check NAME STATUS SIGNAL: the stopped run's status, JSON and model.
 check() {
   local name=$1 status=$2 sig=$3
@@ -149,12 +176,7 @@ resume)
   # stop: the last complete checkpoint counts), resume, SIGINT the resumed
   # run (it writes a checkpoint as it stops), resume again to the end. The
   # end is the uninterrupted run's, bit for bit (param_hash).
-  R=(--algo=sync --workers=2 --shards=2 --model=mlp --train-examples=12000
-     --epochs=20 --seed="$SEED" --progress=lines --json)
-  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log &
-  PLAIN=$!
-  PIDS+=("$PLAIN")
-  wait_for "$PLAIN" 240 || fail "the uninterrupted run failed"
+  plain_sync
   start k "${R[@]}" --checkpoint-dir=ck --checkpoint-every=20
   wait_log k.log "checkpoint at step" 120 || fail "no checkpoint written"
   kill -9 "$PID"
@@ -173,15 +195,7 @@ resume)
   [ -n "$(key r.json /checkpoints/0/steps)" ] \
     || fail "the interrupted run wrote no checkpoint"
   echo "killed once, stopped (and checkpointed) at step $last" >&2
-  "$TROUPE" train --resume=ck --json --progress=none >e.json 2>e.log \
-    || fail "the final resume failed"
-  [ "$(key e.json /resumed_from/steps)" = "$last" ] \
-    || fail "resumed from $(key e.json /resumed_from/steps), not $last"
-  a=$(key plain.json /param_hash) b=$(key e.json /param_hash)
-  echo "param_hash uninterrupted $a, interrupted twice $b" >&2
-  [ -n "$a" ] && [ "$a" = "$b" ] || fail "the parameters differ"
-  [ "$(key plain.json /samples)" = "$(key e.json /samples)" ] \
-    || fail "samples $(key e.json /samples), not $(key plain.json /samples)"
+  resume_to_end "$last" "interrupted twice"
   ;;
 nodes)
   # A sync job whose shards and workers live on two nodes, checkpointing
@@ -190,12 +204,7 @@ nodes)
   # a checkpoint as it stops); the last resume runs in one process. The
   # roles' states go between placements: the end is the uninterrupted
   # one-process run's, bit for bit.
-  R=(--algo=sync --workers=2 --shards=2 --model=mlp --train-examples=12000
-     --epochs=20 --seed="$SEED" --progress=lines --json)
-  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log &
-  PLAIN=$!
-  PIDS+=("$PLAIN")
-  wait_for "$PLAIN" 240 || fail "the uninterrupted run failed"
+  plain_sync
   # coordinator NAME ARGS...: a --listen run with two nodes of one worker and
   # one shard each (NODES: their pids).
   coordinator() {
@@ -243,15 +252,7 @@ nodes)
     || [ "$(key r.json /nodes/0/shards)" = "[1]" ] \
     || fail "shard 1 was not on a node"
   echo "coordinator killed, resumed on nodes, stopped at step $last" >&2
-  "$TROUPE" train --resume=ck --json --progress=none >e.json 2>e.log \
-    || fail "the final resume (one process) failed"
-  [ "$(key e.json /resumed_from/steps)" = "$last" ] \
-    || fail "resumed from $(key e.json /resumed_from/steps), not $last"
-  a=$(key plain.json /param_hash) b=$(key e.json /param_hash)
-  echo "param_hash uninterrupted $a, across placements $b" >&2
-  [ -n "$a" ] && [ "$a" = "$b" ] || fail "the parameters differ"
-  [ "$(key plain.json /samples)" = "$(key e.json /samples)" ] \
-    || fail "samples $(key e.json /samples), not $(key plain.json /samples)"
+  resume_to_end "$last" "across placements"
   ;;
 *)
   echo "unknown scenario $SCENARIO" >&2
