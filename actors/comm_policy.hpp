@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -183,6 +184,10 @@ struct ps_policy_options {
   /// connected).
   optim::compress_options compress;
   std::vector<optim::named_range> layers;
+  /// Pushes kept per shard to send again after the shard's handle changed
+  /// (push_log; --shard-replicas); 0: none. Capped so the log holds at most
+  /// 32 MiB of a worker's pushes.
+  std::size_t replay = 0;
 };
 
 /// The parameter-server policy: fetch from every shard (waiting for the
@@ -205,13 +210,42 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                std::function<void(std::size_t, std::string)> on_error = {},
                std::shared_ptr<const bool> cancelled = {});
 
+/// A worker's recent pushes to each shard (hot replicas): after a shard's
+/// handle changed (its backup took over) they are sent again, and the
+/// shard's de-duplication by (worker, seq) drops those it already has, so
+/// a push the lost primary took but did not forward is not lost.
+class push_log {
+public:
+  /// Keeps up to `capacity` pushes per shard of `shards`.
+  push_log(std::size_t shards, std::size_t capacity);
+
+  /// Keeps `m` as shard i's newest push (the oldest goes past capacity).
+  void keep(std::size_t i, caf::message m);
+
+  /// Sends shard i's kept pushes, oldest first, to `to`; returns how many.
+  std::size_t resend(worker_context& ctx, std::size_t i,
+                     const caf::actor& to) const;
+
+  std::size_t capacity() const noexcept {
+    return capacity_;
+  }
+
+private:
+  std::vector<std::deque<caf::message>> sent_;
+  std::size_t capacity_;
+};
+
 /// Sends each shard its range of `values` as a push_msg with sequence number
 /// `seq`, the shard's last fetched version and the samples behind it. With
 /// `compressors` (one per shard) as a compressed_push_msg instead.
+/// With `kept`: each shard's message is also kept there (the shard's
+/// recent pushes, sent again after a rebind_atom).
 void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               const float* values, std::uint64_t seq,
               const std::vector<std::uint64_t>& versions, std::uint32_t samples,
-              std::vector<optim::compressor>* compressors = nullptr);
+              std::vector<optim::compressor>* compressors = nullptr,
+              push_log* kept = nullptr);
+
 
 /// Local steps only, with the given optimizer and rate.
 std::unique_ptr<comm_policy>

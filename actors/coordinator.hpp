@@ -44,6 +44,8 @@ struct placement_plan {
   std::vector<std::string> node_names;   ///< host:pid of each node
   std::vector<std::int32_t> shard_node;  ///< per shard: node index, -1: here
   std::vector<std::int32_t> worker_node; ///< per worker: node index, -1: here
+  /// Per shard, with hot replicas: its backup's node index, -1: here.
+  std::vector<std::int32_t> backup_node;
   bool empty() const noexcept {
     return nodes.empty();
   }
@@ -53,6 +55,9 @@ struct placement_plan {
   }
   std::int32_t shard_at(std::size_t i) const noexcept {
     return i < shard_node.size() ? shard_node[i] : -1;
+  }
+  std::int32_t backup_at(std::size_t i) const noexcept {
+    return i < backup_node.size() ? backup_node[i] : -1;
   }
   /// Node n's name, or `here` for -1.
   std::string name_of(std::int32_t n, const std::string& here) const {
@@ -91,6 +96,9 @@ struct job_config {
   algorithm_ptr algorithm;
   std::uint32_t workers = 1;
   std::uint32_t shards = 1;
+  /// Hot backups per shard (0 or 1; asynchronous shards without a staleness
+  /// bound): a primary's loss costs no update (coordinator_replica.cpp).
+  std::uint32_t shard_replicas = 0;
   /// Initial flat parameter vector (shared by every shard).
   std::shared_ptr<const std::vector<float>> init;
   /// Builds worker w's replica over its own data.
@@ -174,6 +182,10 @@ struct restored_shard {
   std::uint64_t checkpoint_steps = 0; ///< the job's steps at the checkpoint
   std::uint64_t steps_at_loss = 0;    ///< the job's steps when it was lost
   double seconds = 0;                 ///< since the job started, at the loss
+  /// "checkpoint" (spawned from the latest one) or "replica" (its hot
+  /// backup took over).
+  std::string from = "checkpoint";
+  std::string to; ///< where it runs now
 };
 
 /// Where every planned step went: steps_planned = steps_done + steps_lost.
@@ -247,6 +259,10 @@ struct coordinator_state {
   std::uint64_t shard_states_steps = 0;
   /// The shards restored so far, for the report.
   std::vector<restored_shard> restored;
+  /// Hot replicas: each shard's backup (null: none, lost or promoted), and
+  /// the backups' final statistics.
+  std::vector<parameter_shard_actor> backups;
+  std::vector<messages::shard_stats> backup_reports;
 };
 
 /// How the reason a coordinator sends its nodes with stop_atom begins when

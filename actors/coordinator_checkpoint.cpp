@@ -149,9 +149,10 @@ bool checkpoint(self_ptr self, std::function<void()> then) {
       // last step may be gone before its exit is seen here (a remote one
       // would leave the pause unanswered until the request timeout).
       return false;
-  // A role lost (a shard restored from a checkpoint is whole again).
+  // A role lost (a shard restored from a checkpoint or taken over by its
+  // backup is whole again; a lost backup took nothing with it).
   for (const auto& f : st.failures)
-    if (f.role != "shard")
+    if (f.role != "shard" && f.role != "shard backup")
       return false;
   for (bool lost : st.shard_lost)
     if (lost)

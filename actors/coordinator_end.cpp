@@ -94,8 +94,10 @@ void collect_shard_stats(self_ptr self) {
   auto& st = self->state;
   auto remaining = std::make_shared<std::size_t>(
       std::count(st.shard_lost.begin(), st.shard_lost.end(), false));
+  // Then the backups' (a primary answers once its backup has every push).
+  auto next = [self] { collect_backup_stats(self, [self] { collect_run_stats(self); }); };
   if (*remaining == 0) {
-    collect_run_stats(self);
+    next();
     return;
   }
   for (std::size_t i = 0; i < st.shards.size(); ++i) {
@@ -104,16 +106,16 @@ void collect_shard_stats(self_ptr self) {
     self->request(st.shards[i].handle, st.config.request_timeout,
                   stats_atom::value)
         .then(
-            [self, remaining](shard_stats& x) {
+            [self, remaining, next](shard_stats& x) {
               self->state.shard_reports.push_back(std::move(x));
               if (--*remaining == 0)
-                collect_run_stats(self);
+                next();
             },
-            [self, remaining](caf::error& err) {
+            [self, remaining, next](caf::error& err) {
               detail::log().error("a shard did not report: {}",
                                   self->system().render(err));
               if (--*remaining == 0)
-                collect_run_stats(self);
+                next();
             });
   }
 }

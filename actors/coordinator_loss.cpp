@@ -170,6 +170,27 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
   finish(self, st.steps_unassigned > 0 ? "partially done" : "steps done");
 }
 
+/// Shard i's hot backup on `node` was lost: the shard goes on without one.
+void lose_backup(coordinator_ptr self, std::size_t i, const std::string& node,
+                 const caf::error& why) {
+  auto& st = self->state;
+  auto f = record(st, "shard backup", i, node, why, self->system());
+  log().warn("the hot backup of shard {} on {} was lost ({}); the shard goes "
+             "on without one",
+             i, node, f.reason);
+  keep(st, std::move(f));
+}
+
+/// Shard i was lost on `node`: marked lost, unless its backup takes over
+/// (then the loss is recorded and the shard is whole again).
+void keep_if_taken_over(coordinator_ptr self, std::size_t i,
+                        const std::string& node, const caf::error& why) {
+  auto& st = self->state;
+  st.shard_lost[i] = true;
+  if (fail_over(self, i, node))
+    keep(st, record(st, "shard", i, node, why, self->system()));
+}
+
 /// The workers and shards placed on node n (-1: none).
 void lose_node(coordinator_ptr self, std::int32_t n, const caf::error& why) {
   auto& st = self->state;
@@ -185,10 +206,21 @@ void lose_node(coordinator_ptr self, std::int32_t n, const caf::error& why) {
         self->send(st.eval, leave_atom::value, static_cast<worker_id>(w));
       st.gone[w] = true; // finished (lingering) ones too: nobody to ask
     }
+  // Hot backups there are gone (before any takes over from that node).
+  for (std::size_t i = 0; i < st.backups.size(); ++i)
+    if (st.backups[i] && plan.backup_at(i) == n) {
+      std::size_t index = 0;
+      auto node = backup_node_of(st, i);
+      if (backup_down(self, st.backups[i].address(), index))
+        lose_backup(self, index, node, why);
+    }
   std::vector<std::size_t> shards;
   for (std::size_t i = 0; i < st.shards.size(); ++i)
     if (plan.shard_at(i) == n && !st.shard_lost[i]) {
-      st.shard_lost[i] = true;
+      auto node = shard_node_name(st, i);
+      keep_if_taken_over(self, i, node, why);
+      if (!st.shard_lost[i])
+        continue; // its backup took over
       shards.push_back(i);
     }
   if (!shards.empty() && shards_restorable(st)) {
@@ -276,6 +308,19 @@ void on_down(coordinator_ptr self, const caf::down_msg& msg) {
     }
   if (st.run && st.run->on_down(self, msg))
     return;
+  std::size_t b = 0;
+  if (!st.finishing)
+    for (std::size_t i = 0; i < st.backups.size(); ++i)
+      if (st.backups[i] && st.backups[i].address() == msg.source) {
+        if (node_level(msg.reason) && plan.backup_at(i) >= 0) {
+          lose_node(self, plan.backup_at(i), msg.reason);
+          return;
+        }
+        auto node = backup_node_of(st, i);
+        if (backup_down(self, msg.source, b))
+          lose_backup(self, b, node, msg.reason);
+        return;
+      }
   for (std::size_t i = 0; i < st.shards.size(); ++i)
     if (st.shards[i].handle && st.shards[i].handle.address() == msg.source) {
       if (st.shard_lost[i])
@@ -288,7 +333,9 @@ void on_down(coordinator_ptr self, const caf::down_msg& msg) {
         lose_node(self, plan.shard_at(i), msg.reason);
         return;
       }
-      st.shard_lost[i] = true;
+      keep_if_taken_over(self, i, shard_node_name(st, i), msg.reason);
+      if (!st.shard_lost[i])
+        return; // its backup took over
       auto f = record(st, "shard", i, shard_node_name(st, i), msg.reason,
                       self->system());
       st.error = "shard " + std::to_string(i) + " on " + f.node + " was lost ("

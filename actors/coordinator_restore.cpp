@@ -28,6 +28,21 @@ bool shards_restorable(const coordinator_state& st) {
   return true;
 }
 
+void rebind(coordinator_ptr self, std::size_t i, const caf::actor& h) {
+  auto& st = self->state;
+  // A request (a typed actor sends to a dynamically typed one only so); the
+  // answer is empty, a worker that ended meanwhile does not matter.
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (st.workers[w] && !st.gone[w])
+      self->request(caf::actor_cast<caf::actor>(st.workers[w]),
+                    st.config.request_timeout, rebind_atom::value,
+                    static_cast<std::uint32_t>(i), h)
+          .then([] {}, [](caf::error&) {});
+  if (st.eval)
+    self->send(st.eval, rebind_atom::value, static_cast<std::uint32_t>(i),
+               caf::actor_cast<parameter_shard_actor>(h));
+}
+
 void restore_shard(coordinator_ptr self, std::size_t i,
                    const std::string& node) {
   auto& st = self->state;
@@ -48,17 +63,8 @@ void restore_shard(coordinator_ptr self, std::size_t i,
   r.steps_at_loss = st.total_steps;
   r.seconds = seconds_since(st.t0);
   st.restored.push_back(r);
-  auto handle = caf::actor_cast<caf::actor>(h);
-  // A request (a typed actor sends to a dynamically typed one only so); the
-  // answer is empty, a worker that ended meanwhile does not matter.
-  for (std::size_t w = 0; w < st.workers.size(); ++w)
-    if (st.workers[w] && !st.gone[w])
-      self->request(caf::actor_cast<caf::actor>(st.workers[w]),
-                    st.config.request_timeout, rebind_atom::value,
-                    static_cast<std::uint32_t>(i), handle)
-          .then([] {}, [](caf::error&) {});
-  if (st.eval)
-    self->send(st.eval, rebind_atom::value, static_cast<std::uint32_t>(i), h);
+  r.to = "local";
+  rebind(self, i, caf::actor_cast<caf::actor>(h));
   log().warn("shard {} (lost with {}) restored here from the checkpoint at "
              "step {}; the job is at step {}",
              i, node, r.checkpoint_steps, r.steps_at_loss);
@@ -77,7 +83,11 @@ nlohmann::json restored_report(const coordinator_state& st,
   for (const auto& r : st.restored) {
     nlohmann::json j{{"shard", r.index},
                      {"node", r.node},
-                     {"checkpoint_steps", r.checkpoint_steps},
+                     {"from", r.from},
+                     {"to", r.to},
+                     {"checkpoint_steps",
+                      r.from == "checkpoint" ? nlohmann::json(r.checkpoint_steps)
+                                             : nlohmann::json(nullptr)},
                      {"steps_at_loss", r.steps_at_loss},
                      {"seconds", r.seconds}};
     const shard_stats* s = nullptr;
@@ -90,7 +100,7 @@ nlohmann::json restored_report(const coordinator_state& st,
         std::uint64_t got = 0;
         for (const auto& p : s->workers)
           if (p.worker == w)
-            got = p.applied + p.duplicates + p.non_finite + p.bad_range;
+            got = p.applied + p.non_finite + p.bad_range;
         lost += n > got ? n - got : 0;
       }
       j["lost_pushes"] = lost;

@@ -100,6 +100,11 @@ void provision_workers(coordinator_ptr self) {
     provision_run(self);
 }
 
+/// The shards exist: their hot backups (if any), then the workers.
+void shards_ready(coordinator_ptr self) {
+  provision_backups(self, [self] { provision_workers(self); });
+}
+
 } // namespace
 
 void spawn_evaluator(coordinator_ptr self) {
@@ -151,7 +156,7 @@ void provision(coordinator_ptr self) {
               self->state.shards[i].handle
                   = caf::actor_cast<parameter_shard_actor>(h);
               if (--*pending == 0)
-                provision_workers(self);
+                shards_ready(self);
             },
             [self, i](caf::error& err) {
               placement_failed(self, "node " + shard_node_name(self->state, i)
@@ -161,7 +166,7 @@ void provision(coordinator_ptr self) {
             });
   }
   if (*pending == 0)
-    provision_workers(self);
+    shards_ready(self);
 }
 
 bool all_workers_done(const coordinator_state& st) {

@@ -43,7 +43,16 @@ using parameter_shard_actor = caf::typed_actor<
     caf::replies_to<messages::flush_atom>::with<std::uint64_t>,
     // The shard's whole state (a checkpoint, optim/state_file.hpp); from
     // the coordinator's node only.
-    caf::replies_to<messages::save_atom>::with<std::string>>;
+    caf::replies_to<messages::save_atom>::with<std::string>,
+    // Hot replicas (--shard-replicas): attach a backup (from the
+    // coordinator's node; the primary sends it its state, then forwards
+    // every push it receives), true once the backup holds the state.
+    caf::replies_to<messages::replicate_atom, caf::actor>::with<bool>,
+    // A backup: its primary's state, then its primary's pushes (from the
+    // primary only).
+    caf::replies_to<messages::replicate_atom, std::string>::with<bool>,
+    caf::reacts_to<messages::replicate_atom, messages::push_msg>,
+    caf::reacts_to<messages::replicate_atom, messages::compressed_push_msg>>;
 
 /// A worker's core: what every algorithm's worker handles (worker.hpp). The
 /// worker is dynamically typed inside: an algorithm's own messages are

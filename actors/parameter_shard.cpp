@@ -2,11 +2,15 @@
 
 #include <algorithm>
 
+#include <caf/actor_cast.hpp>
+
 #include "actors/checkpoint_state.hpp"
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/detail/shard_replica.hpp"
 #include "messages/errors.hpp"
 #include "optim/compress.hpp"
+#include "optim/param_hash.hpp"
 
 namespace troupe::actors {
 
@@ -180,7 +184,30 @@ shard_stats make_stats(const parameter_shard_state& st) {
   }
   for (auto& [w, x] : all)
     out.workers.push_back(x);
+  out.params_hash = optim::hash_params(store.params(), store.range().size);
   return out;
+}
+
+/// Decodes a compressed push into `p` (c's header, dense values); false
+/// (logged, counted as bad_range) if it does not decode.
+bool decode(parameter_shard_state& st, const compressed_push_msg& c,
+            push_msg& p) {
+  p = push_msg{c.worker, c.seq, c.version, c.offset, c.clock, c.samples, {}};
+  try {
+    if (c.size != st.store->range().size)
+      throw std::invalid_argument(std::to_string(c.size)
+                                  + " coordinates for a range of "
+                                  + std::to_string(st.store->range().size));
+    std::vector<float> dense(c.size);
+    optim::decompress(c.packed, dense.data(), dense.size());
+    p.values = tensor{std::move(dense)};
+    return true;
+  } catch (const std::invalid_argument& e) {
+    detail::log().warn("shard {}: cannot decode push {} of worker {}: {}",
+                       st.config.index, c.seq, c.worker, e.what());
+    note_rejection(st, p, optim::push_status::bad_range);
+    return false;
+  }
 }
 
 } // namespace
@@ -205,6 +232,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
         auto scope = on_message(self->state.probe.get(), self, msg_type::push,
                                 wire_size(p));
         on_push(self->state, p);
+        detail::forward(self, std::move(p));
       },
       [self](compressed_push_msg& c) {
         auto& st = self->state;
@@ -212,24 +240,10 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
             = on_message(st.probe.get(), self, msg_type::push, wire_size(c));
         // Decoded here; then the same path as a dense push (sync: the
         // decoded gradients are summed dense, weighted, in worker order).
-        push_msg p{c.worker, c.seq,     c.version, c.offset,
-                   c.clock,  c.samples, {}};
-        try {
-          if (c.size != st.store->range().size)
-            throw std::invalid_argument(
-                std::to_string(c.size) + " coordinates for a range of "
-                + std::to_string(st.store->range().size));
-          std::vector<float> dense(c.size);
-          optim::decompress(c.packed, dense.data(), dense.size());
-          p.values = tensor{std::move(dense)};
-        } catch (const std::invalid_argument& e) {
-          detail::log().warn("shard {}: cannot decode push {} of worker {}: "
-                             "{}",
-                             st.config.index, c.seq, c.worker, e.what());
-          note_rejection(st, p, optim::push_status::bad_range);
-          return;
-        }
-        on_push(st, p);
+        push_msg p;
+        if (decode(st, c, p))
+          on_push(st, p);
+        detail::forward(self, std::move(c));
       },
       [self](const fetch_msg& f) -> caf::result<params_msg> {
         auto& st = self->state;
@@ -271,10 +285,11 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
           complete_rounds(st);
         serve_waiting(st);
       },
-      [self](stats_atom) {
-        auto scope = on_message(self->state.probe.get(), self, msg_type::stats,
+      [self](stats_atom) -> caf::result<shard_stats> {
+        auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::stats,
                                 small_message_bytes);
-        return make_stats(self->state);
+        return detail::stats_after_backup(self, make_stats);
       },
       [self](flush_atom) {
         auto scope = on_message(self->state.probe.get(), self, msg_type::other,
@@ -283,14 +298,34 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
       },
       [self](save_atom) -> caf::result<std::string> {
         auto& st = self->state;
-        if (!detail::from_here(self)
-            && !(st.config.owner && detail::from_node(self, st.config.owner)))
+        if (!detail::from_owner(self))
           return detail::refuse(self,
                                 "shard " + std::to_string(st.config.index),
                                 "save", "the coordinator's node");
         auto scope = on_message(st.probe.get(), self, msg_type::other,
                                 small_message_bytes);
         return save_shard(st);
+      },
+      [self](replicate_atom, caf::actor& backup) -> caf::result<bool> {
+        return detail::attach_backup(self, std::move(backup));
+      },
+      [self](replicate_atom, const std::string& state) -> caf::result<bool> {
+        return detail::take_primary_state(self, state);
+      },
+      [self](replicate_atom, push_msg& p) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe.get(), self, msg_type::push, wire_size(p));
+        if (detail::from_primary(self, "push"))
+          on_push(st, p);
+      },
+      [self](replicate_atom, compressed_push_msg& c) {
+        auto& st = self->state;
+        auto scope
+            = on_message(st.probe.get(), self, msg_type::push, wire_size(c));
+        push_msg p;
+        if (detail::from_primary(self, "push") && decode(st, c, p))
+          on_push(st, p);
       },
   };
 }

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
+#include <caf/duration.hpp>
 #include <caf/node_id.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
@@ -52,6 +55,11 @@ struct parameter_shard_config {
   /// The node allowed to ask for the shard's state (the coordinator's;
   /// none: this process only).
   caf::node_id owner;
+  /// Set: this shard is the hot backup of that primary (--shard-replicas),
+  /// and takes the primary's state and forwarded pushes from it alone.
+  caf::actor_addr primary;
+  /// Timeout of the shard's own requests (to its backup).
+  caf::duration request_timeout{std::chrono::seconds{60}};
 };
 
 /// A fetch waiting for other workers (SSP or sync).
@@ -91,6 +99,12 @@ struct parameter_shard_state {
   /// Started from a checkpoint's state, no push applied since: the first
   /// one is logged (the end of a restore, for bench/shard_recovery).
   bool awaiting_first_push = false;
+  /// A primary's hot backup (attached by the coordinator), to which every
+  /// push received is forwarded after it was handled; null: none.
+  parameter_shard_actor backup;
+  /// Pushes forwarded to the backup; replicated messages refused (a backup
+  /// takes them from its primary only).
+  std::uint64_t forwarded = 0, refused = 0;
 };
 
 /// Spawn with `sys.spawn(parameter_shard, config)`.

@@ -2,6 +2,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
+
+#include <caf/actor_cast.hpp>
+#include <caf/make_message.hpp>
 
 #include <caf/typed_event_based_actor.hpp>
 
@@ -68,10 +72,45 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
   }
 }
 
+push_log::push_log(std::size_t shards, std::size_t capacity)
+    : sent_(shards), capacity_(capacity) {}
+
+void push_log::keep(std::size_t i, caf::message m) {
+  auto& q = sent_.at(i);
+  q.push_back(std::move(m));
+  while (q.size() > capacity_)
+    q.pop_front();
+}
+
+std::size_t push_log::resend(worker_context& ctx, std::size_t i,
+                             const caf::actor& to) const {
+  for (const auto& m : sent_.at(i))
+    ctx.self()->send(to, m);
+  return sent_.at(i).size();
+}
+
+namespace {
+
+/// Sends push `x` to shard i, keeping it in `kept` if given.
+template <class Msg>
+void send_push(worker_context& ctx, const shard_ref& shard, std::size_t i,
+               Msg&& x, push_log* kept) {
+  ctx.count_sent(msg_type::push, wire_size(x));
+  if (!kept) {
+    ctx.self()->send(shard.handle, std::forward<Msg>(x));
+    return;
+  }
+  auto m = caf::make_message(std::forward<Msg>(x));
+  kept->keep(i, m);
+  ctx.self()->send(caf::actor_cast<caf::actor>(shard.handle), std::move(m));
+}
+
+} // namespace
+
 void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               const float* values, std::uint64_t seq,
               const std::vector<std::uint64_t>& versions, std::uint32_t samples,
-              std::vector<optim::compressor>* compressors) {
+              std::vector<optim::compressor>* compressors, push_log* kept) {
   for (std::size_t i = 0; i < shards.size(); ++i) {
     auto& r = shards[i].range;
     push_msg p;
@@ -86,8 +125,7 @@ void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                             p.clock,  p.samples, r.size,    {}};
       try {
         c.packed = (*compressors)[i].compress(values + r.offset, r.size);
-        ctx.count_sent(msg_type::push, wire_size(c));
-        ctx.self()->send(shards[i].handle, std::move(c));
+        send_push(ctx, shards[i], i, std::move(c), kept);
         continue;
       } catch (const std::invalid_argument&) {
         // Non-finite values: sent dense, so the shard rejects and counts
@@ -95,8 +133,7 @@ void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
       }
     }
     p.values = tensor{values + r.offset, r.size};
-    ctx.count_sent(msg_type::push, wire_size(p));
-    ctx.self()->send(shards[i].handle, std::move(p));
+    send_push(ctx, shards[i], i, std::move(p), kept);
   }
 }
 
@@ -120,6 +157,12 @@ public:
       acc_.assign(n, 0.0f);
     if (!opts_.sync && opts_.local_lr > 0)
       local_ = optim::make_optimizer<float>(opts_.local_optimizer, n);
+    if (opts_.replay > 0 && n > 0) {
+      // At most 32 MiB of pushes (each push is the whole vector, split).
+      constexpr std::size_t budget = std::size_t{32} << 20;
+      auto cap = std::max<std::size_t>(budget / (n * sizeof(float)), 4);
+      log_.emplace(shards_.size(), std::min(opts_.replay, cap));
+    }
     if (opts_.compress.method != optim::codec::none)
       for (auto& sh : shards_)
         compressors_.emplace_back(
@@ -147,6 +190,10 @@ public:
       if (!ctx.from_coordinator() || i >= shards_.size() || !h)
         return;
       shards_[i].handle = caf::actor_cast<parameter_shard_actor>(h);
+      // A backup that took over may miss the newest pushes its primary
+      // took: sent again, those it has are dropped as duplicates.
+      if (log_)
+        log_->resend(ctx, i, h);
       refetch_ = true;
       if (fetching_) {
         refetch_ = false;
@@ -216,7 +263,8 @@ private:
 
   void push(worker_context& ctx, const float* grad, std::uint32_t samples) {
     push_all(ctx, shards_, grad, ++seq_, versions_, samples,
-             compressors_.empty() ? nullptr : &compressors_);
+             compressors_.empty() ? nullptr : &compressors_,
+             log_ ? &*log_ : nullptr);
   }
 
 public:
@@ -280,6 +328,7 @@ public:
 
 private:
   std::vector<optim::compressor> compressors_;
+  std::optional<push_log> log_; ///< recent pushes (--shard-replicas)
 
   std::vector<shard_ref> shards_;
   ps_policy_options opts_;

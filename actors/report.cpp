@@ -265,6 +265,8 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
   algo.report(st, out); // after the compression block, which it may extend
   add_placement(st, out);
   add_ledger(st, out);
+  if (st.config.shard_replicas > 0 && !st.shards.empty())
+    out["replicas"] = detail::replicas_report(st);
   if (!st.restored.empty())
     out["restored_shards"]
         = detail::restored_report(st, st.shard_reports, st.worker_reports);

@@ -43,6 +43,7 @@ parameter_shard_config shard_config(const job_config& job, std::uint32_t i) {
   sc.store = job.server;
   sc.mode = job.algorithm->plan(job) == shard_plan::sync ? shard_mode::sync
                                                          : shard_mode::async;
+  sc.request_timeout = job.request_timeout;
   job.algorithm->configure_shard(job, sc);
   if (job.resume) {
     auto it = job.resume->files.find("shard-" + std::to_string(i) + ".state");

@@ -48,6 +48,18 @@ caf::actor host_worker(role_context& ctx, worker_id w, const handles& shards,
       spawn_worker(ctx.self(), job, std::move(wc))));
 }
 
+/// Shard i's hot backup: takes its state and pushes from `primary` alone.
+caf::actor spawn_shard_backup(role_context& ctx, const std::uint32_t& i,
+                              const caf::actor& primary) {
+  auto sc = shard_config(ctx.job(), i);
+  if (auto sender = ctx.self()->current_sender())
+    sc.owner = sender->node();
+  sc.state = nullptr; // the primary sends its own
+  sc.primary = primary.address();
+  return ctx.host(
+      caf::actor_cast<caf::actor>(ctx.self()->spawn(parameter_shard, sc)));
+}
+
 caf::actor spawn_shard(role_context& ctx, const std::uint32_t& i) {
   return host_shard(ctx, i, nullptr);
 }
@@ -76,6 +88,8 @@ void register_shared_roles(role_registry& roles) {
   roles.register_role<std::uint32_t>("shard", spawn_shard);
   roles.register_role<worker_id, handles, caf::actor>("worker",
                                                       spawn_worker_role);
+  roles.register_role<std::uint32_t, caf::actor>("shard_backup",
+                                                 spawn_shard_backup);
   roles.register_role<std::uint32_t, std::string>("resumed_shard",
                                                   spawn_resumed_shard);
   roles.register_role<worker_id, handles, caf::actor, std::string>(

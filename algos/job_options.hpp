@@ -18,6 +18,9 @@ struct job_options {
   bool standardize = true; ///< scale inputs to mean 0, stddev 1 (train stats)
   std::uint64_t workers = 1;
   std::uint64_t shards = 1;
+  /// Hot backups per shard (0 or 1): each applies the primary's pushes in
+  /// the primary's order, and takes over when the primary's node is lost.
+  std::uint64_t shard_replicas = 0;
   std::uint64_t batch = 64;
   double lr = 0;
   std::uint64_t seed = 1;

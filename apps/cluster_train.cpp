@@ -54,6 +54,26 @@ std::shared_ptr<const algos::algorithm> build_algorithm(const train_options& o,
   return algo;
 }
 
+/// --shard-replicas: a hot backup per shard of an asynchronous parameter
+/// server; the workers keep their recent pushes to send them again to a
+/// backup that took over.
+void set_replicas(const train_options& o, const actors::algorithm_ptr& algo,
+                  actors::job_config& job) {
+  if (o.shard_replicas > 1)
+    throw usage_error("troupe train: --shard-replicas="
+                      + std::to_string(o.shard_replicas)
+                      + ": 0 or 1 (one hot backup per shard)");
+  if (o.shard_replicas == 0)
+    return;
+  if (algo->plan(job) != actors::shard_plan::async || algo->tracks_clocks(job))
+    throw usage_error("troupe train: --shard-replicas=1 backs up an "
+                      "asynchronous parameter server (downpour without "
+                      "--staleness-bound); --algo="
+                      + algo->name() + " has none to back up");
+  job.shard_replicas = 1;
+  job.policy.replay = 64;
+}
+
 std::size_t examples_of(const train_options& o, const optim::dataset& train) {
   return o.train_examples > 0
              ? std::min<std::size_t>(train.size(), o.train_examples)
@@ -143,6 +163,7 @@ cluster_job prepare_cluster_job(const train_options& o,
       static_cast<double>(stream ? per_epoch : batches(n)));
   cluster_job out;
   out.algorithm = build_algorithm(o, build);
+  set_replicas(o, job.algorithm, job);
   if (!stream) {
     // A lost worker's examples are split among the survivors.
     auto shared_parts

@@ -14,7 +14,8 @@ namespace {
 /// Flags a resumed run may change: they do not change what is computed.
 bool may_change(const std::string& key) {
   return key == "max_seconds" || key == "threads" || key == "request_timeout"
-         || key == "target_accuracy" || key == "eval_every";
+         || key == "target_accuracy" || key == "eval_every"
+         || key == "shard_replicas";
 }
 
 std::string flag_of(std::string key) {
@@ -186,6 +187,8 @@ void apply_resume(train_options& o) {
     o.target_accuracy = kept.target_accuracy;
   if (o.given.count("eval-every"))
     o.eval_every = kept.eval_every;
+  if (o.given.count("shard-replicas"))
+    o.shard_replicas = kept.shard_replicas;
   // And how it was checkpointed, unless told otherwise.
   auto info = nlohmann::json::parse(ck->info, nullptr, false);
   if (info.is_object()) {

@@ -111,6 +111,9 @@ void add_job_flags(option_parser& p, algos::job_options& o) {
            "standardize inputs with the training set's mean and stddev")
       .add(o.workers, "workers", "number of workers (sgd: 1)")
       .add(o.shards, "shards", "parameter-server shards (sgd: 1)")
+      .add(o.shard_replicas, "shard-replicas",
+           "hot backups per shard, 0 or 1: a shard's node lost costs no "
+           "update (downpour without --staleness-bound)")
       .add(o.batch, "batch", "minibatch size per worker (default 64)")
       .add(o.lr, "lr", "learning rate (" + per_model(&model_defaults::lr) + ")")
       .add(o.seed, "seed", "random seed (default 1; same seed, same run)")

@@ -110,5 +110,8 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 /// Shard i was restored elsewhere (a lost node's, from its checkpoint):
 /// the coordinator gives the workers and the evaluator its new handle.
 using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
+/// Hot shard replicas (--shard-replicas): a primary's backup attached, its
+/// state sent, and every push the primary receives forwarded to it.
+using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
 
 } // namespace troupe::messages

@@ -148,6 +148,9 @@ struct shard_stats {
   std::uint64_t messages = 0; ///< replies sent
   std::uint64_t bytes = 0;    ///< bytes of those replies as serialized
   std::vector<worker_pushes> workers;
+  /// FNV-1a of the shard's parameters' bytes (a primary and its hot backup
+  /// hold the same).
+  std::string params_hash;
 };
 
 /// Serializes or prints a shard_stats.
@@ -155,7 +158,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
   return f(caf::meta::type_name("shard_stats"), x.shard, x.offset, x.size,
            x.version, x.staleness_histogram, x.staleness_sum, x.staleness_max,
-           x.max_clock_gap, x.messages, x.bytes, x.workers);
+           x.max_clock_gap, x.messages, x.bytes, x.workers, x.params_hash);
 }
 
 // -- eval_msg -----------------------------------------------------------------

@@ -159,6 +159,8 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
   auto where = place(job.workers, job.shards, slots);
   job.placement.worker_node = where.worker_node;
   job.placement.shard_node = where.shard_node;
+  if (job.shard_replicas > 0)
+    job.placement.backup_node = place_backups(where.shard_node, slots);
   for (std::size_t n = 0; n < agents.size(); ++n) {
     std::size_t w = 0, s = 0;
     for (auto x : where.worker_node)

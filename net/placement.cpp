@@ -34,4 +34,26 @@ placement place(std::uint32_t workers, std::uint32_t shards,
   return {fill(workers, w), fill(shards, s)};
 }
 
+std::vector<std::int32_t>
+place_backups(const std::vector<std::int32_t>& shard_node,
+              const std::vector<node_slots>& nodes) {
+  auto n = static_cast<std::int32_t>(nodes.size());
+  std::vector<std::int32_t> out;
+  for (auto p : shard_node) {
+    std::int32_t pick = -1;
+    // Candidates after the primary's node, in order; the coordinator's
+    // process (p = -1) counts as before node 0.
+    for (int pass = 0; pass < 2 && pick < 0; ++pass)
+      for (std::int32_t k = 1; k <= n && pick < 0; ++k) {
+        auto c = ((p < 0 ? -1 : p) + k + n) % n;
+        if (c == p)
+          continue;
+        if (pass == 1 || nodes[static_cast<std::size_t>(c)].shards > 0)
+          pick = c;
+      }
+    out.push_back(pick);
+  }
+  return out;
+}
+
 } // namespace troupe::net

@@ -80,6 +80,33 @@ bool shards_restorable(const coordinator_state& st);
 void restore_shard(coordinator_ptr self, std::size_t i,
                    const std::string& node);
 
+/// Points the workers and the evaluator at shard i's new handle `h`
+/// (coordinator_restore.cpp).
+void rebind(coordinator_ptr self, std::size_t i, const caf::actor& h);
+
+/// Hot replicas (coordinator_replica.cpp): spawns and attaches each shard's
+/// backup, then calls `then` (or ends the job with placement_failed).
+void provision_backups(coordinator_ptr self, std::function<void()> then);
+
+/// Shard i's primary was lost on `node`: its backup, if any, takes over
+/// (false: none).
+bool fail_over(coordinator_ptr self, std::size_t i, const std::string& node);
+
+/// The actor at `source` was shard `index`'s backup (now forgotten, its
+/// primary told to stop forwarding).
+bool backup_down(coordinator_ptr self, const caf::actor_addr& source,
+                 std::size_t& index);
+
+/// Where shard i's backup runs (host:pid, or "local").
+std::string backup_node_of(const coordinator_state& st, std::size_t i);
+
+/// The live backups' statistics (after their primaries'), then `then`.
+void collect_backup_stats(coordinator_ptr self, std::function<void()> then);
+
+/// The report's "replicas": per shard, where its backup runs, whether it
+/// holds the primary's parameters at the end, or that it took over.
+nlohmann::json replicas_report(const coordinator_state& st);
+
 /// The report's "restored_shards": per restored shard, the pushes lost
 /// (the workers' pushes less those the restored shard counted).
 nlohmann::json restored_report(const coordinator_state& st,

@@ -1,0 +1,123 @@
+#include "actors/detail/shard_replica.hpp"
+
+#include <caf/actor_cast.hpp>
+
+#include "actors/checkpoint_state.hpp"
+#include "actors/detail/caller.hpp"
+#include "actors/detail/log.hpp"
+#include "messages/errors.hpp"
+
+namespace troupe::actors::detail {
+
+using namespace messages;
+
+namespace {
+
+std::string name_of(const parameter_shard_state& st) {
+  return "shard " + std::to_string(st.config.index);
+}
+
+template <class Msg>
+void forward_msg(shard_self self, Msg&& m) {
+  auto& st = self->state;
+  if (!st.backup)
+    return;
+  ++st.forwarded;
+  self->send(st.backup, replicate_atom::value, std::forward<Msg>(m));
+}
+
+} // namespace
+
+bool from_owner(shard_self self) {
+  return from_here(self)
+         || (self->state.config.owner
+             && from_node(self, self->state.config.owner));
+}
+
+bool from_primary(shard_self self, const char* what) {
+  auto& st = self->state;
+  const auto& sender = self->current_sender();
+  if (st.config.primary && sender
+      && caf::actor_cast<caf::actor_addr>(sender) == st.config.primary)
+    return true;
+  ++st.refused;
+  refuse(self, name_of(st), what, "its primary");
+  return false;
+}
+
+void forward(shard_self self, push_msg&& p) {
+  forward_msg(self, std::move(p));
+}
+
+void forward(shard_self self, compressed_push_msg&& c) {
+  forward_msg(self, std::move(c));
+}
+
+caf::result<bool> attach_backup(shard_self self, caf::actor backup) {
+  auto& st = self->state;
+  auto name = name_of(st);
+  if (!from_owner(self))
+    return refuse(self, name, "replicate", "the coordinator's node");
+  if (st.config.mode != shard_mode::async || st.config.staleness_bound)
+    return make_error(errc::bad_request,
+                      name + ": only an asynchronous shard without a "
+                             "staleness bound has a hot backup");
+  // Null: detached (the backup was lost).
+  st.backup = caf::actor_cast<parameter_shard_actor>(std::move(backup));
+  if (!st.backup)
+    return true;
+  // The state first, then every push: the backup sees them in this order.
+  auto promise = self->make_response_promise<bool>();
+  self->request(st.backup, st.config.request_timeout, replicate_atom::value,
+                save_shard(st))
+      .then([promise](bool) mutable { promise.deliver(true); },
+            [self, promise, name](caf::error& err) mutable {
+              self->state.backup = parameter_shard_actor{};
+              promise.deliver(make_error(errc::bad_request,
+                                         name + ": its backup did not take "
+                                                "its state: "
+                                             + self->system().render(err)));
+            });
+  return promise;
+}
+
+caf::result<bool> take_primary_state(shard_self self,
+                                     const std::string& state) {
+  auto& st = self->state;
+  if (!from_primary(self, "replicate"))
+    return make_error(errc::not_allowed,
+                      name_of(st) + ": a state from another than its primary");
+  try {
+    load_shard(st, state, "the primary's state of " + name_of(st));
+  } catch (const std::exception& e) {
+    return make_error(errc::bad_request, e.what());
+  }
+  st.awaiting_first_push = false;
+  log().info("{}: hot backup in step with its primary (version {})",
+             name_of(st), st.store->version());
+  return true;
+}
+
+caf::result<shard_stats> stats_after_backup(
+    shard_self self,
+    const std::function<shard_stats(const parameter_shard_state&)>&
+        make_stats) {
+  auto& st = self->state;
+  if (!st.backup)
+    return make_stats(st);
+  // One sender's messages arrive in order: once the backup answers this
+  // flush it has handled every push forwarded before, and its statistics,
+  // asked next, count the same pushes.
+  auto promise = self->make_response_promise<shard_stats>();
+  self->request(st.backup, st.config.request_timeout, flush_atom::value)
+      .then(
+          [self, promise, make_stats](std::uint64_t) mutable {
+            promise.deliver(make_stats(self->state));
+          },
+          [self, promise, make_stats](caf::error&) mutable {
+            promise.deliver(make_stats(self->state));
+          });
+  return promise;
+}
+
+} // namespace troupe::actors::detail
