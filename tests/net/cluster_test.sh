@@ -4,7 +4,7 @@
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls,
 # tlsguard, token, hostile, guardmem, loris, hosts, netns, monitor, stuck,
-# lsgd, decentral, lbfgs, ledger, shardrestore, coordgrace.
+# lsgd, decentral, lbfgs, ledger, shardrestore, replicas, coordgrace.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -387,6 +387,60 @@ shardrestore)
   echo "accuracy with the shards' node killed $a, unkilled $b" >&2
   awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
     || fail "accuracy $a is not within 0.5 point of $b"
+  ;;
+replicas)
+  # --shard-replicas=1: the node holding both primaries is SIGKILLed
+  # mid-run; their hot backups (on the workers' node, the only other one)
+  # take over at once, the workers send their recent pushes again, and no
+  # update is lost: each shard applied or rejected every push exactly once
+  # (version + rejected = steps), lost_pushes is 0, and the accuracy is
+  # within 0.5 point of the unkilled run's. No checkpoint is involved.
+  R=(--algo=downpour --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
+  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log || fail "unkilled run failed"
+  start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
+    --shard-replicas=1
+  start_node n1 --workers=2 --shards=0; N1=$NODE
+  start_node n2 --workers=0 --shards=2; N2=$NODE
+  wait_log coord.log "test_acc" 90 || fail "no evaluation before the kill"
+  kill -9 "$N2"
+  wait_for "$COORD" 120 || fail "coordinator exited with status $?"
+  wait_for "$N1" 30 || fail "the workers' node exited with status $?"
+  [ "$(key coord.json /stop_reason)" = "steps done" ] \
+    || fail "stop reason $(key coord.json /stop_reason)"
+  grep -q "its hot backup on .* took over" coord.log \
+    || fail "the coordinator did not say a backup took over"
+  steps=$(key coord.json /steps)
+  [ "$steps" = "$(key plain.json /steps)" ] || fail "steps $steps"
+  for i in 0 1; do
+    [ "$(key coord.json /restored_shards/$i/from)" = replica ] \
+      || fail "shard $i not reported taken over by its backup"
+    [ "$(key coord.json /replicas/$i/state)" = "took over" ] \
+      || fail "replicas/$i/state is $(key coord.json /replicas/$i/state)"
+    lost=$(key coord.json /restored_shards/$i/lost_pushes)
+    at=$(key coord.json /restored_shards/$i/steps_at_loss)
+    version=$(key coord.json /shard_stats/$i/version)
+    rejected=$(key coord.json /shard_stats/$i/rejected)
+    dup=$(key coord.json /shard_stats/$i/duplicates)
+    echo "shard $i: primary lost at step $at, $lost pushes lost, $version" \
+      "applied + $rejected rejected of $steps, $dup sent again" >&2
+    [ "$lost" = 0 ] || fail "shard $i: $lost pushes lost"
+    [ $((version + rejected)) = "$steps" ] \
+      || fail "shard $i: $version applied + $rejected rejected != $steps"
+  done
+  a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)
+  echo "accuracy with the primaries' node killed $a, unkilled $b" >&2
+  awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
+    || fail "accuracy $a is not within 0.5 point of $b"
+  # Unkilled, a backup ends with its primary's parameters, bit for bit.
+  start_coordinator coord2 "${R[@]}" --epochs=3 --listen=127.0.0.1:0 \
+    --expect=2 --shard-replicas=1
+  start_node n3 --workers=2 --shards=0; N3=$NODE
+  start_node n4 --workers=0 --shards=2; N4=$NODE
+  wait_for "$COORD" 120 || fail "coordinator 2 exited with status $?"
+  for i in 0 1; do
+    [ "$(key coord2.json /replicas/$i/same_parameters)" = true ] \
+      || fail "shard $i's backup does not hold its primary's parameters"
+  done
   ;;
 coordgrace)
   # The coordinator of a checkpointing sync job is SIGKILLed; its two nodes
