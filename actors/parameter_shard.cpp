@@ -231,6 +231,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
       [self](push_msg& p) {
         auto scope = on_message(self->state.probe.get(), self, msg_type::push,
                                 wire_size(p));
+        detail::note_direct(self);
         on_push(self->state, p);
         detail::forward(self, std::move(p));
       },
@@ -240,6 +241,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
             = on_message(st.probe.get(), self, msg_type::push, wire_size(c));
         // Decoded here; then the same path as a dense push (sync: the
         // decoded gradients are summed dense, weighted, in worker order).
+        detail::note_direct(self);
         push_msg p;
         if (decode(st, c, p))
           on_push(st, p);

@@ -105,6 +105,9 @@ struct parameter_shard_state {
   /// Pushes forwarded to the backup; replicated messages refused (a backup
   /// takes them from its primary only).
   std::uint64_t forwarded = 0, refused = 0;
+  /// A backup took a push straight from a worker: its primary is gone and
+  /// it serves in its place (logged once, for bench/shard_recovery).
+  bool serving = false;
 };
 
 /// Spawn with `sys.spawn(parameter_shard, config)`.

@@ -45,6 +45,16 @@ bool from_primary(shard_self self, const char* what) {
   return false;
 }
 
+void note_direct(shard_self self) {
+  auto& st = self->state;
+  if (!st.config.primary || st.serving)
+    return;
+  st.serving = true;
+  log().info("{}: first push straight from a worker: the backup serves in "
+             "its primary's place (version {})",
+             name_of(st), st.store->version());
+}
+
 void forward(shard_self self, push_msg&& p) {
   forward_msg(self, std::move(p));
 }

@@ -27,6 +27,10 @@ bool from_owner(shard_self self);
 /// refused (logged, counted) and false.
 bool from_primary(shard_self self, const char* what);
 
+/// A push straight from a worker: a backup receiving its first one serves
+/// in its primary's place now (logged once).
+void note_direct(shard_self self);
+
 /// A primary: hands the push just handled on to its backup, if any.
 void forward(shard_self self, messages::push_msg&& p);
 void forward(shard_self self, messages::compressed_push_msg&& c);
