@@ -161,7 +161,7 @@ void apply_resume(train_options& o) {
                       + " is a job of --algo=" + theirs.algo + ", not "
                       + o.algo);
   std::string diff;
-  if (theirs.algo == o.algo)
+  if (!o.given.count("algo") || theirs.algo == o.algo)
     for (const auto& [key, value] : job.items()) {
       if (key == "algo" || may_change(key) || !o.given.count(flag_of(key))
           || !mine.contains(key) || mine[key] == value)
