@@ -224,9 +224,12 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
                "shard " + std::to_string(st.config.index) + "'s checkpoint");
     st.awaiting_first_push = true;
   }
-  st.probe = make_probe(self, "shard " + std::to_string(st.config.index),
+  // A hot backup shows as such in the monitor.
+  st.probe = make_probe(self,
+                        "shard " + std::to_string(st.config.index)
+                            + (st.config.primary ? " backup" : ""),
                         "shard", true);
-  st.probe->activity("serving");
+  st.probe->activity(st.config.primary ? "backing up" : "serving");
   return {
       [self](push_msg& p) {
         auto scope = on_message(self->state.probe.get(), self, msg_type::push,

@@ -50,6 +50,8 @@ void note_direct(shard_self self) {
   if (!st.config.primary || st.serving)
     return;
   st.serving = true;
+  if (st.probe)
+    st.probe->activity("serving");
   log().info("{}: first push straight from a worker: the backup serves in "
              "its primary's place (version {})",
              name_of(st), st.store->version());
