@@ -246,7 +246,6 @@ void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               std::vector<optim::compressor>* compressors = nullptr,
               push_log* kept = nullptr);
 
-
 /// Local steps only, with the given optimizer and rate.
 std::unique_ptr<comm_policy>
 make_local_policy(optim::optimizer_options optimizer, double lr,

@@ -95,7 +95,9 @@ void collect_shard_stats(self_ptr self) {
   auto remaining = std::make_shared<std::size_t>(
       std::count(st.shard_lost.begin(), st.shard_lost.end(), false));
   // Then the backups' (a primary answers once its backup has every push).
-  auto next = [self] { collect_backup_stats(self, [self] { collect_run_stats(self); }); };
+  auto next = [self] {
+    collect_backup_stats(self, [self] { collect_run_stats(self); });
+  };
   if (*remaining == 0) {
     next();
     return;

@@ -45,8 +45,8 @@ void attach(coordinator_ptr self, std::size_t i, caf::actor b,
           [self, i](caf::error& err) {
             placement_failed(self, "shard " + std::to_string(i)
                                        + " could not attach its backup on "
-                                       + backup_node_name(self->state, i)
-                                       + ": " + self->system().render(err));
+                                       + backup_node_name(self->state, i) + ": "
+                                       + self->system().render(err));
           });
 }
 
@@ -186,8 +186,8 @@ nlohmann::json replicas_report(const coordinator_state& st) {
       j["state"] = "in step";
       j["backup_version"] = b->version;
       // Forwarded pushes, in the primary's order: the same parameters.
-      j["same_parameters"] = p && p->params_hash == b->params_hash
-                             && p->version == b->version;
+      j["same_parameters"]
+          = p && p->params_hash == b->params_hash && p->version == b->version;
     } else {
       j["backup"] = nullptr;
       j["state"] = took_over ? "took over" : "lost";

@@ -81,15 +81,16 @@ nlohmann::json restored_report(const coordinator_state& st,
   // that did not report (lost) sent an unknown number of pushes.
   bool exact = ws.size() == st.workers.size();
   for (const auto& r : st.restored) {
-    nlohmann::json j{{"shard", r.index},
-                     {"node", r.node},
-                     {"from", r.from},
-                     {"to", r.to},
-                     {"checkpoint_steps",
-                      r.from == "checkpoint" ? nlohmann::json(r.checkpoint_steps)
-                                             : nlohmann::json(nullptr)},
-                     {"steps_at_loss", r.steps_at_loss},
-                     {"seconds", r.seconds}};
+    nlohmann::json j{
+        {"shard", r.index},
+        {"node", r.node},
+        {"from", r.from},
+        {"to", r.to},
+        {"checkpoint_steps", r.from == "checkpoint"
+                                 ? nlohmann::json(r.checkpoint_steps)
+                                 : nlohmann::json(nullptr)},
+        {"steps_at_loss", r.steps_at_loss},
+        {"seconds", r.seconds}};
     const shard_stats* s = nullptr;
     for (const auto& x : shards)
       if (x.shard == r.index)

@@ -6,7 +6,6 @@
 
 #include <caf/actor_cast.hpp>
 #include <caf/make_message.hpp>
-
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/comm_policy.hpp"

@@ -72,8 +72,9 @@ caf::result<bool> attach_backup(shard_self self, caf::actor backup) {
     return refuse(self, name, "replicate", "the coordinator's node");
   if (st.config.mode != shard_mode::async || st.config.staleness_bound)
     return make_error(errc::bad_request,
-                      name + ": only an asynchronous shard without a "
-                             "staleness bound has a hot backup");
+                      name
+                          + ": only an asynchronous shard without a "
+                            "staleness bound has a hot backup");
   // Null: detached (the backup was lost).
   st.backup = caf::actor_cast<parameter_shard_actor>(std::move(backup));
   if (!st.backup)
@@ -86,8 +87,9 @@ caf::result<bool> attach_backup(shard_self self, caf::actor backup) {
             [self, promise, name](caf::error& err) mutable {
               self->state.backup = parameter_shard_actor{};
               promise.deliver(make_error(errc::bad_request,
-                                         name + ": its backup did not take "
-                                                "its state: "
+                                         name
+                                             + ": its backup did not take "
+                                               "its state: "
                                              + self->system().render(err)));
             });
   return promise;

@@ -28,7 +28,8 @@ placement place(std::uint32_t workers, std::uint32_t shards,
 /// node than its primary (the next one after it with a shard slot, else
 /// the next one), or in the coordinator's process (-1) when no other node
 /// exists. A backup takes no slot: it is the same shard twice.
-std::vector<std::int32_t> place_backups(const std::vector<std::int32_t>& shard_node,
-                                        const std::vector<node_slots>& nodes);
+std::vector<std::int32_t>
+place_backups(const std::vector<std::int32_t>& shard_node,
+              const std::vector<node_slots>& nodes);
 
 } // namespace troupe::net

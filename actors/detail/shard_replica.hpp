@@ -18,7 +18,8 @@
 
 namespace troupe::actors::detail {
 
-using shard_self = parameter_shard_actor::stateful_pointer<parameter_shard_state>;
+using shard_self
+    = parameter_shard_actor::stateful_pointer<parameter_shard_state>;
 
 /// The coordinator's node (or this process) is asking.
 bool from_owner(shard_self self);

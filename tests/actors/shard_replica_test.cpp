@@ -117,8 +117,9 @@ TEST_CASE_METHOD(fixture, "a hot backup ends with its primary's parameters",
   self->send_exit(primary, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE_METHOD(fixture, "a backup takes state and pushes from its primary "
-                          "alone",
+TEST_CASE_METHOD(fixture,
+                 "a backup takes state and pushes from its primary "
+                 "alone",
                  "[replica]") {
   auto primary = shard();
   auto backup = shard(primary.address());
@@ -143,8 +144,9 @@ TEST_CASE_METHOD(fixture, "a backup takes state and pushes from its primary "
   CHECK(failed);
 }
 
-TEST_CASE_METHOD(fixture, "after its primary's loss a backup applies pushes "
-                          "sent again once",
+TEST_CASE_METHOD(fixture,
+                 "after its primary's loss a backup applies pushes "
+                 "sent again once",
                  "[replica]") {
   auto primary = shard();
   auto backup = shard(primary.address());

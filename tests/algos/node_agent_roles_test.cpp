@@ -204,7 +204,8 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
   CHECK_THAT(text, Catch::Contains("no role 'nope' (registered: greeter, "
                                    "lbfgs_shard, lbfgs_worker, "
                                    "resumed_shard, resumed_worker, "
-                                   "shadow_syncer, shard, worker)"));
+                                   "shadow_syncer, shard, shard_backup, "
+                                   "worker)"));
   // Arguments of the wrong types: the error names the role and both lists.
   auto bad = spawn_role(self, agent, "worker",
                         caf::make_message(std::string{"0"}, handles{}));
@@ -230,10 +231,11 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
 TEST_CASE("an algorithm's own roles come from its folder, not from actors/",
           "[algos][node_agent]") {
   auto shared = shared_roles()->names();
-  // Shards and workers, fresh or from a checkpoint's state.
+  // Shards and workers, fresh or from a checkpoint's state; a shard's hot
+  // backup.
   CHECK(shared
         == std::vector<std::string>{"resumed_shard", "resumed_worker", "shard",
-                                    "worker"});
+                                    "shard_backup", "worker"});
   auto all = algos::node_roles();
   for (const char* role :
        {"shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker"}) {
