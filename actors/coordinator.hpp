@@ -259,10 +259,8 @@ struct coordinator_state {
   std::uint64_t shard_states_steps = 0;
   /// The shards restored so far, for the report.
   std::vector<restored_shard> restored;
-  /// Hot replicas: each shard's backup (null: none, lost or promoted), and
-  /// the backups' final statistics.
+  /// Hot replicas: each shard's backup (null: none, lost or promoted).
   std::vector<parameter_shard_actor> backups;
-  std::vector<messages::shard_stats> backup_reports;
 };
 
 /// How the reason a coordinator sends its nodes with stop_atom begins when

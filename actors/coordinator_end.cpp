@@ -24,6 +24,9 @@ void deliver(self_ptr self, std::string text) {
   for (auto& s : st.shards)
     if (s.handle)
       self->send_exit(s.handle, caf::exit_reason::user_shutdown);
+  for (auto& b : st.backups) // hot replicas
+    if (b)
+      self->send_exit(b, caf::exit_reason::user_shutdown);
   if (st.eval)
     self->send_exit(st.eval, caf::exit_reason::user_shutdown);
   // Lingering workers here and the algorithm's own roles; the nodes stop
@@ -94,12 +97,8 @@ void collect_shard_stats(self_ptr self) {
   auto& st = self->state;
   auto remaining = std::make_shared<std::size_t>(
       std::count(st.shard_lost.begin(), st.shard_lost.end(), false));
-  // Then the backups' (a primary answers once its backup has every push).
-  auto next = [self] {
-    collect_backup_stats(self, [self] { collect_run_stats(self); });
-  };
   if (*remaining == 0) {
-    next();
+    collect_run_stats(self);
     return;
   }
   for (std::size_t i = 0; i < st.shards.size(); ++i) {
@@ -108,16 +107,16 @@ void collect_shard_stats(self_ptr self) {
     self->request(st.shards[i].handle, st.config.request_timeout,
                   stats_atom::value)
         .then(
-            [self, remaining, next](shard_stats& x) {
+            [self, remaining](shard_stats& x) {
               self->state.shard_reports.push_back(std::move(x));
               if (--*remaining == 0)
-                next();
+                collect_run_stats(self);
             },
-            [self, remaining, next](caf::error& err) {
+            [self, remaining](caf::error& err) {
               detail::log().error("a shard did not report: {}",
                                   self->system().render(err));
               if (--*remaining == 0)
-                next();
+                collect_run_stats(self);
             });
   }
 }

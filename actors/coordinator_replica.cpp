@@ -4,8 +4,10 @@
 // When the primary's node is lost the backup takes over at once: the
 // workers and the evaluator get its handle, the workers send their recent
 // pushes again (those the backup has are duplicates), and training goes on
-// with no update lost. The shard then runs without a backup.
+// with no update lost. A new backup is then attached to the new primary
+// (on a node neither its own nor lost, else in the coordinator's process).
 
+#include <algorithm>
 #include <memory>
 
 #include <caf/actor_cast.hpp>
@@ -25,16 +27,26 @@ std::string backup_node_name(const coordinator_state& st, std::size_t i) {
   return plan.name_of(plan.backup_at(i), "local");
 }
 
+/// What failed: at the start the job ends (placement_failed), after a
+/// takeover the shard goes on without a backup.
+using on_fail = std::function<void(const std::string&)>;
+
 /// Attaches backup `b` of shard i to its primary; `one` once it holds the
 /// primary's state.
 void attach(coordinator_ptr self, std::size_t i, caf::actor b,
-            std::function<void()> one) {
+            std::function<void()> one, on_fail failed) {
   auto& st = self->state;
-  self->request(st.shards[i].handle, st.config.request_timeout,
-                replicate_atom::value, b)
+  auto primary = st.shards[i].handle;
+  self->request(primary, st.config.request_timeout, replicate_atom::value, b)
       .then(
-          [self, i, b, one](bool) {
+          [self, i, b, one, primary](bool) {
             auto& st = self->state;
+            if (st.shards[i].handle != primary || st.finishing) {
+              // Its primary was lost meanwhile, or the job is ending.
+              self->send_exit(b, caf::exit_reason::user_shutdown);
+              one();
+              return;
+            }
             st.backups[i] = caf::actor_cast<parameter_shard_actor>(b);
             self->monitor(b);
             log().info("shard {}: hot backup on {} in step with its primary "
@@ -42,12 +54,82 @@ void attach(coordinator_ptr self, std::size_t i, caf::actor b,
                        i, backup_node_name(st, i), shard_node_name(st, i));
             one();
           },
-          [self, i](caf::error& err) {
-            placement_failed(self, "shard " + std::to_string(i)
-                                       + " could not attach its backup on "
-                                       + backup_node_name(self->state, i) + ": "
-                                       + self->system().render(err));
+          [self, i, failed](caf::error& err) {
+            failed("shard " + std::to_string(i)
+                   + " could not attach its backup on "
+                   + backup_node_name(self->state, i) + ": "
+                   + self->system().render(err));
           });
+}
+
+/// Spawns shard i's backup where the plan says (here or on a node), then
+/// attaches it.
+void spawn_backup(coordinator_ptr self, std::uint32_t i,
+                  std::function<void()> one, on_fail failed) {
+  auto& st = self->state;
+  auto& c = st.config;
+  auto primary = caf::actor_cast<caf::actor>(st.shards[i].handle);
+  auto n = c.placement.backup_at(i);
+  if (n < 0) {
+    auto sc = shard_config(c, i);
+    sc.state = nullptr; // the primary sends its own
+    sc.primary = primary.address();
+    attach(self, i,
+           caf::actor_cast<caf::actor>(self->spawn(parameter_shard, sc)), one,
+           failed);
+    return;
+  }
+  auto node = c.placement.nodes.at(static_cast<std::size_t>(n));
+  self->request(node, c.request_timeout, spawn_atom::value,
+                std::string{"shard_backup"}, caf::make_message(i, primary))
+      .then([self, i, one,
+             failed](caf::actor& b) { attach(self, i, b, one, failed); },
+            [self, i, failed](caf::error& err) {
+              failed("node " + backup_node_name(self->state, i)
+                     + " could not start the backup of shard "
+                     + std::to_string(i) + ": " + self->system().render(err));
+            });
+}
+
+/// After a takeover: a new backup for shard i, on a node neither its new
+/// primary's nor lost (`lost`, or named by a failure), else here; none if
+/// the primary runs here and no such node is left.
+void re_replicate(coordinator_ptr self, std::size_t i,
+                  const std::string& lost) {
+  auto& st = self->state;
+  auto& plan = st.config.placement;
+  auto gone = [&](std::int32_t n) {
+    auto name = plan.name_of(n, "local");
+    if (name == lost)
+      return true;
+    for (const auto& f : st.failures)
+      if (f.node == name)
+        return true;
+    return false;
+  };
+  std::int32_t where = -1;
+  if (plan.shard_at(i) < 0) {
+    where = -2;
+    for (std::int32_t n = 0; n < static_cast<std::int32_t>(plan.nodes.size());
+         ++n)
+      if (!gone(n)) {
+        where = n;
+        break;
+      }
+  }
+  if (where == -2) {
+    log().warn("shard {}: no node left for a new backup; it goes on without "
+               "one",
+               i);
+    return;
+  }
+  plan.backup_node.resize(std::max(plan.backup_node.size(), i + 1), -1);
+  plan.backup_node[i] = where;
+  spawn_backup(
+      self, static_cast<std::uint32_t>(i), [] {},
+      [](const std::string& why) {
+        log().warn("{}; the shard goes on without a backup", why);
+      });
 }
 
 } // namespace
@@ -65,31 +147,10 @@ void provision_backups(coordinator_ptr self, std::function<void()> then) {
     if (--*pending == 0)
       then();
   };
-  for (std::uint32_t i = 0; i < st.shards.size(); ++i) {
-    auto primary = caf::actor_cast<caf::actor>(st.shards[i].handle);
-    auto n = c.placement.backup_at(i);
-    if (n < 0) {
-      auto sc = shard_config(c, i);
-      sc.state = nullptr; // the primary sends its own
-      sc.primary = primary.address();
-      attach(self, i,
-             caf::actor_cast<caf::actor>(self->spawn(parameter_shard, sc)),
-             one);
-      continue;
-    }
-    auto node = c.placement.nodes.at(static_cast<std::size_t>(n));
-    self->request(node, c.request_timeout, spawn_atom::value,
-                  std::string{"shard_backup"}, caf::make_message(i, primary))
-        .then([self, i, one](caf::actor& b) { attach(self, i, b, one); },
-              [self, i](caf::error& err) {
-                placement_failed(self, "node "
-                                           + backup_node_name(self->state, i)
-                                           + " could not start the backup of "
-                                             "shard "
-                                           + std::to_string(i) + ": "
-                                           + self->system().render(err));
-              });
-  }
+  for (std::uint32_t i = 0; i < st.shards.size(); ++i)
+    spawn_backup(self, i, one, [self](const std::string& why) {
+      placement_failed(self, why);
+    });
 }
 
 bool fail_over(coordinator_ptr self, std::size_t i, const std::string& node) {
@@ -115,6 +176,7 @@ bool fail_over(coordinator_ptr self, std::size_t i, const std::string& node) {
   log().warn("shard {} (lost with {}): its hot backup on {} took over at "
              "step {}",
              i, node, r.to, r.steps_at_loss);
+  re_replicate(self, i, node);
   return true;
 }
 
@@ -138,59 +200,30 @@ std::string backup_node_of(const coordinator_state& st, std::size_t i) {
   return backup_node_name(st, i);
 }
 
-void collect_backup_stats(coordinator_ptr self, std::function<void()> then) {
-  auto& st = self->state;
-  auto pending = std::make_shared<std::size_t>(0);
-  for (auto& b : st.backups)
-    if (b)
-      ++*pending;
-  if (*pending == 0) {
-    then();
-    return;
-  }
-  auto one = [pending, then] {
-    if (--*pending == 0)
-      then();
-  };
-  for (auto& b : st.backups)
-    if (b)
-      self->request(b, st.config.request_timeout, stats_atom::value)
-          .then(
-              [self, one](shard_stats& x) {
-                self->state.backup_reports.push_back(std::move(x));
-                one();
-              },
-              [self, one](caf::error& err) {
-                log().warn("a shard's backup did not report: {}",
-                           self->system().render(err));
-                one();
-              });
-}
-
 nlohmann::json replicas_report(const coordinator_state& st) {
   auto out = nlohmann::json::array();
   for (std::size_t i = 0; i < st.shards.size(); ++i) {
     nlohmann::json j{{"shard", i}, {"primary", shard_node_name(st, i)}};
-    const shard_stats *p = nullptr, *b = nullptr;
+    const shard_stats* p = nullptr;
     for (const auto& x : st.shard_reports)
       if (x.shard == i)
         p = &x;
-    for (const auto& x : st.backup_reports)
-      if (x.shard == i)
-        b = &x;
     bool took_over = false;
     for (const auto& r : st.restored)
       took_over |= r.index == i && r.from == "replica";
-    if (b) {
+    j["took_over"] = took_over;
+    if (st.backups.size() > i && st.backups[i]) {
       j["backup"] = backup_node_name(st, i);
       j["state"] = "in step";
-      j["backup_version"] = b->version;
       // Forwarded pushes, in the primary's order: the same parameters.
-      j["same_parameters"]
-          = p && p->params_hash == b->params_hash && p->version == b->version;
+      j["same_parameters"] = p && !p->backup_hash.empty()
+                             && p->params_hash == p->backup_hash
+                             && p->version == p->backup_version;
+      if (p && !p->backup_hash.empty())
+        j["backup_version"] = p->backup_version;
     } else {
       j["backup"] = nullptr;
-      j["state"] = took_over ? "took over" : "lost";
+      j["state"] = "none";
     }
     if (p)
       j["version"] = p->version;

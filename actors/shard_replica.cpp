@@ -117,20 +117,20 @@ caf::result<shard_stats> stats_after_backup(
     const std::function<shard_stats(const parameter_shard_state&)>&
         make_stats) {
   auto& st = self->state;
+  auto mine = make_stats(st);
   if (!st.backup)
-    return make_stats(st);
-  // One sender's messages arrive in order: once the backup answers this
-  // flush it has handled every push forwarded before, and its statistics,
-  // asked next, count the same pushes.
+    return mine;
+  // One sender's messages arrive in order: the backup answers after every
+  // push forwarded before, so its figures match these, taken now.
   auto promise = self->make_response_promise<shard_stats>();
-  self->request(st.backup, st.config.request_timeout, flush_atom::value)
+  self->request(st.backup, st.config.request_timeout, stats_atom::value)
       .then(
-          [self, promise, make_stats](std::uint64_t) mutable {
-            promise.deliver(make_stats(self->state));
+          [promise, mine](shard_stats& b) mutable {
+            mine.backup_version = b.version;
+            mine.backup_hash = b.params_hash;
+            promise.deliver(mine);
           },
-          [self, promise, make_stats](caf::error&) mutable {
-            promise.deliver(make_stats(self->state));
-          });
+          [promise, mine](caf::error&) mutable { promise.deliver(mine); });
   return promise;
 }
 

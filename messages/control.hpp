@@ -151,6 +151,11 @@ struct shard_stats {
   /// FNV-1a of the shard's parameters' bytes (a primary and its hot backup
   /// hold the same).
   std::string params_hash;
+  /// A primary with a hot backup: the backup's version and parameter hash
+  /// once it handled every push forwarded before these statistics were
+  /// taken (empty hash: no backup answered).
+  std::uint64_t backup_version = 0;
+  std::string backup_hash;
 };
 
 /// Serializes or prints a shard_stats.
@@ -158,7 +163,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
   return f(caf::meta::type_name("shard_stats"), x.shard, x.offset, x.size,
            x.version, x.staleness_histogram, x.staleness_sum, x.staleness_max,
-           x.max_clock_gap, x.messages, x.bytes, x.workers, x.params_hash);
+           x.max_clock_gap, x.messages, x.bytes, x.workers, x.params_hash,
+           x.backup_version, x.backup_hash);
 }
 
 // -- eval_msg -----------------------------------------------------------------

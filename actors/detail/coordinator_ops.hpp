@@ -100,9 +100,6 @@ bool backup_down(coordinator_ptr self, const caf::actor_addr& source,
 /// Where shard i's backup runs (host:pid, or "local").
 std::string backup_node_of(const coordinator_state& st, std::size_t i);
 
-/// The live backups' statistics (after their primaries'), then `then`.
-void collect_backup_stats(coordinator_ptr self, std::function<void()> then);
-
 /// The report's "replicas": per shard, where its backup runs, whether it
 /// holds the primary's parameters at the end, or that it took over.
 nlohmann::json replicas_report(const coordinator_state& st);

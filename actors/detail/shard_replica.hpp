@@ -43,8 +43,9 @@ caf::result<bool> attach_backup(shard_self self, caf::actor backup);
 /// A backup: its primary's state (save_shard's bytes).
 caf::result<bool> take_primary_state(shard_self self, const std::string& state);
 
-/// The shard's statistics; a primary answers once its backup has handled
-/// every push forwarded before.
+/// The shard's statistics, taken now; a primary's carry its backup's
+/// version and parameter hash once the backup has handled every push
+/// forwarded before.
 caf::result<messages::shard_stats> stats_after_backup(
     shard_self self,
     const std::function<messages::shard_stats(const parameter_shard_state&)>&

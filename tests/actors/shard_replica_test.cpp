@@ -100,8 +100,10 @@ TEST_CASE_METHOD(fixture, "a hot backup ends with its primary's parameters",
   }
   self->send(primary, push(1, 20, {9, 9, 9, 9}));   // a duplicate
   self->send(primary, push(0, 21, {nan, 0, 0, 0})); // rejected
-  auto p = stats(primary); // answered once the backup has every push
+  auto p = stats(primary); // with its backup's figures after every push
   auto b = stats(backup);
+  CHECK(p.backup_hash == p.params_hash);
+  CHECK(p.backup_version == p.version);
   CHECK(p.version == 40);
   CHECK(b.version == p.version);
   CHECK(b.params_hash == p.params_hash);

@@ -395,7 +395,8 @@ replicas)
   # take over at once, the workers send their recent pushes again, and no
   # update is lost: each shard applied or rejected every push exactly once
   # (version + rejected = steps), lost_pushes is 0, and the accuracy is
-  # within 0.5 point of the unkilled run's. No checkpoint is involved.
+  # within 0.5 point of the unkilled run's. No checkpoint is involved. The
+  # shards then get new backups, in step with them at the end.
   R=(--algo=downpour --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
   "$TROUPE" train "${R[@]}" >plain.json 2>plain.log || fail "unkilled run failed"
   start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
@@ -415,8 +416,12 @@ replicas)
   for i in 0 1; do
     [ "$(key coord.json /restored_shards/$i/from)" = replica ] \
       || fail "shard $i not reported taken over by its backup"
-    [ "$(key coord.json /replicas/$i/state)" = "took over" ] \
-      || fail "replicas/$i/state is $(key coord.json /replicas/$i/state)"
+    [ "$(key coord.json /replicas/$i/took_over)" = true ] \
+      || fail "replicas/$i does not say its backup took over"
+    # A new backup (in the coordinator's process, the only place left)
+    # was attached to the new primary and ends with its parameters.
+    [ "$(key coord.json /replicas/$i/same_parameters)" = true ] \
+      || fail "shard $i has no new backup in step with it"
     lost=$(key coord.json /restored_shards/$i/lost_pushes)
     at=$(key coord.json /restored_shards/$i/steps_at_loss)
     version=$(key coord.json /shard_stats/$i/version)
