@@ -61,4 +61,9 @@ bool downpour::checkpointable() const noexcept {
   return staleness_bound < 0;
 }
 
+std::string downpour::checkpoint_refusal() const {
+  return "under --staleness a worker may wait in its fetch for a paused one "
+         "(no step boundary to pause at)";
+}
+
 } // namespace troupe::algos
