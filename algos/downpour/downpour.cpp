@@ -62,7 +62,7 @@ bool downpour::checkpointable() const noexcept {
 }
 
 std::string downpour::checkpoint_refusal() const {
-  return "under --staleness a worker may wait in its fetch for a paused one "
+  return "under --staleness-bound a worker may wait in its fetch for a paused one "
          "(no step boundary to pause at)";
 }
 
