@@ -116,15 +116,15 @@ void save_shards(self_ptr self, std::shared_ptr<resume_point> state,
 /// Every worker paused: the algorithm's roles' own files, then the shards'.
 void save_algorithm(self_ptr self, std::shared_ptr<resume_point> state,
                     std::function<void()> then) {
-  self->state.run->save(
-      self, [self, state, then](algorithm_run::state_files files,
-                                const std::string& error) {
-        if (!error.empty())
-          return abandon(self, then, error);
-        for (auto& [name, bytes] : files)
-          state->files[name] = std::move(bytes);
-        save_shards(self, state, then);
-      });
+  self->state.run->save(self,
+                        [self, state, then](algorithm_run::state_files files,
+                                            const std::string& error) {
+                          if (!error.empty())
+                            return abandon(self, then, error);
+                          for (auto& [name, bytes] : files)
+                            state->files[name] = std::move(bytes);
+                          save_shards(self, state, then);
+                        });
 }
 
 void save_shards(self_ptr self, std::shared_ptr<resume_point> state,

@@ -20,8 +20,7 @@ void flush_shards(actors::worker_context& ctx,
   };
   for (const auto& sh : shards)
     ctx.self()
-        ->request(sh.handle, ctx.request_timeout(),
-                  messages::flush_atom::value)
+        ->request(sh.handle, ctx.request_timeout(), messages::flush_atom::value)
         .then([one](std::uint64_t) { one(); }, [one](caf::error&) { one(); });
 }
 

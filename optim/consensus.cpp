@@ -87,8 +87,8 @@ void loss_window::save(state_writer& w, const std::string& prefix) const {
 void loss_window::load(const state_reader& r, const std::string& prefix) {
   auto kept = r.f64(prefix + "losses");
   if (kept.size() > window_)
-    throw r.error(prefix + "losses", "more losses than the window of "
-                                         + std::to_string(window_));
+    throw r.error(prefix + "losses",
+                  "more losses than the window of " + std::to_string(window_));
   losses_.assign(kept.begin(), kept.end());
   sum_ = 0;
   for (double l : losses_)

@@ -33,7 +33,6 @@ public:
   /// Under a staleness bound.
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
   bool checkpointable() const noexcept override;
-  std::string checkpoint_refusal() const override;
   const optim::compress_options*
   compression(const actors::job_config& job) const noexcept override;
   /// The staleness bound and the largest clock gap the shards saw.

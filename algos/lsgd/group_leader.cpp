@@ -191,10 +191,9 @@ group_leader_actor::behavior_type group_leader(self_ptr self,
   return {
       [self](save_atom) -> caf::result<std::string> {
         if (!detail::from_here(self))
-          return detail::refuse(self,
-                                "group leader "
-                                    + std::to_string(self->state.config.group),
-                                "save", "this process");
+          return detail::refuse(
+              self, "group leader " + std::to_string(self->state.config.group),
+              "save", "this process");
         return encode(saved_of(self->state));
       },
       [self](round_atom, std::uint64_t round,

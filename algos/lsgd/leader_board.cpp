@@ -280,9 +280,10 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
         }
         auto t = std::exchange(st.held, 0);
         if (t > 0 && !st.busy)
-          start_round(self, t, rounds_at(t, static_cast<std::uint32_t>(
-                                                st.config.workers.size()),
-                                         st.config.opts));
+          start_round(
+              self, t,
+              rounds_at(t, static_cast<std::uint32_t>(st.config.workers.size()),
+                        st.config.opts));
       },
   };
 }

@@ -34,7 +34,8 @@ using leader_board_actor = caf::typed_actor<
     caf::replies_to<messages::fetch_msg>::with<messages::params_msg>,
     // A checkpoint (from the coordinator's process only): start no round
     // and answer once the one under way is over (its pulls applied); its
-    // state (encode(leader_board_saved), lsgd_state.hpp); go on (a trigger held meanwhile runs).
+    // state (encode(leader_board_saved), lsgd_state.hpp); go on (a trigger held
+    // meanwhile runs).
     caf::replies_to<messages::pause_atom>::with<messages::ack_atom>,
     caf::replies_to<messages::save_atom>::with<std::string>,
     caf::reacts_to<messages::resume_atom>>;

@@ -73,8 +73,8 @@ std::string encode(const leader_board_saved& s) {
   w.put_u64("global_leader", s.global_leader);
   w.put_u64("held", s.held);
   w.put_u64("record_leader", shifted(s.record_leader));
-  std::uint64_t counts[] = {s.changes,      s.rounds,   s.skipped,
-                            s.busy_skipped, s.messages, s.bytes};
+  std::uint64_t counts[]
+      = {s.changes, s.rounds, s.skipped, s.busy_skipped, s.messages, s.bytes};
   w.put("counts", counts, 6);
   return w.encode();
 }

@@ -223,9 +223,9 @@ public:
     for (auto j : r.u64(prefix + "compress.peers")) {
       auto it = compressors_
                     .emplace(static_cast<std::uint32_t>(j),
-                             optim::compressor{opts_.compress,
-                                               optim::segments_of(opts_.layers,
-                                                                  0, n_)})
+                             optim::compressor{
+                                 opts_.compress,
+                                 optim::segments_of(opts_.layers, 0, n_)})
                     .first;
       it->second.load(r, prefix + "compress." + std::to_string(j) + ".");
     }

@@ -20,8 +20,8 @@ void load_copies(const optim::state_reader& r, const std::string& prefix,
   auto keys = r.u64(prefix + "peers");
   auto values = r.f32(prefix + "values");
   if (values.size() != keys.size() * n)
-    throw r.error(prefix + "values", "not one model of " + std::to_string(n)
-                                         + " values per peer");
+    throw r.error(prefix + "values",
+                  "not one model of " + std::to_string(n) + " values per peer");
   copies.clear();
   for (std::size_t i = 0; i < keys.size(); ++i)
     copies[static_cast<std::uint32_t>(keys[i])].assign(

@@ -87,9 +87,9 @@ TEST_CASE("an LSGD group leader's state round-trips through a checkpoint") {
   CHECK(none.leader == -1);
   CHECK(none.figures.rounds == 0);
   // Not a group leader's file: refused naming it.
-  CHECK_THROWS_WITH(decode_group_leader(encode(leader_board_saved{}),
-                                        "algo-group-1.state"),
-                    Catch::Contains("algo-group-1.state"));
+  CHECK_THROWS_WITH(
+      decode_group_leader(encode(leader_board_saved{}), "algo-group-1.state"),
+      Catch::Contains("algo-group-1.state"));
   caf::anon_send_exit(restored, caf::exit_reason::user_shutdown);
 }
 
