@@ -43,6 +43,24 @@ void algorithm_run::report(const coordinator_state&, nlohmann::json&,
   // no figures of its own
 }
 
+void algorithm_run::quiesce(coordinator_ptr,
+                            std::function<void(std::string)> done) {
+  done({});
+}
+
+void algorithm_run::save(coordinator_ptr,
+                         std::function<void(state_files, std::string)> done) {
+  done({}, {});
+}
+
+void algorithm_run::resume(coordinator_ptr) {
+  // no roles to resume
+}
+
+void algorithm_run::restore(const resume_point&) {
+  // no state of its own
+}
+
 // -- algorithm: the defaults of an asynchronous algorithm
 // ----------------------
 
@@ -65,6 +83,10 @@ bool algorithm::lingers() const noexcept {
 
 bool algorithm::checkpointable() const noexcept {
   return false;
+}
+
+std::string algorithm::checkpoint_refusal() const {
+  return "its roles do not save their state";
 }
 
 bool algorithm::reassigns_steps() const noexcept {

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,7 @@ struct coordinator_state;
 struct worker_config;
 struct parameter_shard_config;
 struct shard_ref;
+struct resume_point;
 
 /// The coordinator as an algorithm's run sees it.
 using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
@@ -95,6 +97,36 @@ public:
   /// the job's totals, to which the roles' own traffic is added.
   virtual void report(const coordinator_state& st, nlohmann::json& out,
                       std::uint64_t& messages, std::uint64_t& bytes) const;
+
+  // -- checkpoints (issue [11], coordinator_checkpoint.cpp) -----------------
+
+  /// The run's files of a checkpoint by name: `algo-<role>-<i>.state`, each
+  /// a state file (optim/state_file.hpp).
+  using state_files = std::map<std::string, std::string>;
+
+  /// A checkpoint begins, before the workers are asked to pause: the roles
+  /// finish what they have under way that involves the workers (a round
+  /// and its messages), start nothing new until resume(), then `done` is
+  /// called with an empty string, or with the reason to abandon the
+  /// checkpoint. The default calls it at once.
+  virtual void quiesce(coordinator_ptr self,
+                       std::function<void(std::string)> done);
+
+  /// Every worker paused and answered its state: the roles' own states
+  /// (asked with the job's request timeout), then `done(files, "")`, or
+  /// `done({}, reason)` naming the role that did not answer. Called after
+  /// quiesce() only. The default: no files.
+  virtual void save(coordinator_ptr self,
+                    std::function<void(state_files, std::string)> done);
+
+  /// The checkpoint was written or abandoned (after quiesce()): the roles
+  /// go on. The default does nothing.
+  virtual void resume(coordinator_ptr self);
+
+  /// A resumed job, once, before provision(): the roles it spawns start
+  /// from `from`'s files (save()'s). Throws optim::data_error naming a
+  /// file that is missing or does not fit. The default does nothing.
+  virtual void restore(const resume_point& from);
 };
 
 /// An algorithm's behavior in a job (see the top of this file). Options and
@@ -132,9 +164,12 @@ public:
   virtual bool lingers() const noexcept;
 
   /// The job's state can be checkpointed and resumed: its workers'
-  /// policies save and load their state (comm_policy::save) and the
-  /// algorithm's run keeps none of its own. The default: false.
+  /// policies save and load their state (comm_policy::save), and its run
+  /// its roles' (algorithm_run::save, restore). The default: false.
   virtual bool checkpointable() const noexcept;
+
+  /// Why checkpointable() is false, for the refusal of --checkpoint-dir.
+  virtual std::string checkpoint_refusal() const;
 
   /// A lost worker's remaining steps (and examples) go to the survivors
   /// (asynchronous algorithms); false: they are lost (synchronous rounds).

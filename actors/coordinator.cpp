@@ -181,7 +181,11 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
     optim::make_optimizer<float>(c.server.optimizer, 1);
     if (c.server.lr_schedule)
       optim::schedule{*c.server.lr_schedule};
+    st.run = c.algorithm->start(c);
+    if (c.resume) // the algorithm's roles start from their files
+      st.run->restore(*c.resume);
   } catch (const std::exception& e) {
+    st.run.reset();
     st.error = std::string{"invalid job: "} + e.what();
     st.stop_reason = "invalid job";
     st.finishing = true;
@@ -194,7 +198,6 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
               return *self->state.result;
             }};
   }
-  st.run = st.config.algorithm->start(st.config);
   if (auto stop = st.config.stop) {
     if (stop->attach(caf::actor_cast<caf::actor>(self)))
       self->send(self, stop_atom::value);

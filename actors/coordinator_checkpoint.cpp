@@ -1,8 +1,10 @@
-// The coordinator's side of checkpoints (issue [11]): pause every worker at
+// The coordinator's side of checkpoints (issue [11]): have the algorithm's
+// roles finish their round (algorithm_run::quiesce), pause every worker at
 // its next step boundary (each then has its pushes received by the shards),
-// collect the workers' states and then the shards', hand them to the
-// writer with the coordinator's progress, resume the workers. A resumed job
-// starts from such a state (restore_progress, roles.cpp).
+// collect the workers' states, the algorithm's roles' and then the
+// shards', hand them to the writer with the coordinator's progress, resume
+// the workers and the roles. A resumed job starts from such a state
+// (restore_progress, roles.cpp, algorithm_run::restore).
 
 #include <algorithm>
 #include <memory>
@@ -53,6 +55,8 @@ void done_checkpoint(self_ptr self, const std::function<void()>& then,
                      bool resume_workers) {
   auto& st = self->state;
   st.checkpointing = false;
+  if (st.run)
+    st.run->resume(self); // after its quiesce, whatever became of it
   st.checkpoint_steps = st.total_steps;
   st.checkpoint_time = std::chrono::steady_clock::now();
   if (st.finish_after_checkpoint) {
@@ -97,6 +101,32 @@ void write_states(self_ptr self, std::shared_ptr<resume_point> state,
   done_checkpoint(self, then, true);
 }
 
+/// Gives up the checkpoint under way, saying why.
+void abandon(self_ptr self, const std::function<void()>& then,
+             const std::string& why) {
+  auto& st = self->state;
+  log().warn("checkpoint at step {} abandoned: {}", st.total_steps, why);
+  st.checkpoint_log.push_back({{"steps", st.total_steps}, {"error", why}});
+  done_checkpoint(self, then, true);
+}
+
+void save_shards(self_ptr self, std::shared_ptr<resume_point> state,
+                 std::function<void()> then);
+
+/// Every worker paused: the algorithm's roles' own files, then the shards'.
+void save_algorithm(self_ptr self, std::shared_ptr<resume_point> state,
+                    std::function<void()> then) {
+  self->state.run->save(self,
+                        [self, state, then](algorithm_run::state_files files,
+                                            const std::string& error) {
+                          if (!error.empty())
+                            return abandon(self, then, error);
+                          for (auto& [name, bytes] : files)
+                            state->files[name] = std::move(bytes);
+                          save_shards(self, state, then);
+                        });
+}
+
 void save_shards(self_ptr self, std::shared_ptr<resume_point> state,
                  std::function<void()> then) {
   auto& st = self->state;
@@ -136,6 +166,9 @@ void save_shards(self_ptr self, std::shared_ptr<resume_point> state,
   }
 }
 
+/// Asks every worker to pause and collects their states (checkpoint()).
+void pause_workers(self_ptr self, std::function<void()> then);
+
 } // namespace
 
 bool checkpoint(self_ptr self, std::function<void()> then) {
@@ -159,6 +192,19 @@ bool checkpoint(self_ptr self, std::function<void()> then) {
       return false;
   st.checkpointing = true;
   st.checkpoint_began = std::chrono::steady_clock::now();
+  // The algorithm's roles first finish what involves the workers.
+  st.run->quiesce(self, [self, then](const std::string& error) {
+    if (!error.empty())
+      return abandon(self, then, error);
+    pause_workers(self, then);
+  });
+  return true;
+}
+
+namespace {
+
+void pause_workers(self_ptr self, std::function<void()> then) {
+  auto& st = self->state;
   auto state = std::make_shared<resume_point>();
   auto left = std::make_shared<std::size_t>(st.workers.size());
   auto failed = std::make_shared<std::string>();
@@ -177,7 +223,7 @@ bool checkpoint(self_ptr self, std::function<void()> then) {
         return true;
       self->state.pause_waits.clear();
       if (failed->empty()) {
-        save_shards(self, state, then);
+        save_algorithm(self, state, then);
         return true;
       }
       log().warn("checkpoint at step {} abandoned: {}", self->state.total_steps,
@@ -198,8 +244,9 @@ bool checkpoint(self_ptr self, std::function<void()> then) {
                      + self->system().render(err));
             });
   }
-  return true;
 }
+
+} // namespace
 
 void maybe_checkpoint(self_ptr self) {
   auto& st = self->state;

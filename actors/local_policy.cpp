@@ -32,6 +32,15 @@ public:
     done();
   }
 
+  /// The optimizer's buffers (momentum, Adam's moments and step).
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    opt_->save(w, prefix + "opt.");
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    opt_->load(r, prefix + "opt.");
+  }
+
 private:
   std::unique_ptr<optim::optimizer<float>> opt_;
   double lr_;

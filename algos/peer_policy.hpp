@@ -35,7 +35,10 @@ using peer_worker_actor = caf::typed_actor<
     // DS-Sync: a group member's parameters.
     caf::reacts_to<group_msg>,
     // The sender finished its steps (core).
-    caf::reacts_to<leave_atom, worker_id>>;
+    caf::reacts_to<leave_atom, worker_id>,
+    // A checkpoint's marker: the sender paused, everything it sent before
+    // has arrived (peer_policy::quiesce).
+    caf::reacts_to<flush_atom, worker_id>>;
 
 inline std::uint64_t nanoseconds_since(clock_type::time_point t0) {
   return static_cast<std::uint64_t>(
@@ -61,7 +64,10 @@ public:
     gone_.assign(peers.size(), false);
     for (std::size_t r = 0; r < peers.size(); ++r)
       gone_[r] = !peers[r] || r == ctx.id();
-    heard_.assign(peers.size(), 0);
+    // Restored from a checkpoint: what was heard is the checkpoint's.
+    if (heard_.size() != peers.size())
+      heard_.assign(peers.size(), 0);
+    markers_.assign(peers.size(), 0);
   }
 
   void on_peer_gone(worker_context& ctx, worker_id r) override {
@@ -70,6 +76,24 @@ public:
     gone_[r] = true;
     detail::log().debug("worker {}: peer {} left or died", ctx.id(), r);
     recheck(ctx);
+    check_markers();
+  }
+
+  /// A checkpoint's pause (a Chandy-Lamport cut): a marker to every live
+  /// peer, after every message sent to it; then, once a marker came from
+  /// every live peer (each sent after its messages, and nothing more before
+  /// the resume: the sender is paused), what the peers sent is here.
+  /// Every worker pauses at a step boundary or while its step waits for
+  /// its peers (before_compute), so every marker comes.
+  void quiesce(worker_context& ctx, std::function<void()> done) override {
+    for (std::size_t r = 0; r < peers_.size(); ++r)
+      if (live(r)) {
+        ctx.self()->send(caf::actor_cast<peer_worker_actor>(peers_[r]),
+                         flush_atom::value, ctx.id());
+        ctx.count_sent(msg_type::other, small_message_bytes);
+      }
+    quiescing_ = std::move(done);
+    check_markers();
   }
 
   void on_finish(worker_context& ctx) override {
@@ -94,6 +118,31 @@ public:
   }
 
 protected:
+  /// The marker's handler (quiesce), to compose into handlers().
+  caf::message_handler marker_handler(worker_context& ctx) {
+    return {[this, &ctx](flush_atom, worker_id from) {
+      auto scope = on_message(ctx.probe(), ctx.self(), msg_type::other,
+                              small_message_bytes);
+      if (from < markers_.size())
+        ++markers_[from];
+      check_markers();
+    }};
+  }
+
+  /// The base's state in a checkpoint: the optimizer and what was heard.
+  void save_base(optim::state_writer& w, const std::string& prefix) const {
+    opt_->save(w, prefix + "opt.");
+    w.put(prefix + "heard", heard_);
+  }
+
+  void load_base(const optim::state_reader& r, const std::string& prefix) {
+    opt_->load(r, prefix + "opt.");
+    auto heard = r.u64(prefix + "heard");
+    if (heard.size() != opts_.workers)
+      throw r.error(prefix + "heard", "not one entry per worker");
+    heard_ = std::move(heard);
+  }
+
   /// Rank r is a peer we may send to and wait for.
   bool live(std::size_t r) const noexcept {
     return r < peers_.size() && !gone_[r];
@@ -143,6 +192,21 @@ protected:
     return ok;
   }
 
+  /// The pause is answered once every live peer's marker is here.
+  void check_markers() {
+    if (!quiescing_)
+      return;
+    for (std::size_t r = 0; r < peers_.size(); ++r)
+      if (live(r) && (r >= markers_.size() || markers_[r] == 0))
+        return;
+    for (std::size_t r = 0; r < markers_.size(); ++r)
+      if (live(r))
+        --markers_[r];
+    auto done = std::move(quiescing_);
+    quiescing_ = nullptr;
+    done();
+  }
+
   /// Resumes if the awaited messages are here.
   virtual void recheck(worker_context& ctx) = 0;
   /// The awaited messages, in words (for the timeout warning).
@@ -159,6 +223,10 @@ protected:
   std::vector<std::uint64_t> heard_;
   std::function<void()> waiting_;
   std::uint64_t wait_seq_ = 0;
+  /// Checkpoint markers received per rank (not yet matched by a pause of
+  /// this worker's), and the pause waiting for them.
+  std::vector<std::uint64_t> markers_;
+  std::function<void()> quiescing_;
   clock_type::time_point wait_start_;
 };
 

@@ -270,8 +270,8 @@ void validate(train_options& o) {
   auto plan = checkpoint_flags(o);
   if (plan.enabled() && actors && !algo.checkpointable())
     throw usage_error("troupe train: --checkpoint-dir: --algo=" + o.algo
-                      + " cannot be checkpointed yet (sgd, sync and downpour "
-                        "can)");
+                      + " cannot be checkpointed: "
+                      + algo.checkpoint_refusal());
   if (!o.report.empty()) {
     if (!actors)
       needs_actors("report", "records");

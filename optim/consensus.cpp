@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "optim/state_file.hpp"
+
 namespace troupe::optim {
 
 void elastic_difference(const float* x, const float* center, double alpha,
@@ -75,6 +77,23 @@ void loss_window::add(double loss) {
     for (double l : losses_)
       sum_ += l;
   }
+}
+
+void loss_window::save(state_writer& w, const std::string& prefix) const {
+  std::vector<double> kept(losses_.begin(), losses_.end());
+  w.put(prefix + "losses", kept);
+}
+
+void loss_window::load(const state_reader& r, const std::string& prefix) {
+  auto kept = r.f64(prefix + "losses");
+  if (kept.size() > window_)
+    throw r.error(prefix + "losses",
+                  "more losses than the window of " + std::to_string(window_));
+  losses_.assign(kept.begin(), kept.end());
+  sum_ = 0;
+  for (double l : losses_)
+    sum_ += l;
+  adds_ = 0;
 }
 
 double loss_window::mean() const noexcept {

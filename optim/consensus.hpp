@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <string>
 #include <vector>
 
 // The vector steps of the consensus algorithms, without actors
@@ -11,6 +12,9 @@
 // toward a leader, the leader election and the leader score.
 
 namespace troupe::optim {
+
+class state_writer;
+class state_reader;
 
 /// EASGD's elastic difference e = alpha * (x - center) (n values); the
 /// worker then moves x <- x - e and the center center <- center + e, so
@@ -55,6 +59,12 @@ public:
   std::size_t size() const noexcept {
     return losses_.size();
   }
+
+  /// The kept losses (a checkpoint's), names prefixed with `prefix`.
+  void save(state_writer& w, const std::string& prefix) const;
+
+  /// Reads what save() wrote; throws data_error naming the tensor.
+  void load(const state_reader& r, const std::string& prefix);
 
 private:
   std::size_t window_;

@@ -27,10 +27,10 @@ void dssync::check(const actors::job_config&) const {
 void dssync::configure_worker(const actors::job_config& job,
                               actors::worker_config& config,
                               std::vector<actors::shard_ref>) const {
-  config.make_policy
-      = [opts = peer_options(job, settings, local)](std::size_t params) {
-          return actors::make_dssync_policy(opts, params);
-        };
+  config.make_policy = [opts = peer_options(job, settings, local),
+                        steps = job.steps_per_worker](std::size_t params) {
+    return actors::make_dssync_policy(opts, params, steps);
+  };
   config.yield_steps = true;
 }
 
@@ -40,6 +40,41 @@ bool dssync::peer_to_peer() const noexcept {
 
 bool dssync::lingers() const noexcept {
   return true; // the workers' mean is evaluated
+}
+
+bool dssync::checkpointable() const noexcept {
+  return true;
+}
+
+namespace {
+
+/// DS-Sync's run: no roles; a worker waits for its group after its last
+/// step's computation, where it cannot pause (a paused member would hold it
+/// until the request timeout), so a checkpoint within the last steps is
+/// declined.
+class dssync_run : public actors::algorithm_run {
+public:
+  void quiesce(actors::coordinator_ptr self,
+               std::function<void(std::string)> done) override {
+    // The coordinator's counts lag the workers by the progress messages
+    // in flight; a group waits for its slowest member, so none is more
+    // than a few rounds ahead.
+    constexpr std::uint64_t margin = 4;
+    const auto& st = self->state;
+    for (std::size_t w = 0; w < st.quota.size(); ++w)
+      if (w < st.worker_steps.size()
+          && st.worker_steps[w] + margin >= st.quota[w])
+        return done("DS-Sync worker " + std::to_string(w)
+                    + " is within its last steps");
+    done({});
+  }
+};
+
+} // namespace
+
+std::unique_ptr<actors::algorithm_run>
+dssync::start(const actors::job_config&) const {
+  return std::make_unique<dssync_run>();
 }
 
 void dssync::report(const actors::coordinator_state& st,

@@ -32,6 +32,12 @@ public:
                         std::vector<actors::shard_ref> shards) const override;
   bool peer_to_peer() const noexcept override;
   bool lingers() const noexcept override;
+  /// The workers' state is all of it (markers settle the group copies in
+  /// flight, peer_policy::quiesce).
+  bool checkpointable() const noexcept override;
+  /// A run that declines a checkpoint near the workers' last step.
+  std::unique_ptr<actors::algorithm_run>
+  start(const actors::job_config& job) const override;
   void report(const actors::coordinator_state& st,
               nlohmann::json& out) const override;
   void report_worker(const messages::worker_stats& stats,

@@ -49,10 +49,19 @@ using detail::peer_policy;
 
 class dssync_policy : public peer_policy {
 public:
-  using peer_policy::peer_policy;
+  dssync_policy(peer_policy_options o, std::size_t n, std::uint64_t last)
+      : peer_policy(std::move(o), n), n_(n), last_step_(last) {}
 
-  void before_compute(worker_context&, std::function<void()> ready) override {
-    ready();
+  /// A round's mean is taken before the next step's computation (where the
+  /// worker may pause for a checkpoint while it waits for its group), and
+  /// after the worker's last step in after_compute.
+  void before_compute(worker_context& ctx,
+                      std::function<void()> ready) override {
+    if (!pending_) {
+      ready();
+      return;
+    }
+    wait(ctx, std::move(ready));
   }
 
   void after_compute(worker_context& ctx, std::uint32_t,
@@ -74,18 +83,66 @@ public:
         ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[r]),
                          m);
       }
-    wait(ctx, std::move(done));
+    pending_ = true;
+    if (round_ + 1 >= last_step_) {
+      wait(ctx, std::move(done)); // no next step to take the mean before
+      return;
+    }
+    done();
+  }
+
+  // -- checkpoints: no group copy in flight (the markers) --------------------
+
+  /// The optimizer, the round whose mean is pending with its group, and
+  /// the members' copies received for it and later rounds.
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    save_base(w, prefix);
+    std::uint64_t scalars[] = {round_, next_round_, late_, pending_ ? 1u : 0u};
+    w.put(prefix + "round", scalars, 4);
+    std::vector<std::uint64_t> members(members_.begin(), members_.end());
+    w.put(prefix + "members", members);
+    std::vector<std::uint64_t> keys;
+    std::vector<float> values;
+    for (const auto& [round, got] : inbox_)
+      for (const auto& [sender, v] : got) {
+        keys.insert(keys.end(), {round, sender});
+        values.insert(values.end(), v.data(), v.data() + v.size());
+      }
+    w.put(prefix + "inbox.keys", keys);
+    w.put(prefix + "inbox.values", values);
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    load_base(r, prefix);
+    auto scalars = r.u64(prefix + "round");
+    if (scalars.size() != 4)
+      throw r.error(prefix + "round", "not four values");
+    round_ = scalars[0];
+    next_round_ = scalars[1];
+    late_ = scalars[2];
+    pending_ = scalars[3] != 0;
+    members_.clear();
+    for (auto m : r.u64(prefix + "members"))
+      members_.push_back(static_cast<std::uint32_t>(m));
+    auto keys = r.u64(prefix + "inbox.keys");
+    auto values = r.f32(prefix + "inbox.values");
+    if (keys.size() % 2 != 0 || values.size() != keys.size() / 2 * n_)
+      throw r.error(prefix + "inbox.values", "not one model per copy");
+    inbox_.clear();
+    for (std::size_t i = 0; i < keys.size() / 2; ++i)
+      inbox_[keys[2 * i]][static_cast<worker_id>(keys[2 * i + 1])]
+          = tensor{values.data() + i * n_, n_};
   }
 
   caf::message_handler handlers(worker_context& ctx) override {
-    return {
+    return marker_handler(ctx).or_else(caf::message_handler{
         [this, &ctx](group_msg& m) {
           auto scope
               = on_message(ctx.probe(), ctx.self(), group_kind, wire_size(m));
           if (!ctx.finished())
             on_group(ctx, m);
         },
-    };
+    });
   }
 
   /// A group member's parameters of a round: kept until the round's mean.
@@ -155,6 +212,7 @@ private:
     if (count > 1)
       ctx.count_mix();
     next_round_ = round_ + 1;
+    pending_ = false;
     inbox_.erase(inbox_.begin(), inbox_.upper_bound(round_));
   }
 
@@ -162,14 +220,19 @@ private:
   std::vector<std::uint32_t> members_;
   std::vector<double> sum_;
   std::uint64_t round_ = 0, next_round_ = 0, late_ = 0;
+  /// Round round_'s mean is still to take.
+  bool pending_ = false;
+  std::size_t n_ = 0;           ///< the model's size
+  std::uint64_t last_step_ = 0; ///< the worker's planned steps
 };
 } // namespace
 
 std::unique_ptr<comm_policy> make_dssync_policy(peer_policy_options opts,
-                                                std::size_t parameters) {
+                                                std::size_t parameters,
+                                                std::uint64_t steps) {
   if (opts.group_size < 2)
     opts.group_size = 2;
-  return std::make_unique<dssync_policy>(std::move(opts), parameters);
+  return std::make_unique<dssync_policy>(std::move(opts), parameters, steps);
 }
 
 } // namespace troupe::actors

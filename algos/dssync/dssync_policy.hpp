@@ -14,9 +14,12 @@ namespace troupe::actors {
 /// DS-Sync (algorithms.md §7): after each local step the worker sends its
 /// parameters to the other members of its group of the round, waits for
 /// theirs and replaces its parameters by the group mean (summed in rank
-/// order, so every member gets the same bits).
+/// order, so every member gets the same bits). The wait and the mean come
+/// before the next step's computation (a worker may pause there for a
+/// checkpoint), after the last of its `steps` steps at once.
 std::unique_ptr<comm_policy> make_dssync_policy(peer_policy_options opts,
-                                                std::size_t parameters);
+                                                std::size_t parameters,
+                                                std::uint64_t steps);
 
 /// DS-Sync uses the digit schedule (workers a power of the group size).
 bool digit_schedule(const peer_policy_options& opts) noexcept;

@@ -70,6 +70,10 @@ void easgd::configure_worker(const actors::job_config& job,
   config.yield_steps = true;
 }
 
+bool easgd::checkpointable() const noexcept {
+  return true;
+}
+
 void easgd::report(const actors::coordinator_state& st,
                    nlohmann::json& out) const {
   out["easgd"] = {{"tau", settings.tau},

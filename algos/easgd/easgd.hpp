@@ -30,6 +30,8 @@ public:
   void configure_worker(const actors::job_config& job,
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
+  /// The center is the shards' state, the rest the workers' policies'.
+  bool checkpointable() const noexcept override;
   void report(const actors::coordinator_state& st,
               nlohmann::json& out) const override;
 

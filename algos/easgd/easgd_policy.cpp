@@ -8,6 +8,8 @@
 
 #include <caf/typed_event_based_actor.hpp>
 
+#include "algos/shard_flush.hpp"
+
 namespace troupe::actors {
 
 using namespace messages;
@@ -28,8 +30,15 @@ public:
 
   void before_compute(worker_context& ctx,
                       std::function<void()> ready) override {
+    if (prepared_) {
+      // Restored from a pause inside this step's preparation (see save):
+      // its exchange and look-ahead are done.
+      ready();
+      return;
+    }
     if (ctx.steps() % opts_.tau != 0) {
       look_ahead(ctx);
+      prepared_ = true;
       ready();
       return;
     }
@@ -43,12 +52,14 @@ public:
                                           rep.size());
                 pending_ = true;
                 look_ahead(ctx);
+                prepared_ = true;
                 ready();
               });
   }
 
   void after_compute(worker_context& ctx, std::uint32_t samples,
                      std::function<void()> done) override {
+    prepared_ = false;
     auto& rep = ctx.replica();
     auto n = rep.size();
     float* x = rep.params();
@@ -69,6 +80,49 @@ public:
       send_elastic(ctx, samples);
     }
     done();
+  }
+
+  // -- checkpoints --------------------------------------------------------
+
+  /// The center's fetch and the elastic pushes received by the shards (the
+  /// fetch's reply comes before the flush's, so a pause inside a step's
+  /// preparation saves it prepared).
+  void quiesce(worker_context& ctx, std::function<void()> done) override {
+    algos::flush_shards(ctx, shards_, std::move(done));
+  }
+
+  /// A worker pauses between steps, or inside a step once its preparation
+  /// (the center read, e, the look-ahead) is done: `prepared` says which,
+  /// and a restored worker then does not prepare the step again.
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    w.put(prefix + "center", center_);
+    w.put(prefix + "elastic", elastic_);
+    w.put(prefix + "velocity", velocity_);
+    w.put(prefix + "versions", versions_);
+    w.put_u64(prefix + "seq", seq_);
+    w.put_u64(prefix + "pending", pending_ ? 1 : 0);
+    w.put_u64(prefix + "prepared", prepared_ ? 1 : 0);
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    auto read = [&](const char* name, std::vector<float>& into) {
+      auto v = r.f32(prefix + name);
+      if (v.size() != into.size())
+        throw r.error(prefix + name, "has " + std::to_string(v.size())
+                                         + " values, not "
+                                         + std::to_string(into.size()));
+      into = std::move(v);
+    };
+    read("center", center_);
+    read("elastic", elastic_);
+    read("velocity", velocity_);
+    auto versions = r.u64(prefix + "versions");
+    if (versions.size() != versions_.size())
+      throw r.error(prefix + "versions", "not one version per shard");
+    versions_ = std::move(versions);
+    seq_ = r.u64_scalar(prefix + "seq");
+    pending_ = r.u64_scalar(prefix + "pending") != 0;
+    prepared_ = r.u64_scalar(prefix + "prepared") != 0;
   }
 
 private:
@@ -99,6 +153,9 @@ private:
   std::vector<float> center_, elastic_, velocity_;
   std::vector<std::uint64_t> versions_;
   bool pending_ = false;
+  /// This step's preparation is done (before_compute ran, after_compute
+  /// not yet).
+  bool prepared_ = false;
   std::uint64_t seq_ = 0;
 };
 

@@ -2,7 +2,9 @@
 
 #include <caf/actor_cast.hpp>
 
+#include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
+#include "algos/lsgd/lsgd_state.hpp"
 #include "optim/consensus.hpp"
 
 namespace troupe::actors {
@@ -184,7 +186,16 @@ group_leader_actor::behavior_type group_leader(self_ptr self,
   st.probe = make_probe(self, "group " + std::to_string(st.config.group),
                         "group_leader", false);
   st.probe->activity("idle");
+  if (st.config.state)
+    restore(st, *st.config.state);
   return {
+      [self](save_atom) -> caf::result<std::string> {
+        if (!detail::from_here(self))
+          return detail::refuse(
+              self, "group leader " + std::to_string(self->state.config.group),
+              "save", "this process");
+        return encode(saved_of(self->state));
+      },
       [self](round_atom, std::uint64_t round,
              bool broadcast) -> caf::result<score_msg> {
         auto& st = self->state;

@@ -22,6 +22,8 @@
 
 namespace troupe::actors {
 
+struct group_leader_saved;
+
 /// LSGD's group leader: elects its group's leader and has it send its
 /// parameters to the group.
 using group_leader_actor = caf::typed_actor<
@@ -29,7 +31,10 @@ using group_leader_actor = caf::typed_actor<
     // leader broadcast with lambda. Answers the elected leader's score (for
     // the global election), or an error if no member answered.
     caf::replies_to<messages::round_atom, std::uint64_t,
-                    bool>::with<messages::score_msg>>;
+                    bool>::with<messages::score_msg>,
+    // Its state for a checkpoint (encode(group_leader_saved),
+    // lsgd_state.hpp), from the coordinator's process only.
+    caf::replies_to<messages::save_atom>::with<std::string>>;
 
 /// What the leader actors did, for the job's report. Shared by the group
 /// leaders, the leader board and the coordinator (all in the coordinator's
@@ -73,6 +78,8 @@ struct group_leader_config {
   std::shared_ptr<lsgd_record> record;
   /// Told of leader changes (for the job's observers); may be null.
   coordinator_actor coordinator;
+  /// A resumed job: the state to start from (lsgd_state.hpp).
+  std::shared_ptr<const group_leader_saved> state;
 };
 
 struct group_leader_state {

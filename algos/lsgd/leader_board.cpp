@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include <caf/actor_cast.hpp>
 
+#include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
+#include "algos/lsgd/lsgd_state.hpp"
 
 namespace troupe::actors {
 
@@ -57,6 +60,16 @@ namespace {
 
 using self_ptr = leader_board_actor::stateful_pointer<leader_board_state>;
 
+/// The round under way is over: a pause waiting for it is answered.
+void round_over(self_ptr self) {
+  auto& st = self->state;
+  st.busy = false;
+  if (st.pause_reply) {
+    st.pause_reply->deliver(ack_atom::value);
+    st.pause_reply.reset();
+  }
+}
+
 void global_round(self_ptr self, std::uint64_t round,
                   std::vector<optim::leader_score> winners) {
   auto& st = self->state;
@@ -66,7 +79,7 @@ void global_round(self_ptr self, std::uint64_t round,
       std::lock_guard<std::mutex> guard{c.record->mtx};
       ++c.record->global_skipped;
     }
-    st.busy = false;
+    round_over(self);
     return;
   }
   auto leader = winners[optim::elect(winners)].rank;
@@ -108,7 +121,7 @@ void global_round(self_ptr self, std::uint64_t round,
               ++st.config.record->global_rounds;
             }
             st.probe->progress();
-            st.busy = false;
+            round_over(self);
           },
           [self, leader](caf::error& err) {
             auto& st = self->state;
@@ -120,7 +133,7 @@ void global_round(self_ptr self, std::uint64_t round,
             detail::log().warn("the global leader worker {} did not "
                                "broadcast ({}); the round is skipped",
                                leader, self->system().render(err));
-            st.busy = false;
+            round_over(self);
           });
 }
 
@@ -138,7 +151,7 @@ void groups_done(self_ptr self, std::uint64_t round, round_kinds k,
     std::lock_guard<std::mutex> guard{st.config.record->mtx};
     st.config.record->global_leader = winners[0].rank;
   }
-  st.busy = false;
+  round_over(self);
 }
 
 void start_round(self_ptr self, std::uint64_t t, round_kinds k) {
@@ -183,6 +196,12 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
   st.probe = make_probe(self, "leader board", "leader_board", false);
   st.probe->activity("idle");
   st.probe->gauge("global_leader", 0);
+  if (st.config.state) {
+    restore(st, *st.config.state);
+    // A trigger held at the checkpoint runs first.
+    if (auto t = std::exchange(st.held, 0); t > 0)
+      self->send(self, round_atom::value, t);
+  }
   for (auto& w : st.config.workers)
     self->monitor(w);
   self->set_down_handler([self](caf::down_msg& msg) {
@@ -209,6 +228,16 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
                         st.config.opts);
         if (!k.local && !k.global)
           return;
+        if (st.paused) {
+          // Held until the checkpoint is over; an older held trigger is
+          // skipped as if a round were under way.
+          if (st.held > 0) {
+            std::lock_guard<std::mutex> guard{st.config.record->mtx};
+            ++st.config.record->busy_skipped;
+          }
+          st.held = t;
+          return;
+        }
         if (st.busy) {
           std::lock_guard<std::mutex> guard{st.config.record->mtx};
           ++st.config.record->busy_skipped;
@@ -222,6 +251,39 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
             = on_message(st.probe.get(), self, msg_type::fetch, wire_size(f));
         return self->delegate(st.config.workers.at(st.global_leader),
                               std::move(f));
+      },
+      [self](pause_atom) -> caf::result<ack_atom> {
+        auto& st = self->state;
+        if (!detail::from_here(self))
+          return detail::refuse(self, "the leader board", "pause",
+                                "this process");
+        st.paused = true;
+        if (!st.busy)
+          return ack_atom::value;
+        st.pause_reply = self->make_response_promise<ack_atom>();
+        return *st.pause_reply;
+      },
+      [self](save_atom) -> caf::result<std::string> {
+        if (!detail::from_here(self))
+          return detail::refuse(self, "the leader board", "save",
+                                "this process");
+        return encode(saved_of(self->state));
+      },
+      [self](resume_atom) {
+        auto& st = self->state;
+        if (!detail::from_here(self) || !st.paused)
+          return;
+        st.paused = false;
+        if (st.pause_reply) { // the round did not end before the pause's
+          st.pause_reply->deliver(ack_atom::value); // requester gave up
+          st.pause_reply.reset();
+        }
+        auto t = std::exchange(st.held, 0);
+        if (t > 0 && !st.busy)
+          start_round(
+              self, t,
+              rounds_at(t, static_cast<std::uint32_t>(st.config.workers.size()),
+                        st.config.opts));
       },
   };
 }

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <caf/typed_event_based_actor.hpp>
@@ -21,13 +23,22 @@
 
 namespace troupe::actors {
 
+struct leader_board_saved;
+
 /// LSGD's global coordinator: triggers the rounds from the job's step count,
 /// elects the global leader and serves its parameters.
 using leader_board_actor = caf::typed_actor<
     // The job's total step count reached T (sent every workers * tau steps).
     caf::reacts_to<messages::round_atom, std::uint64_t>,
     // The global leader's parameters (forwarded to it): the evaluated model.
-    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;
+    caf::replies_to<messages::fetch_msg>::with<messages::params_msg>,
+    // A checkpoint (from the coordinator's process only): start no round
+    // and answer once the one under way is over (its pulls applied); its
+    // state (encode(leader_board_saved), lsgd_state.hpp); go on (a trigger held
+    // meanwhile runs).
+    caf::replies_to<messages::pause_atom>::with<messages::ack_atom>,
+    caf::replies_to<messages::save_atom>::with<std::string>,
+    caf::reacts_to<messages::resume_atom>>;
 
 struct leader_board_config {
   optim::lsgd_options opts;
@@ -36,6 +47,8 @@ struct leader_board_config {
   caf::duration timeout{std::chrono::seconds{10}};
   std::shared_ptr<lsgd_record> record;
   coordinator_actor coordinator; ///< told of global leader changes
+  /// A resumed job: the state to start from (lsgd_state.hpp).
+  std::shared_ptr<const leader_board_saved> state;
 };
 
 struct leader_board_state {
@@ -44,6 +57,11 @@ struct leader_board_state {
   std::vector<bool> live;
   std::uint32_t global_leader = 0;
   bool busy = false;
+  /// Paused for a checkpoint; its answer while a round ends; the latest
+  /// trigger held meanwhile (0: none).
+  bool paused = false;
+  std::optional<caf::typed_response_promise<messages::ack_atom>> pause_reply;
+  std::uint64_t held = 0;
   probe_ref probe;
 };
 

@@ -50,6 +50,10 @@ bool lsgd::lingers() const noexcept {
   return true; // the global leader's model is evaluated at the end
 }
 
+bool lsgd::checkpointable() const noexcept {
+  return true;
+}
+
 std::unique_ptr<actors::algorithm_run>
 lsgd::start(const actors::job_config&) const {
   return std::make_unique<lsgd_run>(settings, group_of);

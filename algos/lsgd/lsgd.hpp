@@ -34,6 +34,9 @@ public:
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
   bool lingers() const noexcept override;
+  /// The leaders' state is the run's (lsgd_run::save), the rest the
+  /// workers' policies'.
+  bool checkpointable() const noexcept override;
   std::unique_ptr<actors::algorithm_run>
   start(const actors::job_config& job) const override;
   void report(const actors::coordinator_state& st,

@@ -54,6 +54,24 @@ public:
     out.pull_distance = real{pull_distance_};
   }
 
+  /// The local optimizer, the score's window and the pull counters (no
+  /// pull is in flight: the leaders' rounds are over, lsgd_run::quiesce).
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    local_->save(w, prefix + "local.");
+    scores_.save(w, prefix + "score.");
+    w.put_u64(prefix + "pulls", pulls_);
+    w.put_u64(prefix + "leads", leads_);
+    w.put_f64(prefix + "pull_distance", pull_distance_);
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    local_->load(r, prefix + "local.");
+    scores_.load(r, prefix + "score.");
+    pulls_ = r.u64_scalar(prefix + "pulls");
+    leads_ = r.u64_scalar(prefix + "leads");
+    pull_distance_ = r.f64_scalar(prefix + "pull_distance");
+  }
+
   caf::message_handler handlers(worker_context& ctx) override {
     return {
         [this, &ctx](score_atom) {
@@ -64,20 +82,23 @@ public:
         [this, &ctx](const lead_msg& m) -> caf::result<ack_atom> {
           auto scope = on_message(ctx.probe(), ctx.self(), lead_kind,
                                   small_message_bytes);
-          lead(ctx, m);
-          return ack_atom::value;
+          return lead(ctx, m);
         },
         [this, &ctx](const pull_msg& m) {
           auto scope
               = on_message(ctx.probe(), ctx.self(), pull_kind, wire_size(m));
           pull(ctx, m);
+          return ack_atom::value;
         },
     };
   }
 
 private:
-  /// As the elected leader: sends the parameters to every target.
-  void lead(worker_context& ctx, const lead_msg& m) {
+  /// As the elected leader: sends the parameters to every target and
+  /// answers once each has applied them (or failed to answer): a round
+  /// over is a round whose pulls are all in their targets' parameters, so
+  /// a checkpoint taken between rounds has no pull in flight.
+  caf::result<ack_atom> lead(worker_context& ctx, const lead_msg& m) {
     auto& rep = ctx.replica();
     pull_msg p;
     p.round = m.round;
@@ -87,15 +108,28 @@ private:
     p.values = tensor{rep.params(), rep.size()};
     auto bytes = wire_size(p);
     auto me = caf::actor_cast<caf::actor>(ctx.self());
+    auto promise = ctx.self()->make_response_promise<ack_atom>();
+    auto left = std::make_shared<std::size_t>(1);
+    auto one = [promise, left]() mutable {
+      if (--*left == 0)
+        promise.deliver(ack_atom::value);
+    };
     for (auto& t : m.targets) {
       if (!t || t == me)
         continue;
       ctx.count_sent(pull_kind, bytes);
+      ++*left;
       // Every target gets a copy of the same snapshot.
-      ctx.self()->send(caf::actor_cast<lsgd_member_actor>(t), p);
+      ctx.self()
+          ->request(caf::actor_cast<lsgd_member_actor>(t),
+                    ctx.request_timeout(), p)
+          .then([one](ack_atom) mutable { one(); },
+                [one](caf::error&) mutable { one(); });
     }
     if (auto* probe = ctx.probe())
       probe->gauge("leads", static_cast<double>(++leads_));
+    one();
+    return promise;
   }
 
   /// x <- x - lambda * (x - leader); a leader never pulls toward itself,

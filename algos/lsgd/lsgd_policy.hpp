@@ -23,10 +23,10 @@ using lsgd_member_actor = caf::typed_actor<
     // The worker's leader score (running mean of recent losses).
     caf::replies_to<messages::score_atom>::with<messages::score_msg>,
     // As the elected leader, send the parameters to the targets; answered
-    // once they are sent.
+    // once every target acknowledged them (or failed to).
     caf::replies_to<messages::lead_msg>::with<messages::ack_atom>,
-    // A leader's parameters; pull toward them on arrival.
-    caf::reacts_to<messages::pull_msg>,
+    // A leader's parameters; pull toward them on arrival, acknowledged.
+    caf::replies_to<messages::pull_msg>::with<messages::ack_atom>,
     // The replica's parameters (the global leader's are the evaluated
     // model; core).
     caf::replies_to<messages::fetch_msg>::with<messages::params_msg>>;

@@ -5,6 +5,7 @@
 #include <caf/actor_cast.hpp>
 
 #include "actors/coordinator.hpp"
+#include "actors/detail/coordinator_ops.hpp"
 #include "algos/lsgd/leader_board.hpp"
 
 namespace troupe::algos {
@@ -27,6 +28,13 @@ void lsgd_run::provision(coordinator_ptr self, std::function<void()> ready) {
   std::uint32_t groups = 0;
   for (auto g : group_of)
     groups = std::max(groups, g + 1);
+  if (!resumed_from_.empty() && group_states_.size() != groups) {
+    detail::placement_failed(
+        self, "cannot resume from " + resumed_from_ + ": it holds the state of "
+                  + std::to_string(group_states_.size())
+                  + " LSGD groups, this job has " + std::to_string(groups));
+    return;
+  }
   record_ = std::make_shared<lsgd_record>();
   record_->groups.resize(groups);
   coordinator_actor me = self;
@@ -42,6 +50,8 @@ void lsgd_run::provision(coordinator_ptr self, std::function<void()> ready) {
     gc.timeout = c.request_timeout;
     gc.record = record_;
     gc.coordinator = me;
+    if (g < group_states_.size())
+      gc.state = group_states_[g];
     group_leaders_.push_back(self->spawn(group_leader, std::move(gc)));
   }
   leader_board_config bc;
@@ -53,6 +63,7 @@ void lsgd_run::provision(coordinator_ptr self, std::function<void()> ready) {
   bc.timeout = c.request_timeout;
   bc.record = record_;
   bc.coordinator = me;
+  bc.state = board_state_;
   board_ = self->spawn(leader_board, std::move(bc));
   ready();
 }
@@ -73,6 +84,85 @@ void lsgd_run::on_steps(coordinator_ptr self, std::uint64_t total) {
   auto w = std::uint64_t{c.workers};
   if (total % (w * settings_.tau) == 0 || total % (w * settings_.tau_g) == 0)
     self->send(board_, messages::round_atom::value, total);
+}
+
+void lsgd_run::quiesce(coordinator_ptr self,
+                       std::function<void(std::string)> done) {
+  if (!board_)
+    return done({});
+  // A round waits at most for its groups (three timeouts) and its global
+  // broadcast.
+  auto wait = self->state.config.request_timeout;
+  wait.count *= 5;
+  self->request(board_, wait, messages::pause_atom::value)
+      .then([done](messages::ack_atom) { done({}); },
+            [self, done](caf::error& err) {
+              done("the LSGD leader board did not end its round: "
+                   + self->system().render(err));
+            });
+}
+
+void lsgd_run::save(coordinator_ptr self,
+                    std::function<void(state_files, std::string)> done) {
+  struct pending {
+    state_files files;
+    std::string error;
+    std::size_t left = 0;
+  };
+  auto p = std::make_shared<pending>();
+  p->left = group_leaders_.size() + 1;
+  auto settle = [p, done] {
+    if (--p->left > 0)
+      return;
+    if (p->error.empty())
+      done(std::move(p->files), {});
+    else
+      done({}, p->error);
+  };
+  auto timeout = self->state.config.request_timeout;
+  auto ask = [&](auto handle, std::string file, std::string role) {
+    self->request(handle, timeout, messages::save_atom::value)
+        .then(
+            [p, file, settle](std::string& bytes) {
+              p->files[file] = std::move(bytes);
+              settle();
+            },
+            [self, p, role, settle](caf::error& err) {
+              if (p->error.empty())
+                p->error = role + ": " + self->system().render(err);
+              settle();
+            });
+  };
+  for (std::uint32_t g = 0; g < group_leaders_.size(); ++g)
+    ask(group_leaders_[g], group_leader_file(g),
+        "LSGD group leader " + std::to_string(g));
+  ask(board_, leader_board_file(), "the LSGD leader board");
+}
+
+void lsgd_run::resume(coordinator_ptr self) {
+  if (board_)
+    self->send(board_, messages::resume_atom::value);
+}
+
+void lsgd_run::restore(const resume_point& from) {
+  resumed_from_ = from.path;
+  auto read = [&](const std::string& file) -> const std::string& {
+    auto it = from.files.find(file);
+    if (it == from.files.end())
+      throw optim::data_error(from.path + ": no " + file);
+    return it->second;
+  };
+  board_state_ = std::make_shared<const leader_board_saved>(
+      decode_leader_board(read(leader_board_file()), leader_board_file()));
+  group_states_.clear();
+  for (std::uint32_t g = 0; from.files.count(group_leader_file(g)); ++g) {
+    auto file = group_leader_file(g);
+    auto s = decode_group_leader(read(file), file);
+    if (s.group != g)
+      throw optim::data_error(file + ": the state of group "
+                              + std::to_string(s.group));
+    group_states_.push_back(std::make_shared<const group_leader_saved>(s));
+  }
 }
 
 void lsgd_run::stop(coordinator_ptr self) {

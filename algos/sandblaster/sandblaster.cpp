@@ -40,4 +40,10 @@ sandblaster::run(caf::actor_system& sys, const actors::job_config& config,
   return actors::run_lbfgs_in(sys, job, config.placement, timeout);
 }
 
+std::string sandblaster::checkpoint_refusal() const {
+  return "its L-BFGS driver runs the whole job outside the coordinator, "
+         "which pauses and saves the roles (its history pairs and line "
+         "search are not saved)";
+}
+
 } // namespace troupe::algos

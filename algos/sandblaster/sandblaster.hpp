@@ -51,6 +51,8 @@ public:
   std::optional<nlohmann::json>
   run(caf::actor_system& sys, const actors::job_config& job,
       std::chrono::seconds timeout) const override;
+  /// Its own driver runs the job, outside the coordinator's checkpoints.
+  std::string checkpoint_refusal() const override;
 
   // -- its flags --
   std::uint64_t portions = 0;       ///< portions per batch (0: automatic)

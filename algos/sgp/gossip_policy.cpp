@@ -16,6 +16,7 @@
 #include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
 #include "algos/peer_policy.hpp"
+#include "algos/sgp/sgp_state.hpp"
 #include "optim/compress.hpp"
 #include "optim/gossip.hpp"
 
@@ -36,7 +37,8 @@ using detail::peer_policy;
 
 class sgp_policy : public peer_policy {
 public:
-  using peer_policy::peer_policy;
+  sgp_policy(peer_policy_options o, std::size_t n)
+      : peer_policy(std::move(o), n), n_(n) {}
 
   void before_compute(worker_context& ctx,
                       std::function<void()> ready) override {
@@ -96,7 +98,7 @@ public:
   }
 
   caf::message_handler handlers(worker_context& ctx) override {
-    return {
+    return marker_handler(ctx).or_else(caf::message_handler{
         [this, &ctx](gossip_msg& m) {
           auto scope
               = on_message(ctx.probe(), ctx.self(), gossip_kind, wire_size(m));
@@ -107,7 +109,7 @@ public:
               = on_message(ctx.probe(), ctx.self(), gossip_kind, wire_size(m));
           on_gossip(ctx, m);
         },
-    };
+    });
   }
 
   /// A peer's push-sum share: added to x and w.
@@ -184,6 +186,51 @@ public:
     // The error feedback is the gap between the last shares and the
     // receivers' copies of them.
     out.residual_norm = real{residual_norm_};
+  }
+
+  // -- checkpoints: no share in flight (the markers, peer_policy::quiesce)
+
+  /// The numerator x and weight w (their push-sum mass), what was heard,
+  /// the optimizer, and compressed SGP's copies and residuals.
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    save_base(w, prefix);
+    w.put(prefix + "x", x_);
+    w.put_f64(prefix + "w", w_);
+    w.put_u64(prefix + "checked", checked_);
+    w.put_u64(prefix + "rank", rank_);
+    w.put_f64(prefix + "residual_norm", residual_norm_);
+    std::vector<std::uint64_t> keys;
+    for (const auto& [j, c] : compressors_) {
+      keys.push_back(j);
+      c.save(w, prefix + "compress." + std::to_string(j) + ".");
+    }
+    w.put(prefix + "compress.peers", keys);
+    save_copies(w, prefix + "copy_out.", copy_out_);
+    save_copies(w, prefix + "copy_in.", copy_in_);
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    load_base(r, prefix);
+    auto x = r.f32(prefix + "x");
+    if (!x.empty() && x.size() != n_)
+      throw r.error(prefix + "x", "not the model's size");
+    x_ = std::move(x);
+    w_ = r.f64_scalar(prefix + "w");
+    rank_ = static_cast<worker_id>(r.u64_scalar(prefix + "rank"));
+    checked_ = r.u64_scalar(prefix + "checked");
+    residual_norm_ = r.f64_scalar(prefix + "residual_norm");
+    compressors_.clear();
+    for (auto j : r.u64(prefix + "compress.peers")) {
+      auto it = compressors_
+                    .emplace(static_cast<std::uint32_t>(j),
+                             optim::compressor{
+                                 opts_.compress,
+                                 optim::segments_of(opts_.layers, 0, n_)})
+                    .first;
+      it->second.load(r, prefix + "compress." + std::to_string(j) + ".");
+    }
+    load_copies(r, prefix + "copy_out.", copy_out_, n_);
+    load_copies(r, prefix + "copy_in.", copy_in_, n_);
   }
 
 protected:
@@ -317,6 +364,7 @@ private:
   double residual_norm_ = 0;
   std::uint64_t checked_ = 0, wait_step_ = 0;
   worker_id rank_ = 0;
+  std::size_t n_ = 0; ///< the model's size
 };
 } // namespace
 

@@ -54,6 +54,10 @@ bool sgp::lingers() const noexcept {
   return true; // late shares still count; the workers' mean is evaluated
 }
 
+bool sgp::checkpointable() const noexcept {
+  return true;
+}
+
 const optim::compress_options*
 sgp::compression(const actors::job_config&) const noexcept {
   return &settings.compress;

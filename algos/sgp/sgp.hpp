@@ -33,6 +33,9 @@ public:
                         std::vector<actors::shard_ref> shards) const override;
   bool peer_to_peer() const noexcept override;
   bool lingers() const noexcept override;
+  /// The push-sum state is the workers' (a pause's markers leave no share
+  /// in flight, peer_policy::quiesce).
+  bool checkpointable() const noexcept override;
   const optim::compress_options*
   compression(const actors::job_config& job) const noexcept override;
   void report(const actors::coordinator_state& st,

@@ -85,4 +85,10 @@ void shadow::report_worker(const messages::worker_stats& stats,
   report_mixes(stats, out);
 }
 
+std::string shadow::checkpoint_refusal() const {
+  return "its syncers' rounds (on their own timers, exchanging sums with "
+         "each other) cannot yet be paused after a common round, and their "
+         "state (BMUF's block momentum, S-EASGD's center) is not saved";
+}
+
 } // namespace troupe::algos

@@ -8,7 +8,8 @@
 # coordinator and its node, SIGINT), twice (a second SIGINT), resume (a
 # checkpointing sync job killed, resumed, interrupted, resumed: bit for bit),
 # nodes (the same with the roles on nodes, the coordinator killed, the last
-# resume in one process).
+# resume in one process), gossip (a checkpointing SGP job interrupted and
+# resumed: every step done once, the push-sum mass whole).
 # Exit 0 pass, 1 fail.
 set -uo pipefail
 # Job control: background jobs keep SIGINT (without it bash starts them
@@ -253,6 +254,38 @@ nodes)
     || fail "shard 1 was not on a node"
   echo "coordinator killed, resumed on nodes, stopped at step $last" >&2
   resume_to_end "$last" "across placements"
+  ;;
+gossip)
+  # SGP over 4 workers: SIGINT mid-run writes a checkpoint as it stops
+  # (every share in flight settled by the pause's markers); the resumed run
+  # does the remaining steps, each worker its own, and the weights still
+  # add up to one per worker.
+  G=(--algo=sgp --workers=4 --model=mlp --train-examples=6000 --epochs=20
+     --seed="$SEED" --progress=lines --json --threads=2)
+  start g "${G[@]}" --checkpoint-dir=ck --checkpoint-every=100000
+  training g
+  sleep 1 # mid-run, shares in flight
+  kill -INT "$PID"
+  wait_for "$PID" 120
+  status=$?
+  [ "$status" = 130 ] || fail "the SGP run exited with $status, not 130"
+  stopped=$(key g.json /checkpoints/0/steps)
+  [ -n "$stopped" ] || fail "the interrupted SGP run wrote no checkpoint"
+  "$TROUPE" train --resume=ck --json --progress=none >e.json 2>e.log \
+    || fail "the SGP resume failed"
+  [ "$(key e.json /resumed_from/steps)" = "$stopped" ] \
+    || fail "resumed from $(key e.json /resumed_from/steps), not $stopped"
+  [ "$(key e.json /stop_reason)" = "steps done" ] || fail "not all steps done"
+  [ "$(key e.json /step_ledger/done)" = "$(key e.json /step_ledger/planned)" ] \
+    || fail "ledger: $(key e.json /step_ledger/done) steps done of $(key e.json /step_ledger/planned)"
+  for w in 0 1 2 3; do
+    [ "$(key e.json /worker_stats/$w/steps)" = "$(key e.json /steps_per_worker)" ] \
+      || fail "worker $w did $(key e.json /worker_stats/$w/steps) steps"
+  done
+  w=$(key e.json /sgp/weight_sum)
+  echo "stopped at step $stopped, resumed: weights sum to $w" >&2
+  awk -v w="$w" 'BEGIN { exit !(w > 3.999999 && w < 4.000001) }' \
+    || fail "the weights sum to $w, not 4"
   ;;
 *)
   echo "unknown scenario $SCENARIO" >&2

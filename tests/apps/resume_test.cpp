@@ -290,12 +290,14 @@ TEST_CASE("a resumed downpour job sees every example once per epoch and "
 }
 
 TEST_CASE("algorithms that cannot be checkpointed are refused") {
-  for (const auto* algo : {"lsgd", "sgp", "easgd"}) {
+  // (lsgd, sgp, easgd and dssync were refused here until they could be:
+  // resume_algos_test.cpp.) Each refusal says why.
+  for (const auto* algo : {"lbfgs", "shadow"}) {
     auto r = train({std::string{"--algo="} + algo, "--workers=2",
                     "--checkpoint-dir=" + (root() / "no").string()});
     INFO(algo << ": " << r.err);
     CHECK(r.status == 2);
-    CHECK_THAT(r.err, Catch::Contains("cannot be checkpointed yet"));
+    CHECK_THAT(r.err, Catch::Contains("cannot be checkpointed: "));
   }
   CHECK(!fs::exists(root() / "no"));
 }

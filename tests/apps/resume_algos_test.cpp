@@ -1,0 +1,192 @@
+// Checkpoints and --resume of the algorithms with state of their own (issue
+// [11]): an EASGD, LSGD, SGP, DS-Sync or SSP (downpour under a staleness
+// bound) run resumed from a checkpoint taken mid-run
+// sees every worker's examples once per epoch (each worker's steps and
+// samples, and the step ledger, add up to the uninterrupted run's) and
+// learns as much; LSGD's leaders and SGP's push-sum mass carry across.
+
+#include <filesystem>
+#include <iostream>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "capture.hpp"
+#include "optim/checkpoint_dir.hpp"
+
+namespace fs = std::filesystem;
+using troupe::test::run_result;
+
+namespace {
+
+nlohmann::json last_json(const run_result& r) {
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto pos = r.out.rfind("\n{");
+  return nlohmann::json::parse(
+      r.out.substr(pos == std::string::npos ? 0 : pos));
+}
+
+fs::path root() {
+  static auto d = [] {
+    auto p = fs::path{TROUPE_BINARY_DIR}
+             / ("resume_algos_test_" + std::to_string(::getpid()));
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p;
+  }();
+  static struct cleanup {
+    fs::path p;
+    ~cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } at_exit{d};
+  return d;
+}
+
+/// A directory holding only checkpoint `step` of `from`.
+std::string only(const fs::path& from, std::uint64_t step,
+                 const std::string& name) {
+  auto to = root() / name;
+  fs::remove_all(to);
+  fs::create_directories(to);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step-%012llu",
+                static_cast<unsigned long long>(step));
+  fs::copy(from / buf, to / buf, fs::copy_options::recursive);
+  return to.string();
+}
+
+/// Rounds triggered by the leader board, whatever became of them.
+std::uint64_t lsgd_triggers(const nlohmann::json& out) {
+  const auto& l = out["leaders"];
+  std::uint64_t n = l["busy_skipped_rounds"].get<std::uint64_t>();
+  for (const auto& g : l["groups"])
+    n += g["rounds"].get<std::uint64_t>()
+         + g["skipped_rounds"].get<std::uint64_t>();
+  return n;
+}
+
+/// The plain run, the checkpointed run and the run resumed from its middle
+/// checkpoint, of `algo` with `more` flags.
+struct runs {
+  nlohmann::json plain, resumed;
+  std::uint64_t from = 0;
+};
+
+runs run_three(const std::string& algo, const std::string& seed,
+               std::vector<std::string> more, int workers = 3) {
+  // 3 workers, 3000 examples of batch 64: 48 steps each, 144 in all.
+  std::vector<std::string> flags{"--model=mlp",
+                                 "--epochs=3",
+                                 "--train-examples=3000",
+                                 "--json",
+                                 "--progress=none",
+                                 "--threads=2",
+                                 "--workers=" + std::to_string(workers),
+                                 "--algo=" + algo,
+                                 "--seed=" + seed};
+  flags.insert(flags.end(), more.begin(), more.end());
+  std::cout << "--algo=" << algo << " seed " << seed << std::endl;
+  runs r;
+  r.plain = last_json(troupe::test::run_train_main(flags));
+  auto dir = root() / algo;
+  auto with = flags;
+  with.push_back("--checkpoint-dir=" + dir.string());
+  with.push_back("--checkpoint-every=40");
+  with.push_back("--keep=100");
+  auto full = last_json(troupe::test::run_train_main(with));
+  auto steps = troupe::optim::checkpoint_steps(dir.string());
+  INFO("checkpoints at " << nlohmann::json(steps).dump() << ": "
+                         << full["checkpoints"].dump());
+  REQUIRE(steps.size() >= 2);
+  r.from = steps[steps.size() / 2];
+  auto from = only(dir, r.from, "from-" + algo);
+  r.resumed = last_json(troupe::test::run_train_main(
+      {"--resume=" + from, "--json", "--progress=none", "--threads=2"}));
+  CHECK(r.resumed["resumed_from"]["steps"] == r.from);
+  return r;
+}
+
+/// No example skipped or repeated within an epoch: each worker continues
+/// its own examples where it paused; as good as the uninterrupted run.
+void check_ledger_and_accuracy(const runs& r) {
+  const auto& plain = r.plain;
+  const auto& resumed = r.resumed;
+  INFO("resumed from step " << r.from);
+  CHECK(resumed["steps"] == plain["steps"]);
+  CHECK(resumed["samples"] == plain["samples"]);
+  CHECK(resumed["step_ledger"]["planned"] == plain["step_ledger"]["planned"]);
+  CHECK(resumed["step_ledger"]["done"] == plain["step_ledger"]["done"]);
+  CHECK(resumed["step_ledger"]["lost"] == 0);
+  REQUIRE(resumed["worker_stats"].size() == plain["worker_stats"].size());
+  for (std::size_t w = 0; w < plain["worker_stats"].size(); ++w) {
+    CHECK(resumed["worker_stats"][w]["steps"]
+          == plain["worker_stats"][w]["steps"]);
+    CHECK(resumed["worker_stats"][w]["samples"]
+          == plain["worker_stats"][w]["samples"]);
+  }
+  // Asynchronous: not bit for bit, but as good (0.75-0.79 side by side).
+  CHECK(resumed["test_accuracy"].get<double>()
+        == Approx(plain["test_accuracy"].get<double>()).margin(0.04));
+}
+
+} // namespace
+
+TEST_CASE("a resumed EASGD run sees every example once per epoch and "
+          "learns as much") {
+  auto r = run_three("easgd", "31", {"--shards=2"});
+  check_ledger_and_accuracy(r);
+}
+
+TEST_CASE("a resumed LSGD run keeps its leaders") {
+  auto r = run_three("lsgd", "32", {});
+  check_ledger_and_accuracy(r);
+  // Every round triggered before the checkpoint is in the board's and the
+  // groups' figures: the resumed run counts all the job's (the last one
+  // may end with the job).
+  auto all = lsgd_triggers(r.plain);
+  auto resumed = lsgd_triggers(r.resumed);
+  INFO("triggers: " << all << " uninterrupted, " << resumed << " resumed");
+  CHECK(resumed <= all);
+  CHECK(resumed + 1 >= all);
+}
+
+TEST_CASE("a resumed SGP run keeps its push-sum mass") {
+  for (const std::string compress : {"none", "topk"}) {
+    auto r = compress == "none"
+                 ? run_three("sgp", "33", {})
+                 : run_three("sgp", "34", {"--compress=" + compress});
+    check_ledger_and_accuracy(r);
+    // No share was lost in flight at the pause (the markers): the weights
+    // still add up to one per worker.
+    CHECK(r.resumed["sgp"]["weight_sum"].get<double>()
+          == Approx(3.0).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("a resumed DS-Sync run sees every example once per epoch and "
+          "learns as much") {
+  // 4 workers in groups of 2 (the digit schedule), 36 steps each.
+  auto r = run_three("dssync", "35", {}, 4);
+  check_ledger_and_accuracy(r);
+  for (const auto& w : r.resumed["worker_stats"]) {
+    CHECK(w["mixes"] == 36);   // every round's mean, across the checkpoint
+    CHECK(w["timeouts"] == 0); // no group member waited on a paused one
+  }
+  // DS-Sync is deterministic: the resumed run usually ends bit for bit
+  // where the uninterrupted one does (printed, not asserted: see
+  // durability.md).
+  std::cout << "dssync param_hash " << r.plain["param_hash"] << " plain, "
+            << r.resumed["param_hash"] << " resumed from step " << r.from
+            << std::endl;
+}
+
+TEST_CASE("a resumed SSP run keeps its staleness bound and its examples") {
+  // A worker waiting in its fetch for a slower one pauses there.
+  auto r = run_three("downpour", "36", {"--shards=2", "--staleness-bound=1"});
+  check_ledger_and_accuracy(r);
+  CHECK(r.resumed["staleness_bound"] == 1);
+  CHECK(r.resumed["max_clock_gap"].get<std::uint64_t>() <= 1);
+}
