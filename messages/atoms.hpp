@@ -111,4 +111,11 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 /// the coordinator gives the workers and the evaluator its new handle.
 using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
 
+/// A node joins a running job (elastic scale-up): a live worker cedes part
+/// of its remaining steps and undrawn examples (answered with a cede_msg);
+/// the registrar tells the coordinator its handle (elastic_atom) and hands
+/// it each node that joins late (join_atom).
+using cede_atom = caf::atom_constant<caf::atom("cede")>;
+using elastic_atom = caf::atom_constant<caf::atom("elastic")>;
+
 } // namespace troupe::messages
