@@ -294,7 +294,9 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         // the live workers.
         if (x.steps < st.quota[w] && !st.finishing)
           hand_back(self, w, x.steps);
-        if (all_workers_done(st) && !st.finishing)
+        // A join under way holds steps the live workers ceded: its
+        // workers finish the job (coordinator_join.cpp).
+        if (all_workers_done(st) && !st.finishing && !st.joining)
           finish(self,
                  st.steps_unassigned > 0 ? "partially done" : "steps done");
       },

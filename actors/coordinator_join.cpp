@@ -73,6 +73,14 @@ std::string refusal(const coordinator_state& st, const hello_msg& hello) {
   return {};
 }
 
+/// The join is over (`st.joining` cleared): if every worker finished while
+/// it was under way and none joined, the job is done.
+void maybe_done(coordinator_ptr self) {
+  auto& st = self->state;
+  if (!st.finishing && !st.result && all_workers_done(st))
+    finish(self, st.steps_unassigned > 0 ? "partially done" : "steps done");
+}
+
 /// Gives steps of a joining worker that could not start back to the live
 /// workers (steps only: its examples are dropped, with a warning).
 void give_back(coordinator_ptr self, std::uint32_t id, std::uint64_t steps,
@@ -154,6 +162,7 @@ void settle(coordinator_ptr self, const pool_ptr& pool,
                optim::quote(pool->hello.node), error);
     pool->reply.deliver(make_error(
         errc::join_refused, "the node could not start its workers: " + error));
+    maybe_done(self);
     return;
   }
   log().info("node {} joined the running job with {} worker(s) at step {}: "
@@ -170,6 +179,7 @@ void settle(coordinator_ptr self, const pool_ptr& pool,
   for (auto id : st.joined.back().workers)
     start_worker(self, id, 0);
   pool->reply.deliver(count);
+  maybe_done(self); // the job began to finish meanwhile: none started
 }
 
 /// Every cede was answered: places the joining workers on the node.
@@ -184,6 +194,7 @@ void place_joiners(coordinator_ptr self, const pool_ptr& pool) {
     // Ceded steps the job no longer takes stay in the ledger as not taken.
     st.steps_unassigned += pool->steps;
     pool->reply.deliver(make_error(errc::join_refused, why));
+    maybe_done(self);
     return;
   }
   auto k = std::min<std::size_t>({pool->slots, pool->examples.size(),
