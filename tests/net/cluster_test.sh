@@ -524,6 +524,8 @@ join)
     sleep 0.25
   done
   [ "${n##*:}" = "$N2" ] || fail "the monitor does not show worker 3 on node 2 ($n)"
+  j=$(key cluster.json /job/joined/0/node)
+  [ "${j##*:}" = "$N2" ] || fail "the monitor's job does not list the joined node ($j)"
   wait_for "$COORD" 180 || fail "coordinator exited with status $?"
   wait_for "$N1" 30 || fail "node 1 exited with status $?"
   wait_for "$N2" 30 || fail "the joined node exited with status $?"
