@@ -64,6 +64,12 @@ std::string refusal(const coordinator_state& st, const hello_msg& hello) {
     return "the job is finishing";
   if (st.joining)
     return "another node is joining; try again";
+  bool warming = false;
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    warming = warming || (st.live[w] && !st.started[w]);
+  if (warming)
+    return "the job's warm start is under way (worker 0 trains alone); join "
+           "once every worker trains";
   if (hello.worker_slots == 0)
     return "the node offers no worker slots (a node joining a running job "
            "hosts workers only)";
