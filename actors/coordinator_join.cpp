@@ -254,8 +254,7 @@ caf::result<std::uint32_t> join(coordinator_ptr self, hello_msg hello,
   if (why.empty() && donors.empty())
     why = "no live worker is training to share its steps";
   if (!why.empty()) {
-    log().warn("node {} may not join the running job: {}",
-               optim::quote(hello.node), why);
+    // The join service logs the refusal (rate-limited).
     return make_error(errc::join_refused, why);
   }
   auto pool = std::make_shared<join_pool>();

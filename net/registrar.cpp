@@ -131,8 +131,9 @@ void join_running(self_ptr self, caf::typed_response_promise<ack_atom> rp,
           [self, rp, hello](caf::error& err) mutable {
             auto why = err == errc::join_refused ? context_of(err)
                                                  : self->system().render(err);
-            actors::detail::log().warn("refused node {}: {}",
-                                       optim::quote(hello.node), why);
+            // Rate-limited: a peer can ask again and again.
+            actors::detail::log_refusal(
+                "refused node " + optim::quote(hello.node) + ": " + why);
             rp.deliver(make_error(errc::join_refused, why));
           });
 }
