@@ -81,8 +81,9 @@ using worker_actor = caf::typed_actor<
     // Go on after a pause.
     caf::reacts_to<messages::resume_atom>,
     // A node joins the job: give up num/den of the remaining steps and of
-    // the examples not drawn yet this epoch, answered with what was given
-    // up (elastic algorithms; from the coordinator's node only).
+    // the worker's examples, taken among those not drawn yet this epoch;
+    // answered with what was given up (elastic algorithms; from the
+    // coordinator's node only).
     caf::replies_to<messages::cede_atom, std::uint32_t,
                     std::uint32_t>::with<messages::cede_msg>>;
 

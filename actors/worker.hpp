@@ -127,7 +127,8 @@ public:
   void end_steps();
 
   /// cede_atom: gives up num/den of the remaining steps (one is kept) and
-  /// of the examples not drawn yet this epoch (worker_join.cpp).
+  /// of the examples, taken among those not drawn yet this epoch
+  /// (optim::replica::cede_examples; worker_join.cpp).
   messages::cede_msg cede(std::uint32_t num, std::uint32_t den);
 
   worker_config config;
