@@ -93,6 +93,10 @@ bool algorithm::reassigns_steps() const noexcept {
   return true;
 }
 
+bool algorithm::elastic(const job_config&) const noexcept {
+  return false;
+}
+
 std::uint64_t algorithm::warm_start_steps() const noexcept {
   return 0;
 }

@@ -175,6 +175,14 @@ public:
   /// (asynchronous algorithms); false: they are lost (synchronous rounds).
   virtual bool reassigns_steps() const noexcept;
 
+  /// A node may join the running job (elastic scale-up): new workers, each
+  /// with steps and examples the live workers cede (cede_atom), fetch the
+  /// current parameters and train like the others. Only for algorithms
+  /// whose workers need nothing but their steps, their examples and the
+  /// shards (no peers, no clocks, no roles of their own per worker). The
+  /// default: false (a joining node is refused, naming the algorithm).
+  virtual bool elastic(const job_config& job) const noexcept;
+
   /// Worker 0 trains alone for this many steps before the others start
   /// (Downpour's warm start); 0 (the default): all start together.
   virtual std::uint64_t warm_start_steps() const noexcept;

@@ -1,9 +1,12 @@
 #include "actors/coordinator.hpp"
 
+#include <caf/send.hpp>
+
 #include "actors/detail/caller.hpp"
 #include "actors/detail/coordinator_ops.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/roles.hpp"
+#include "messages/errors.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 
@@ -135,6 +138,11 @@ void begin(self_ptr self) {
     for (auto& w : st.workers)
       self->send(w, peers_atom::value, peers);
   }
+  // Nodes may join the running job: the join service hands them over.
+  if (st.config.join_service && st.config.algorithm->elastic(st.config))
+    // (The join service is dynamically typed for the coordinator.)
+    caf::unsafe_send_as(self, st.config.join_service, elastic_atom::value,
+                        caf::actor_cast<caf::actor>(self));
   // A checkpoint is only taken once every worker has started.
   bool warm = st.config.algorithm->warm_start_steps() > 0 && !st.config.resume;
   for (std::size_t w = 0; w < st.workers.size(); ++w)
@@ -151,8 +159,9 @@ void start_monitoring(self_ptr self) {
   auto& c = self->state.config;
   if (!c.monitor)
     return;
-  spawn_cluster_monitoring(self, c.monitor, c.node_name, c.placement.nodes,
-                           c.placement.node_names, c.monitor_interval);
+  self->state.cluster_monitor = spawn_cluster_monitoring(
+      self, c.monitor, c.node_name, c.placement.nodes, c.placement.node_names,
+      c.monitor_interval);
 }
 
 } // namespace detail
@@ -190,13 +199,18 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
     st.stop_reason = "invalid job";
     st.finishing = true;
     deliver(self, job_report(st, nullptr).dump());
-    return {[](progress_msg&) {}, [](done_atom, worker_stats&) {},
-            [](stop_atom) {},
-            [](leader_atom, std::uint32_t, std::string&, std::uint64_t) {},
-            [self](result_atom) -> caf::result<std::string> {
-              self->quit();
-              return *self->state.result;
-            }};
+    return {
+        [](progress_msg&) {},
+        [](done_atom, worker_stats&) {},
+        [](stop_atom) {},
+        [](leader_atom, std::uint32_t, std::string&, std::uint64_t) {},
+        [self](result_atom) -> caf::result<std::string> {
+          self->quit();
+          return *self->state.result;
+        },
+        [](join_atom, hello_msg&, caf::actor&) -> caf::result<std::uint32_t> {
+          return make_error(errc::join_refused, "the job is invalid");
+        }};
   }
   if (auto stop = st.config.stop) {
     if (stop->attach(caf::actor_cast<caf::actor>(self)))
@@ -283,7 +297,9 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         // the live workers.
         if (x.steps < st.quota[w] && !st.finishing)
           hand_back(self, w, x.steps);
-        if (all_workers_done(st) && !st.finishing)
+        // A join under way holds steps the live workers ceded: its
+        // workers finish the job (coordinator_join.cpp).
+        if (all_workers_done(st) && !st.finishing && !st.joining)
           finish(self,
                  st.steps_unassigned > 0 ? "partially done" : "steps done");
       },
@@ -301,6 +317,16 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         finish(self, timed_out                   ? "time limit"
                      : stop && stop->requested() ? stop->reason()
                                                  : "stop requested");
+      },
+      [self](join_atom, hello_msg& hello,
+             caf::actor& agent) -> caf::result<std::uint32_t> {
+        if (!detail::from_here(self))
+          return detail::refuse(self, "the coordinator", "join",
+                                "its own process");
+        auto& st = self->state;
+        auto scope = on_message(st.probe.get(), self, msg_type::other,
+                                small_message_bytes);
+        return detail::join(self, std::move(hello), std::move(agent));
       },
       [self](result_atom) -> caf::result<std::string> {
         if (!detail::from_here(self))

@@ -145,6 +145,19 @@ struct job_config {
   /// Reassigns a lost worker's data (asynchronous algorithms); may be empty,
   /// then the survivors only take over its steps.
   adopt_fn adopt_data;
+  /// Builds the replica of a worker that joined the running job, over the
+  /// examples the live workers ceded (elastic algorithms); empty: no node
+  /// may join.
+  std::function<std::unique_ptr<optim::replica>(
+      messages::worker_id, const std::vector<std::uint64_t>& examples)>
+      make_joined_replica;
+  /// Distributed jobs: the join service (net/registrar.hpp), told the
+  /// coordinator's handle when training starts (elastic_atom) so nodes may
+  /// join the running job; null: none.
+  caf::actor join_service;
+  /// At most this many workers join a running job in all (each joining node
+  /// gets at most its worker slots, within what is left).
+  std::uint32_t max_joined_workers = 16;
   /// Application hooks: steps, evaluations, failures, the end (events.hpp).
   std::vector<std::shared_ptr<job_observer>> observers;
   /// Monitoring: the coordinator polls every node's monitor (its own and
@@ -173,6 +186,17 @@ struct failure_record {
   std::vector<std::uint32_t> reassigned_to;
   /// Steps it still owed that no live worker could take (lost for good).
   std::uint64_t steps_unassigned = 0;
+};
+
+/// A node that joined the running job (elastic scale-up).
+struct joined_node {
+  std::string node;                    ///< host:pid
+  std::vector<std::uint32_t> workers;  ///< the ids of its workers
+  double seconds = 0;                  ///< since the job started
+  std::uint64_t steps_at_join = 0;     ///< the job's steps then
+  std::uint64_t steps = 0;             ///< ceded by the live workers
+  std::uint64_t examples = 0;          ///< ceded by the live workers
+  std::vector<std::uint32_t> ceded_by; ///< the workers that ceded
 };
 
 /// A shard brought back from the latest checkpoint after its node was lost.
@@ -261,6 +285,13 @@ struct coordinator_state {
   std::vector<restored_shard> restored;
   /// Hot replicas: each shard's backup (null: none, lost or promoted).
   std::vector<parameter_shard_actor> backups;
+  /// Nodes that joined the running job (coordinator_join.cpp); a join under
+  /// way (one at a time) and the steps ceded for it, not yet placed.
+  std::vector<joined_node> joined;
+  bool joining = false;
+  std::uint64_t join_steps_pending = 0;
+  /// The cluster monitor (config.monitor set): told of joined nodes.
+  caf::actor cluster_monitor;
 };
 
 /// How the reason a coordinator sends its nodes with stop_atom begins when

@@ -12,6 +12,7 @@
 #include "messages/atoms.hpp"
 #include "messages/compressed.hpp"
 #include "messages/control.hpp"
+#include "messages/join.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
 
@@ -87,7 +88,13 @@ using worker_actor = caf::typed_actor<
     // coordinator's node only.
     caf::replies_to<messages::pause_atom>::with<std::string>,
     // Go on after a pause.
-    caf::reacts_to<messages::resume_atom>>;
+    caf::reacts_to<messages::resume_atom>,
+    // A node joins the job: give up num/den of the remaining steps and of
+    // the worker's examples, taken among those not drawn yet this epoch;
+    // answered with what was given up (elastic algorithms; from the
+    // coordinator's node only).
+    caf::replies_to<messages::cede_atom, std::uint32_t,
+                    std::uint32_t>::with<messages::cede_msg>>;
 
 /// Evaluates the shards' parameters on the test set (evaluator.hpp).
 using evaluator_actor = caf::typed_actor<
@@ -115,7 +122,12 @@ using coordinator_actor = caf::typed_actor<
     // LSGD: group g's leader is now the named worker (the n-th change); the
     // coordinator tells the job's observers.
     caf::reacts_to<messages::leader_atom, std::uint32_t, std::string,
-                   std::uint64_t>>;
+                   std::uint64_t>,
+    // A node joined the running job (the registrar, after its checks and
+    // setup): place workers on its agent, answering how many (or why not,
+    // errc::join_refused). This process only.
+    caf::replies_to<messages::join_atom, messages::hello_msg,
+                    caf::actor>::with<std::uint32_t>>;
 
 /// A node's agent: hosts shards and workers of a remote coordinator's job
 /// (node_agent.hpp). Handles cross the wire as caf::actor, a built-in type.

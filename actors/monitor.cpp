@@ -6,6 +6,8 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/detail/caller.hpp"
+
 namespace troupe::actors {
 
 using namespace messages;
@@ -275,6 +277,13 @@ caf::behavior cluster_monitor(caf::event_based_actor* self,
           if (!st->pending[i]) // else the last request is still out
             poll(i, [] {});
         self->delayed_send(self, st->interval, tick_atom::value);
+      },
+      // A node joined the running job: poll it too (from this process).
+      [self, st](join_atom, const std::string& name, const caf::actor& agent) {
+        if (!detail::from_here(self) || !agent)
+          return;
+        st->sources.push_back({name, agent});
+        st->pending.push_back(false);
       },
   };
 }

@@ -99,7 +99,8 @@ struct metrics_source {
 /// owned)`; it polls every source each interval (a request that takes
 /// longer than twice the interval marks the node unreachable) until `owner`
 /// (the coordinator) terminates, then takes one last snapshot and ends the
-/// `owned` actors (the local node monitor) with itself.
+/// `owned` actors (the local node monitor) with itself. (join_atom, name,
+/// agent) from this process adds a node that joined the running job.
 caf::behavior cluster_monitor(caf::event_based_actor* self,
                               std::shared_ptr<cluster_view> view,
                               std::vector<metrics_source> sources,
@@ -108,20 +109,22 @@ caf::behavior cluster_monitor(caf::event_based_actor* self,
 
 /// Spawns this process's node monitor (named `here`) and a cluster monitor
 /// polling it and the placed nodes' agents into `view` every `interval`
-/// until `self` (the coordinator, Sandblaster's driver) ends.
+/// until `self` (the coordinator, Sandblaster's driver) ends. Returns the
+/// cluster monitor.
 template <class Self>
-void spawn_cluster_monitoring(Self* self, std::shared_ptr<cluster_view> view,
-                              const std::string& here,
-                              const std::vector<node_actor>& nodes,
-                              const std::vector<std::string>& names,
-                              std::chrono::milliseconds interval) {
+caf::actor spawn_cluster_monitoring(Self* self,
+                                    std::shared_ptr<cluster_view> view,
+                                    const std::string& here,
+                                    const std::vector<node_actor>& nodes,
+                                    const std::vector<std::string>& names,
+                                    std::chrono::milliseconds interval) {
   auto local = caf::actor_cast<caf::actor>(self->spawn(node_monitor, here));
   std::vector<metrics_source> sources{{here, local}};
   for (std::size_t n = 0; n < nodes.size(); ++n)
     sources.push_back({names.at(n), caf::actor_cast<caf::actor>(nodes[n])});
-  self->spawn(cluster_monitor, std::move(view), std::move(sources), interval,
-              caf::actor_cast<caf::actor>(self),
-              std::vector<caf::actor>{local});
+  return self->spawn(cluster_monitor, std::move(view), std::move(sources),
+                     interval, caf::actor_cast<caf::actor>(self),
+                     std::vector<caf::actor>{local});
 }
 
 } // namespace troupe::actors

@@ -76,7 +76,9 @@ step_ledger ledger_of(const coordinator_state& st) {
   l.planned = st.config.steps_per_worker * st.config.workers;
   l.unassigned = st.steps_unassigned;
   l.reassigned = st.steps_reassigned;
-  for (std::size_t w = 0; w < st.config.workers; ++w) {
+  // Workers of nodes that joined the running job have ids past the job's.
+  auto ids = std::max<std::size_t>(st.config.workers, st.quota.size());
+  for (std::size_t w = 0; w < ids; ++w) {
     // An invalid job or a failed placement never assigned its steps.
     auto quota = w < st.quota.size() ? st.quota[w] : st.config.steps_per_worker;
     auto f = std::find_if(st.failures.begin(), st.failures.end(),
@@ -99,6 +101,8 @@ step_ledger ledger_of(const coordinator_state& st) {
     if (quota > done)
       l.not_taken += quota - done;
   }
+  // Ceded to a joining node not yet placed when the job ended.
+  l.not_taken += st.join_steps_pending;
   l.lost = l.unassigned + l.not_taken;
   return l;
 }
@@ -267,6 +271,8 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
   add_ledger(st, out);
   if (st.config.shard_replicas > 0 && !st.shards.empty())
     out["replicas"] = detail::replicas_report(st);
+  if (!st.joined.empty())
+    out["joined"] = detail::joined_report(st);
   if (!st.restored.empty())
     out["restored_shards"]
         = detail::restored_report(st, st.shard_reports, st.worker_reports);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,9 +83,39 @@ caf::actor spawn_resumed_worker(role_context& ctx, const worker_id& w,
   return host_worker(ctx, w, shards, coordinator, &state);
 }
 
+/// A worker of a node that joined the running job: its id is beyond the
+/// job's workers, its replica is over the examples the live workers ceded
+/// and its steps are those they ceded (`share`).
+caf::actor spawn_joined_worker(role_context& ctx, const worker_id& w,
+                               const handles& shards,
+                               const caf::actor& coordinator,
+                               const messages::cede_msg& share) {
+  const auto& job = ctx.job();
+  if (!job.make_joined_replica)
+    throw std::invalid_argument("this job cannot build a joining worker's "
+                                "replica");
+  // Worker 0's settings: the algorithm's are the same for every worker.
+  auto wc = worker_config_of(job, 0, shard_refs(job, shards),
+                             caf::actor_cast<coordinator_actor>(coordinator));
+  wc.id = w;
+  wc.make_replica = [f = job.make_joined_replica, w, ex = share.examples] {
+    return f(w, ex);
+  };
+  wc.max_steps = share.steps;
+  wc.state = nullptr;
+  wc.step_counter = nullptr;
+  wc.step_delay = w < job.step_delays.size() ? job.step_delays[w]
+                  : job.step_delays.empty()  ? std::chrono::microseconds{0}
+                                             : job.step_delays.front();
+  return ctx.host(caf::actor_cast<caf::actor>(
+      spawn_worker(ctx.self(), job, std::move(wc))));
+}
+
 } // namespace
 
 void register_shared_roles(role_registry& roles) {
+  roles.register_role<worker_id, handles, caf::actor, messages::cede_msg>(
+      "joined_worker", spawn_joined_worker);
   roles.register_role<std::uint32_t>("shard", spawn_shard);
   roles.register_role<worker_id, handles, caf::actor>("worker",
                                                       spawn_worker_role);

@@ -391,7 +391,7 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
       },
   };
   // The core first: a policy cannot take over the core's messages.
-  core = core.or_else(checkpoint_handlers(self));
+  core = core.or_else(checkpoint_handlers(self)).or_else(join_handlers(self));
   if (!st.policy)
     return core;
   return core.or_else(st.policy->handlers(st));

@@ -126,6 +126,11 @@ public:
   /// leave) and reports.
   void end_steps();
 
+  /// cede_atom: gives up num/den of the remaining steps (one is kept) and
+  /// of the examples, taken among those not drawn yet this epoch
+  /// (optim::replica::cede_examples; worker_join.cpp).
+  messages::cede_msg cede(std::uint32_t num, std::uint32_t den);
+
   worker_config config;
   caf::stateful_actor<worker_state>* actor = nullptr;
   std::unique_ptr<optim::replica> replica_;
@@ -178,6 +183,10 @@ refuse_unless_boss(caf::stateful_actor<worker_state>* self, const char* verb);
 /// the next step boundary) and resume_atom (worker_pause.cpp).
 caf::message_handler
 checkpoint_handlers(caf::stateful_actor<worker_state>* self);
+
+/// The worker's part in a node joining the job: cede_atom
+/// (worker_join.cpp).
+caf::message_handler join_handlers(caf::stateful_actor<worker_state>* self);
 
 /// Spawn with `caf::actor_cast<worker_actor>(sys.spawn(worker, config))`
 /// (spawn_worker in roles.hpp does); it waits for start_atom.

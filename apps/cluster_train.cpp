@@ -170,12 +170,25 @@ cluster_job prepare_cluster_job(const train_options& o,
         = std::make_shared<const std::vector<std::vector<std::size_t>>>(parts);
     job.adopt_data = [shared_parts](optim::replica& r, messages::worker_id lost,
                                     std::uint32_t k, std::uint32_t m) {
+      // A worker of a node that joined the running job has no part of its
+      // own (its examples were ceded; not handed over again).
+      if (lost >= shared_parts->size())
+        return std::size_t{0};
       const auto& p = shared_parts->at(lost);
       auto first = p.size() * k / m, last = p.size() * (k + 1) / m;
       return r.add_examples({p.begin() + static_cast<std::ptrdiff_t>(first),
                              p.begin() + static_cast<std::ptrdiff_t>(last)});
     };
   }
+  if (!stream)
+    // A node joining the running job: its workers train on the examples the
+    // live workers ceded (actors/coordinator_join.cpp).
+    job.make_joined_replica = [=](messages::worker_id w,
+                                  const std::vector<std::uint64_t>& examples) {
+      return optim::make_model_replica(model_name, train,
+                                       {examples.begin(), examples.end()},
+                                       batch, seed + 7919 * (w + 1), seed);
+    };
   out.fingerprint = fingerprint(*init, *data);
   out.steps_per_epoch = static_cast<double>(batches(n));
   out.steps_per_worker = steps_per_worker;

@@ -114,4 +114,11 @@ using rebind_atom = caf::atom_constant<caf::atom("rebind")>;
 /// state sent, and every push the primary receives forwarded to it.
 using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
 
+/// A node joins a running job (elastic scale-up): a live worker cedes part
+/// of its remaining steps and undrawn examples (answered with a cede_msg);
+/// the registrar tells the coordinator its handle (elastic_atom) and hands
+/// it each node that joins late (join_atom).
+using cede_atom = caf::atom_constant<caf::atom("cede")>;
+using elastic_atom = caf::atom_constant<caf::atom("elastic")>;
+
 } // namespace troupe::messages

@@ -8,6 +8,7 @@
 #include "messages/control.hpp"
 #include "messages/errors.hpp"
 #include "messages/gossip.hpp"
+#include "messages/join.hpp"
 #include "messages/lbfgs.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
@@ -59,6 +60,7 @@ void for_each_type(F f) {
   f(type_tag<lbfgs_point_msg>{}, "troupe::lbfgs_point_msg");
   f(type_tag<lbfgs_grad_msg>{}, "troupe::lbfgs_grad_msg");
   f(type_tag<lbfgs_done_msg>{}, "troupe::lbfgs_done_msg");
+  f(type_tag<cede_msg>{}, "troupe::cede_msg");
 }
 
 // CAF keeps each option type's meta state (check, store, get, parse, name) in

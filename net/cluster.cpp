@@ -105,9 +105,23 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
   rc.timeout_ms = opts.link.timeout_ms();
   rc.spec = spec;
   rc.fingerprint = fingerprint;
+  // Nodes may join the running job if its algorithm takes them.
+  if (job.algorithm && job.algorithm->elastic(job) && job.make_joined_replica
+      && !job.checkpoints.write)
+    rc.late_refusal.clear();
+  else if (job.algorithm)
+    rc.late_refusal = "the job has started, and "
+                      + (job.algorithm->elastic(job)
+                             ? std::string{"a checkpointing job does not take "
+                                           "nodes joining it yet"}
+                             : "its algorithm, " + job.algorithm->name()
+                                   + ", does not take nodes joining a running "
+                                     "job (downpour without a staleness "
+                                     "bound does)");
   auto adm = std::make_shared<admission>();
   rc.on_admitted = [adm](const caf::node_id& id) { adm->admit(id); };
   auto reg = sys.spawn(registrar, std::move(rc));
+  job.join_service = caf::actor_cast<caf::actor>(reg);
   auto stop_registrar
       = [&] { caf::anon_send_exit(reg, caf::exit_reason::user_shutdown); };
   std::uint16_t port = 0;

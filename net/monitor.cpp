@@ -87,6 +87,8 @@ struct job_monitor::impl {
   double smooth_loss = 0, keep = 0.98;
   nlohmann::json train = nlohmann::json::array();
   nlohmann::json evaluations = nlohmann::json::array();
+  /// Nodes that joined the running job: {node, seconds}.
+  nlohmann::json joined = nlohmann::json::array();
 
   worker_metrics& of(messages::worker_id w) {
     auto i = workers.find(w);
@@ -153,7 +155,10 @@ void job_monitor::on_failure(const actors::failure_record& f) {
 
 void job_monitor::on_node_joined(const actors::node_event& e) {
   impl_->nodes_joined.Increment();
-  (void)e;
+  if (e.seconds <= 0)
+    return; // one of the nodes the job started with
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->joined.push_back({{"node", e.node}, {"seconds", e.seconds}});
 }
 
 void job_monitor::on_leader_change(const actors::leader_event& e) {
@@ -209,7 +214,8 @@ nlohmann::json job_monitor::cluster() const {
                                        : nlohmann::json(nullptr)},
            {"accuracy", st.accuracy_now < 0 ? nlohmann::json(nullptr)
                                             : nlohmann::json(st.accuracy_now)},
-           {"stuck_after_ms", st.view->stuck_after().count()}};
+           {"stuck_after_ms", st.view->stuck_after().count()},
+           {"joined", st.joined}};
   }
   auto out = st.view->to_json(running);
   out["job"] = std::move(job);

@@ -83,7 +83,13 @@ std::string check_join(self_ptr self, const hello_msg& hello,
   auto& st = self->state;
   if (auto why = check_hello(st.config, hello); !why.empty())
     return why;
-  if (st.closed || count_up(st) + st.setting_up >= st.config.expect)
+  if (st.stopped)
+    return "the job is finishing";
+  if (st.closed && !st.config.late_refusal.empty())
+    return st.config.late_refusal;
+  if (st.closed && !st.coordinator)
+    return "the job is starting; join once it runs";
+  if (!st.closed && count_up(st) + st.setting_up >= st.config.expect)
     return "the job already has its " + std::to_string(st.config.expect)
            + " nodes";
   if (!handle)
@@ -93,6 +99,43 @@ std::string check_join(self_ptr self, const hello_msg& hello,
   if (!actors::detail::from_node(self, handle.node()))
     return "the node agent is not an actor of the joining node";
   return {};
+}
+
+/// A node that joined the running job and built it: the coordinator places
+/// workers on it (or says why not); a member from then on, so the end of
+/// the job waits for it as for the others.
+void join_running(self_ptr self, caf::typed_response_promise<ack_atom> rp,
+                  const actors::node_actor& agent, const hello_msg& hello) {
+  auto& st = self->state;
+  if (st.stopped || !st.coordinator) {
+    rp.deliver(make_error(errc::join_refused, "the job is finishing"));
+    return;
+  }
+  // It passed every check of a node joining at the start: its connection
+  // may carry the roles' traffic (the spawn's answer first).
+  if (st.config.on_admitted)
+    st.config.on_admitted(agent.node());
+  // Setting up and placing may each take a request timeout.
+  self->request(st.coordinator, st.config.setup_timeout, join_atom::value,
+                hello, caf::actor_cast<caf::actor>(agent))
+      .then(
+          [self, rp, agent, hello](std::uint32_t workers) mutable {
+            auto& st = self->state;
+            self->monitor(agent);
+            st.members.push_back({agent, hello, true});
+            actors::detail::log().info(
+                "node {} joined the running job with {} worker(s)",
+                optim::quote(hello.node), workers);
+            rp.deliver(ack_atom::value);
+          },
+          [self, rp, hello](caf::error& err) mutable {
+            auto why = err == errc::join_refused ? context_of(err)
+                                                 : self->system().render(err);
+            // Rate-limited: a peer can ask again and again.
+            actors::detail::log_refusal(
+                "refused node " + optim::quote(hello.node) + ": " + why);
+            rp.deliver(make_error(errc::join_refused, why));
+          });
 }
 
 /// Logs a refused join (rate-limited), naming the peer.
@@ -148,6 +191,10 @@ registrar_actor::behavior_type registrar(self_ptr self,
                             + "): the data or the build differ"));
                     return;
                   }
+                  if (st.closed) {
+                    join_running(self, rp, agent, hello);
+                    return;
+                  }
                   self->monitor(agent);
                   st.members.push_back({agent, hello, true});
                   if (st.config.on_admitted)
@@ -180,10 +227,19 @@ registrar_actor::behavior_type registrar(self_ptr self,
                                         "the coordinator's process");
         auto& st = self->state;
         st.closed = true;
+        st.stopped = true;
         auto rp = self->make_response_promise<std::uint32_t>();
         st.stopping.push_back(rp);
         maybe_stopped(self);
         return rp;
+      },
+      [self](elastic_atom, caf::actor& coordinator) {
+        if (!actors::detail::from_here(self)) {
+          actors::detail::refuse(self, "the join service", "elastic",
+                                 "the coordinator's process");
+          return;
+        }
+        self->state.coordinator = std::move(coordinator);
       },
   };
 }

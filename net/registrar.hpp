@@ -2,6 +2,9 @@
 // listening port. Nodes join through it; it checks each one (wire version,
 // join token, heartbeat settings, slots), gives it the job's spec, checks the
 // node built the same job (fingerprint) and only then counts it as a member.
+// Once the job runs, a node joining late is set up the same way and handed
+// to the coordinator, which places workers on it when the job's algorithm is
+// elastic (docs/deployment.md, "Joining a running job").
 // Anyone who reaches the port may send `join`; `members` and `stop` are
 // answered to this process only (not_allowed otherwise), and no answer ever
 // carries a join token (docs/deployment.md, "Who may call what").
@@ -39,7 +42,11 @@ using registrar_actor = caf::typed_actor<
         std::vector<caf::actor>, std::vector<messages::hello_msg>>,
     // Answered (with the number of members still up) once every member has
     // gone down: the nodes have exited. This process only.
-    caf::replies_to<messages::stop_atom>::with<std::uint32_t>>;
+    caf::replies_to<messages::stop_atom>::with<std::uint32_t>,
+    // The coordinator of the running job, which takes nodes joining late
+    // (elastic jobs): a join after the start is set up, then handed to it.
+    // This process only.
+    caf::reacts_to<messages::elastic_atom, caf::actor>>;
 
 /// Settings of the registrar.
 struct registrar_config {
@@ -54,6 +61,9 @@ struct registrar_config {
   /// every check and became a member; the port guard lifts its restrictions
   /// for that node's connection. May be empty.
   std::function<void(const caf::node_id&)> on_admitted;
+  /// Why a node may not join once the job has started; empty: it may (the
+  /// algorithm is elastic), once the coordinator sent elastic_atom.
+  std::string late_refusal = "the job has started";
 };
 
 struct member {
@@ -72,6 +82,9 @@ struct registrar_state {
                                           std::vector<messages::hello_msg>>>
       waiting;
   std::vector<caf::typed_response_promise<std::uint32_t>> stopping;
+  /// The running job's coordinator (elastic jobs), once it said so.
+  caf::actor coordinator;
+  bool stopped = false; ///< stop_atom arrived: the job is over
 };
 
 registrar_actor::behavior_type

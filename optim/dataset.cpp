@@ -9,6 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "optim/rng.hpp"
@@ -115,6 +116,31 @@ void batch_iterator::add_indices(const std::vector<std::size_t>& extra) {
   shuffle_with(rest, gen);
   order_.resize(pos_);
   order_.insert(order_.end(), rest.begin(), rest.end());
+}
+
+std::vector<std::size_t> batch_iterator::cede(std::size_t count) {
+  auto left = order_.size() - pos_;
+  count = std::min(count, left > part_.world ? left - part_.world : 0);
+  // This epoch's order is shuffled: its tail is a random choice of the
+  // examples not drawn yet.
+  std::vector<std::size_t> out(
+      order_.end() - static_cast<std::ptrdiff_t>(count), order_.end());
+  order_.resize(order_.size() - count);
+  // One copy of each ceded example leaves (an index may appear twice).
+  std::unordered_map<std::size_t, std::size_t> gone;
+  for (auto i : out)
+    ++gone[i];
+  std::vector<std::size_t> kept;
+  kept.reserve(indices_.size() - count);
+  for (auto i : indices_) {
+    auto it = gone.find(i);
+    if (it != gone.end() && it->second > 0)
+      --it->second;
+    else
+      kept.push_back(i);
+  }
+  indices_ = std::move(kept);
+  return out;
 }
 
 const std::vector<std::size_t>& batch_iterator::next_indices() {

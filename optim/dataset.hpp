@@ -165,6 +165,17 @@ public:
   /// epoch, shuffled among the examples not drawn yet, and every later epoch.
   void add_indices(const std::vector<std::size_t>& extra);
 
+  /// Gives up `count` of the examples not drawn yet this epoch (a joining
+  /// worker's share): they leave this epoch and every later one. At most
+  /// all but part.world of them go, so the epoch goes on; returns those
+  /// given up.
+  std::vector<std::size_t> cede(std::size_t count);
+
+  /// Examples not drawn yet this epoch.
+  std::size_t undrawn() const noexcept {
+    return order_.size() - pos_;
+  }
+
   /// Writes the examples (added ones included), this epoch's order, the
   /// position in it and the epoch, and the seed, part and batch size, as
   /// tensors named `prefix` + field.

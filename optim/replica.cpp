@@ -140,6 +140,29 @@ std::size_t replica::add_examples(const std::vector<std::size_t>&) {
   throw std::logic_error("this replica cannot take more examples");
 }
 
+std::vector<std::size_t> replica::cede_examples(std::uint32_t, std::uint32_t) {
+  throw std::logic_error("this replica cannot give examples up");
+}
+
+namespace {
+
+/// `num`/`den` of the iterator's examples, as far as this epoch has not
+/// drawn them yet (batch_iterator::cede keeps the rest of the epoch whole).
+std::vector<std::size_t> cede_share(batch_iterator& b, std::uint32_t num,
+                                    std::uint32_t den) {
+  if (den == 0 || num >= den)
+    throw std::invalid_argument("cede_examples: share " + std::to_string(num)
+                                + "/" + std::to_string(den));
+  return b.cede(b.size() * num / den);
+}
+
+} // namespace
+
+std::vector<std::size_t> model_replica::cede_examples(std::uint32_t num,
+                                                      std::uint32_t den) {
+  return cede_share(batches_, num, den);
+}
+
 namespace {
 
 /// Owns the model and keeps the data set alive for its model_replica.
@@ -169,6 +192,10 @@ public:
   }
   std::size_t epoch() const noexcept override {
     return inner_.epoch();
+  }
+  std::vector<std::size_t> cede_examples(std::uint32_t num,
+                                         std::uint32_t den) override {
+    return inner_.cede_examples(num, den);
   }
   std::size_t add_examples(const std::vector<std::size_t>& indices) override {
     return inner_.add_examples(indices);
@@ -243,6 +270,13 @@ std::size_t synthetic_replica<Problem>::batches_per_epoch() const noexcept {
 template <class Problem>
 std::size_t synthetic_replica<Problem>::epoch() const noexcept {
   return batches_.epoch();
+}
+
+template <class Problem>
+std::vector<std::size_t>
+synthetic_replica<Problem>::cede_examples(std::uint32_t num,
+                                          std::uint32_t den) {
+  return cede_share(batches_, num, den);
 }
 
 template <class Problem>

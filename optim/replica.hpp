@@ -52,6 +52,14 @@ public:
   /// more examples.
   virtual std::size_t add_examples(const std::vector<std::size_t>& indices);
 
+  /// Gives up `num`/`den` of this worker's examples (a joining worker's
+  /// share), chosen among those not drawn yet this epoch and at most all
+  /// but one of those (batch_iterator::cede): they leave this worker's
+  /// epochs. Returns them. Throws std::logic_error if the replica cannot
+  /// give examples up.
+  virtual std::vector<std::size_t> cede_examples(std::uint32_t num,
+                                                 std::uint32_t den);
+
   /// Writes the parameters and the position in the minibatch stream as
   /// tensors named `prefix` + field. The default throws std::logic_error:
   /// this replica cannot be checkpointed.
@@ -81,6 +89,8 @@ public:
   std::size_t batches_per_epoch() const noexcept override;
   std::size_t epoch() const noexcept override;
   std::size_t add_examples(const std::vector<std::size_t>& indices) override;
+  std::vector<std::size_t> cede_examples(std::uint32_t num,
+                                         std::uint32_t den) override;
   void save_state(state_writer& w, const std::string& prefix) const override;
   void load_state(const state_reader& r, const std::string& prefix) override;
 
@@ -119,6 +129,8 @@ public:
   step_result compute() override;
   std::size_t batches_per_epoch() const noexcept override;
   std::size_t epoch() const noexcept override;
+  std::vector<std::size_t> cede_examples(std::uint32_t num,
+                                         std::uint32_t den) override;
   void save_state(state_writer& w, const std::string& prefix) const override;
   void load_state(const state_reader& r, const std::string& prefix) override;
 

@@ -113,4 +113,15 @@ nlohmann::json restored_report(const coordinator_state& st,
 /// A resumed job: the coordinator's progress from config.resume.
 void restore_progress(coordinator_ptr self);
 
+/// A node joined the running job (coordinator_join.cpp): the live workers
+/// cede part of their steps and undrawn examples, the node's workers take
+/// them; answers how many workers it hosts, or errc::join_refused with the
+/// reason (an algorithm that is not elastic, the job finishing, the cap).
+caf::result<std::uint32_t> join(coordinator_ptr self, messages::hello_msg hello,
+                                caf::actor agent);
+
+/// The report's "joined": per joined node its workers, when, and what the
+/// live workers ceded to them.
+nlohmann::json joined_report(const coordinator_state& st);
+
 } // namespace troupe::actors::detail

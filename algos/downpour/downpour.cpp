@@ -55,6 +55,10 @@ void downpour::report(const actors::coordinator_state& st,
   out["max_clock_gap"] = max_gap;
 }
 
+bool downpour::elastic(const actors::job_config&) const noexcept {
+  return staleness_bound < 0;
+}
+
 bool downpour::checkpointable() const noexcept {
   // The shared roles' state is all of it. Under a staleness bound a worker
   // waiting in its fetch for a slower one (the shard holds the fetch) is

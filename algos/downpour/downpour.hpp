@@ -33,6 +33,8 @@ public:
   /// Under a staleness bound.
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
   bool checkpointable() const noexcept override;
+  /// Without a staleness bound (no clocks for a joining worker to enter).
+  bool elastic(const actors::job_config& job) const noexcept override;
   const optim::compress_options*
   compression(const actors::job_config& job) const noexcept override;
   /// The staleness bound and the largest clock gap the shards saw.

@@ -202,7 +202,7 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
   auto text = sys.render(unknown.error());
   INFO(text);
   CHECK_THAT(text, Catch::Contains("no role 'nope' (registered: greeter, "
-                                   "lbfgs_shard, lbfgs_worker, "
+                                   "joined_worker, lbfgs_shard, lbfgs_worker, "
                                    "resumed_shard, resumed_worker, "
                                    "shadow_syncer, shard, shard_backup, "
                                    "worker)"));
@@ -232,10 +232,11 @@ TEST_CASE("an algorithm's own roles come from its folder, not from actors/",
           "[algos][node_agent]") {
   auto shared = shared_roles()->names();
   // Shards and workers, fresh or from a checkpoint's state; a shard's hot
-  // backup.
+  // backup; workers of a node joining the running job.
   CHECK(shared
-        == std::vector<std::string>{"resumed_shard", "resumed_worker", "shard",
-                                    "shard_backup", "worker"});
+        == std::vector<std::string>{"joined_worker", "resumed_shard",
+                                    "resumed_worker", "shard", "shard_backup",
+                                    "worker"});
   auto all = algos::node_roles();
   for (const char* role :
        {"shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker"}) {

@@ -26,6 +26,7 @@
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/gossip.hpp"
+#include "messages/join.hpp"
 #include "messages/lbfgs.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
@@ -93,6 +94,7 @@ caf::behavior echo() {
       [](echo_atom, const lbfgs_point_msg& x) { return x; },
       [](echo_atom, const lbfgs_grad_msg& x) { return x; },
       [](echo_atom, const lbfgs_done_msg& x) { return x; },
+      [](echo_atom, const cede_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -246,7 +248,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 25);
+  CHECK(registered_type_names().size() == 26);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -321,6 +323,9 @@ TEST_CASE("special floats and every message type cross a process boundary",
   auto raw = [](const auto& m) { return m.values; };
   same_payload(lbfgs_point_msg{12, pack_doubles(xs.data(), xs.size())}, raw);
   same_payload(lbfgs_grad_msg{12, 40, 250, block}, raw);
+  // A node joining: a worker's ceded steps and examples.
+  same_payload(cede_msg{3, 120, {0, 7, ~std::uint64_t{0}}},
+               [](const cede_msg& m) { return m.examples; });
 }
 
 TEST_CASE("4 MB tensor round trip throughput versus std::vector<float>",

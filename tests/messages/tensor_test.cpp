@@ -21,6 +21,7 @@
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
 #include "messages/gossip.hpp"
+#include "messages/join.hpp"
 #include "messages/lbfgs.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
@@ -190,7 +191,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       lbfgs_vec_msg{1, 2, 3, real{0.5}},
       lbfgs_point_msg{4, std::string{"\0\x01\xff", 3}},
       lbfgs_grad_msg{4, 5, 6, std::string{"abcdefgh"}},
-      lbfgs_done_msg{1, 4, 5, real{2.5}, 6}, ack_atom::value);
+      lbfgs_done_msg{1, 4, 5, real{2.5}, 6}, cede_msg{3, 120, {4, 5, 6}},
+      ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -198,14 +200,13 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   caf::binary_deserializer source{sys, buf};
   REQUIRE(!source(copy));
   REQUIRE(copy.size() == registered_type_names().size() + 1);
-  REQUIRE(
-      copy.match_elements<tensor, push_msg, fetch_msg, params_msg, hello_msg,
-                          real, progress_msg, worker_stats, worker_pushes,
-                          shard_stats, eval_msg, node_metrics, score_msg,
-                          lead_msg, pull_msg, gossip_msg, group_msg, delta_msg,
-                          shadow_msg, compressed_push_msg,
-                          compressed_gossip_msg, lbfgs_vec_msg, lbfgs_point_msg,
-                          lbfgs_grad_msg, lbfgs_done_msg, ack_atom>());
+  REQUIRE(copy.match_elements<
+          tensor, push_msg, fetch_msg, params_msg, hello_msg, real,
+          progress_msg, worker_stats, worker_pushes, shard_stats, eval_msg,
+          node_metrics, score_msg, lead_msg, pull_msg, gossip_msg, group_msg,
+          delta_msg, shadow_msg, compressed_push_msg, compressed_gossip_msg,
+          lbfgs_vec_msg, lbfgs_point_msg, lbfgs_grad_msg, lbfgs_done_msg,
+          cede_msg, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));
@@ -225,6 +226,10 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
         == std::string{"\0\x01\xff", 3});
   CHECK(copy.get_as<lbfgs_grad_msg>(23).samples == 6);
   CHECK(copy.get_as<lbfgs_done_msg>(24).loss.value == 2.5);
+  CHECK(copy.get_as<cede_msg>(25).examples
+        == std::vector<std::uint64_t>{4, 5, 6});
+  CHECK(to_string(copy.get_as<cede_msg>(25))
+        == "cede_msg(3, 120 steps, 3 examples)");
 }
 
 TEST_CASE("messages print for logs", "[messages]") {

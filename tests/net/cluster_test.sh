@@ -4,7 +4,7 @@
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls,
 # tlsguard, token, hostile, guardmem, loris, hosts, netns, monitor, stuck,
-# lsgd, decentral, lbfgs, ledger, shardrestore, replicas, coordgrace.
+# lsgd, decentral, lbfgs, ledger, shardrestore, replicas, coordgrace, join.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -563,6 +563,66 @@ ledger)
     done
     wait_for "$N1" 30 || fail "$algo: surviving node exited with status $?"
   done
+  ;;
+join)
+  # Elastic scale-up: a downpour job starts on one node of 2 workers; a
+  # second node joins mid-run. Its workers (ids 2 and 3) take steps and
+  # examples the live workers cede, the job completes with every planned
+  # step taken, and the JSON and the monitor show the new node. A job whose
+  # algorithm is not elastic (sync) refuses a late node, which exits 1.
+  start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" --model=mlp \
+    --epochs=8 --listen=127.0.0.1:0 --expect=1 --monitor=127.0.0.1:0
+  start_node n1 --workers=2; N1=$NODE
+  wait_log coord.log "epoch [1-9]\." 60 || fail "training did not start"
+  start_node n2 --workers=2; N2=$NODE
+  wait_log coord.log "joined the running job" 60 || fail "node 2 did not join"
+  MPORT=$(grep -o 'monitoring at http://127.0.0.1:[0-9]*' coord.log | sed 's/.*://')
+  for i in $(seq 20); do
+    cluster_state "$MPORT"
+    n=$(key cluster.json "/actors/[name=worker 3]/node" 2>/dev/null)
+    [ -n "$n" ] && break
+    sleep 0.25
+  done
+  [ "${n##*:}" = "$N2" ] || fail "the monitor does not show worker 3 on node 2 ($n)"
+  j=$(key cluster.json /job/joined/0/node)
+  [ "${j##*:}" = "$N2" ] || fail "the monitor's job does not list the joined node ($j)"
+  wait_for "$COORD" 180 || fail "coordinator exited with status $?"
+  wait_for "$N1" 30 || fail "node 1 exited with status $?"
+  wait_for "$N2" 30 || fail "the joined node exited with status $?"
+  [ "$(key coord.json /stop_reason)" = "steps done" ] || fail "job did not complete"
+  j=$(key coord.json /joined/0/node)
+  [ "${j##*:}" = "$N2" ] || fail "joined node $j reported, not pid $N2"
+  [ "$(key coord.json /joined/0/workers)" = "[2,3]" ] || fail "joined workers $(key coord.json /joined/0/workers)"
+  [ "$(key coord.json /nodes/1/workers)" = "[2,3]" ] || fail "the joined node is not in nodes"
+  planned=$(key coord.json /steps_planned) done_=$(key coord.json /steps_done) lost=$(key coord.json /steps_lost)
+  echo "join: planned $planned, done $done_, lost $lost, at step $(key coord.json /joined/0/steps_at_join), ceded $(key coord.json /joined/0/steps_ceded) steps and $(key coord.json /joined/0/examples_ceded) examples" >&2
+  [ "$planned" = $((2 * $(key coord.json /steps_per_worker))) ] || fail "planned $planned"
+  [ "$planned" = $((done_ + lost)) ] || fail "ledger $planned != $done_ + $lost"
+  [ "$lost" = 0 ] || fail "$lost steps lost"
+  [ "$(key coord.json /steps)" = "$planned" ] || fail "steps $(key coord.json /steps) != $planned"
+  for w in 2 3; do
+    # worker_stats is sorted by worker id
+    [ "$(key coord.json /worker_stats/$w/worker)" = "$w" ] || fail "no stats of worker $w"
+    s=$(key coord.json /worker_stats/$w/steps)
+    [ "${s:-0}" -gt 0 ] || fail "joined worker $w took no step"
+  done
+  [ "$(key coord.json /joined/0/examples_ceded)" -gt 0 ] || fail "no example ceded"
+  "$TROUPE" train --algo=downpour --workers=2 "${JOB[@]}" --model=mlp \
+    --epochs=8 >one.json 2>one.log || fail "the run without a join failed"
+  a=$(key coord.json /test_accuracy) b=$(key one.json /test_accuracy)
+  echo "accuracy with the join $a, without $b" >&2
+  awk -v a="$a" -v b="$b" 'BEGIN { exit !(a >= b - 0.03) }' || fail "accuracy $a, without the join $b"
+  # Not elastic: refused at once, naming the algorithm, on both sides.
+  start_coordinator sync --algo=sync --workers=1 "${JOB[@]}" --epochs=60 \
+    --listen=127.0.0.1:0 --expect=1
+  start_node s1 --workers=1
+  wait_log sync.log "epoch [1-9]" 60 || fail "sync: training did not start"
+  start_node s2 --workers=1; S2=$NODE
+  wait_for "$S2" 60; s=$?
+  [ "$s" = 1 ] || fail "the refused node exited with status $s"
+  grep -q "refused this node: the job has started, and its algorithm, sync, does not take nodes" s2.log \
+    || fail "the refusal does not name the algorithm: $(tail -2 s2.log)"
+  grep -q "refused node .*sync, does not take" sync.log || fail "the coordinator does not log the refusal"
   ;;
 coordkill)
   # The coordinator dies mid-run: every node stops its roles and exits with
