@@ -179,9 +179,9 @@ TEST_CASE("a resume that would change the job is refused naming the flags") {
   // flags are still checked against it.
   auto dp = root() / "refusals-downpour";
   fs::remove_all(dp);
-  last_json(train(job("7", {"--algo=downpour", "--max-steps=10",
-                            "--checkpoint-dir=" + dp.string(),
-                            "--checkpoint-every=5"})));
+  last_json(train(
+      job("7", {"--algo=downpour", "--max-steps=10",
+                "--checkpoint-dir=" + dp.string(), "--checkpoint-every=5"})));
   r = train({"--resume=" + dp.string(), "--lr=0.5"});
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("is of another job")
