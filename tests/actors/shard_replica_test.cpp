@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/parameter_shard.hpp"
-#include "messages/registry.hpp"
+#include "node_test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::messages;
@@ -20,15 +20,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    register_types(*this);
-    set("scheduler.max-threads", 2);
-  }
-};
-
 struct fixture {
-  config cfg;
+  troupe::test::node_test_config cfg;
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
 

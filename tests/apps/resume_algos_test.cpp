@@ -7,11 +7,10 @@
 
 #include <filesystem>
 #include <iostream>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
-#include "capture.hpp"
+#include "checkpoint_runs.hpp"
 #include "optim/checkpoint_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -19,43 +18,17 @@ using troupe::test::run_result;
 
 namespace {
 
-nlohmann::json last_json(const run_result& r) {
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  auto pos = r.out.rfind("\n{");
-  return nlohmann::json::parse(
-      r.out.substr(pos == std::string::npos ? 0 : pos));
-}
+using troupe::test::last_json;
 
 fs::path root() {
-  static auto d = [] {
-    auto p = fs::path{TROUPE_BINARY_DIR}
-             / ("resume_algos_test_" + std::to_string(::getpid()));
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p;
-  }();
-  static struct cleanup {
-    fs::path p;
-    ~cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } at_exit{d};
-  return d;
+  static troupe::test::scratch_dir d{"resume_algos_test"};
+  return d.path();
 }
 
 /// A directory holding only checkpoint `step` of `from`.
 std::string only(const fs::path& from, std::uint64_t step,
                  const std::string& name) {
-  auto to = root() / name;
-  fs::remove_all(to);
-  fs::create_directories(to);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "step-%012llu",
-                static_cast<unsigned long long>(step));
-  fs::copy(from / buf, to / buf, fs::copy_options::recursive);
-  return to.string();
+  return troupe::test::only_checkpoint(root(), from, step, name);
 }
 
 /// Rounds triggered by the leader board, whatever became of them.
