@@ -84,7 +84,7 @@ runs run_three(const std::string& algo, const std::string& seed,
 
 /// No example skipped or repeated within an epoch: each worker continues
 /// its own examples where it paused; as good as the uninterrupted run.
-void check_ledger_and_accuracy(const runs& r) {
+void check_ledger_and_accuracy(const runs& r, double margin = 0.04) {
   const auto& plain = r.plain;
   const auto& resumed = r.resumed;
   INFO("resumed from step " << r.from);
@@ -102,7 +102,7 @@ void check_ledger_and_accuracy(const runs& r) {
   }
   // Asynchronous: not bit for bit, but as good (0.75-0.79 side by side).
   CHECK(resumed["test_accuracy"].get<double>()
-        == Approx(plain["test_accuracy"].get<double>()).margin(0.04));
+        == Approx(plain["test_accuracy"].get<double>()).margin(margin));
 }
 
 } // namespace
@@ -159,7 +159,9 @@ TEST_CASE("a resumed DS-Sync run sees every example once per epoch and "
 TEST_CASE("a resumed SSP run keeps its staleness bound and its examples") {
   // A worker waiting in its fetch for a slower one pauses there.
   auto r = run_three("downpour", "36", {"--shards=2", "--staleness-bound=1"});
-  check_ledger_and_accuracy(r);
+  // Its uninterrupted runs alone spread over 0.727-0.777 (8 runs of this
+  // seed): two runs are compared within twice the 0.04 of the others.
+  check_ledger_and_accuracy(r, 0.08);
   CHECK(r.resumed["staleness_bound"] == 1);
   CHECK(r.resumed["max_clock_gap"].get<std::uint64_t>() <= 1);
 }
