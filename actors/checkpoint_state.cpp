@@ -99,9 +99,7 @@ void load_shard(parameter_shard_state& st, const std::string& bytes,
     st.rejected[id] = worker_pushes{id, rejected[i + 1], rejected[i + 2],
                                     rejected[i + 3], rejected[i + 4]};
   }
-  auto counters = r.u64("counters");
-  if (counters.size() != 5)
-    throw r.error("counters", "not five counters");
+  auto counters = r.u64("counters", 5);
   st.max_clock_gap = counters[0];
   st.messages = counters[1];
   st.bytes = counters[2];
@@ -130,9 +128,7 @@ void load_worker(worker_state& st, const std::string& bytes,
   r.expect_u64("id", st.config.id);
   st.replica_->load_state(r, "replica.");
   st.policy->load(r, "policy.");
-  auto counters = r.u64("counters");
-  if (counters.size() != 10)
-    throw r.error("counters", "not ten counters");
+  auto counters = r.u64("counters", 10);
   auto& c = st.counters;
   c.steps = counters[0];
   c.samples = counters[1];

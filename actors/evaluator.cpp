@@ -34,32 +34,52 @@ eval_msg evaluate_now(evaluator_state& st) {
   return out;
 }
 
-/// The mean of the `average` actors' vectors (summed in double in answer
-/// order), then evaluated; actors that fail to answer are left out.
+/// The mean of the `average` actors' vectors, then evaluated; actors that
+/// fail to answer are left out. The answers are summed in double in the
+/// order of `average` (the workers' order), not in the order they arrive,
+/// so that the same models give the same mean bit for bit. Each call keeps
+/// its answers to itself: an evaluation that starts while another waits on
+/// a lost worker does not disturb it.
 void evaluate_average(self_ptr self,
                       caf::typed_response_promise<eval_msg> promise) {
   auto& st = self->state;
   auto n = st.config.parameters;
-  st.sum.assign(n, 0.0);
-  st.averaged = 0;
-  st.version = 0; // the sum of the workers' step counts
-  auto remaining = std::make_shared<std::size_t>(
-      std::count_if(st.config.average.begin(), st.config.average.end(),
-                    [](const caf::actor& a) { return static_cast<bool>(a); }));
-  if (*remaining == 0) {
+  struct gather {
+    std::vector<messages::tensor> answers; ///< by index in `average`
+    std::uint64_t version = 0;             ///< the sum of their step counts
+    std::size_t remaining = 0;
+  };
+  auto g = std::make_shared<gather>();
+  g->answers.resize(st.config.average.size());
+  g->remaining
+      = std::count_if(st.config.average.begin(), st.config.average.end(),
+                      [](const caf::actor& a) { return static_cast<bool>(a); });
+  if (g->remaining == 0) {
     promise.deliver(make_error(errc::role_lost, "every worker was lost"));
     return;
   }
-  auto finish = [self, promise, n]() mutable {
+  auto finish = [self, promise, n, g]() mutable {
     auto& st = self->state;
-    if (st.averaged == 0) {
+    st.sum.assign(n, 0.0);
+    std::size_t averaged = 0;
+    for (auto& a : g->answers) {
+      if (a.size() != n)
+        continue; // lost, failed or malformed
+      const float* v = a.data();
+      for (std::size_t i = 0; i < n; ++i)
+        st.sum[i] += v[i];
+      ++averaged;
+    }
+    g->answers.clear();
+    if (averaged == 0) {
       promise.deliver(
           make_error(errc::role_lost, "no worker answered the evaluator"));
       return;
     }
     for (std::size_t i = 0; i < n; ++i)
       st.params[i]
-          = static_cast<float>(st.sum[i] / static_cast<double>(st.averaged));
+          = static_cast<float>(st.sum[i] / static_cast<double>(averaged));
+    st.version = g->version;
     st.probe->activity("evaluating");
     promise.deliver(evaluate_now(st));
     st.probe->activity("idle");
@@ -67,27 +87,25 @@ void evaluate_average(self_ptr self,
   fetch_msg f;
   f.worker = std::numeric_limits<worker_id>::max();
   f.size = n;
-  for (auto& h : st.config.average) {
+  for (std::size_t k = 0; k < st.config.average.size(); ++k) {
+    auto& h = st.config.average[k];
     if (!h)
       continue; // lost
     st.probe->sent(msg_type::fetch, wire_size(f));
     self->request(h, st.config.request_timeout, f)
         .then(
-            [self, remaining, finish, n](params_msg& p) mutable {
-              auto& st = self->state;
-              auto scope = on_message(st.probe.get(), self, msg_type::params,
-                                      wire_size(p));
+            [self, g, finish, n, k](params_msg& p) mutable {
+              auto scope = on_message(self->state.probe.get(), self,
+                                      msg_type::params, wire_size(p));
               if (p.values.size() == n) {
-                for (std::size_t i = 0; i < n; ++i)
-                  st.sum[i] += p.values.data()[i];
-                ++st.averaged;
-                st.version += p.version;
+                g->answers[k] = std::move(p.values);
+                g->version += p.version;
               }
-              if (--*remaining == 0)
+              if (--g->remaining == 0)
                 finish();
             },
-            [self, remaining, finish](caf::error&) mutable {
-              if (--*remaining == 0)
+            [g, finish](caf::error&) mutable {
+              if (--g->remaining == 0)
                 finish();
             });
   }

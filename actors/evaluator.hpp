@@ -45,8 +45,7 @@ struct evaluator_state {
   evaluator_config config;
   std::vector<float> params;
   std::uint64_t version = 0;
-  std::vector<double> sum; ///< averaging: the answers so far
-  std::size_t averaged = 0;
+  std::vector<double> sum; ///< averaging: the sum of the answers
   probe_ref probe;
 };
 

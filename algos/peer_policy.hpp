@@ -21,7 +21,7 @@
 #include "messages/compressed.hpp"
 #include "messages/gossip.hpp"
 
-namespace troupe::actors::detail {
+namespace troupe::algos::detail {
 
 using namespace messages;
 
@@ -49,16 +49,16 @@ inline std::uint64_t nanoseconds_since(clock_type::time_point t0) {
 
 /// What SGP and DS-Sync share: the peers and who is gone, the optimizer,
 /// and one pending continuation with its deadline.
-class peer_policy : public comm_policy {
+class peer_policy : public actors::comm_policy {
 public:
-  peer_policy(peer_policy_options o, std::size_t n)
+  peer_policy(actors::peer_policy_options o, std::size_t n)
       : opts_(std::move(o)),
         opt_(optim::make_optimizer<float>(opts_.optimizer, n)) {
     if (opts_.schedule)
       schedule_.emplace(*opts_.schedule);
   }
 
-  void on_peers(worker_context& ctx,
+  void on_peers(actors::worker_context& ctx,
                 const std::vector<caf::actor>& peers) override {
     peers_ = peers;
     gone_.assign(peers.size(), false);
@@ -70,11 +70,11 @@ public:
     markers_.assign(peers.size(), 0);
   }
 
-  void on_peer_gone(worker_context& ctx, worker_id r) override {
+  void on_peer_gone(actors::worker_context& ctx, worker_id r) override {
     if (r >= gone_.size() || gone_[r])
       return;
     gone_[r] = true;
-    detail::log().debug("worker {}: peer {} left or died", ctx.id(), r);
+    actors::detail::log().debug("worker {}: peer {} left or died", ctx.id(), r);
     recheck(ctx);
     check_markers();
   }
@@ -85,33 +85,35 @@ public:
   /// the resume: the sender is paused), what the peers sent is here.
   /// Every worker pauses at a step boundary or while its step waits for
   /// its peers (before_compute), so every marker comes.
-  void quiesce(worker_context& ctx, std::function<void()> done) override {
+  void quiesce(actors::worker_context& ctx,
+               std::function<void()> done) override {
     for (std::size_t r = 0; r < peers_.size(); ++r)
       if (live(r)) {
         ctx.self()->send(caf::actor_cast<peer_worker_actor>(peers_[r]),
                          flush_atom::value, ctx.id());
-        ctx.count_sent(msg_type::other, small_message_bytes);
+        ctx.count_sent(actors::msg_type::other, actors::small_message_bytes);
       }
     quiescing_ = std::move(done);
     check_markers();
   }
 
-  void on_finish(worker_context& ctx) override {
+  void on_finish(actors::worker_context& ctx) override {
     waiting_ = nullptr;
     for (std::size_t r = 0; r < peers_.size(); ++r)
       if (live(r)) {
         ctx.self()->send(caf::actor_cast<peer_worker_actor>(peers_[r]),
                          leave_atom::value, ctx.id());
-        ctx.count_sent(msg_type::leave, small_message_bytes);
+        ctx.count_sent(actors::msg_type::leave, actors::small_message_bytes);
       }
   }
 
-  void on_timeout(worker_context& ctx, std::uint64_t seq) override {
+  void on_timeout(actors::worker_context& ctx, std::uint64_t seq) override {
     if (!waiting_ || seq != wait_seq_)
       return;
-    detail::log().warn("worker {}: {} within the request timeout; going on "
-                       "without",
-                       ctx.id(), missing(ctx));
+    actors::detail::log().warn(
+        "worker {}: {} within the request timeout; going on "
+        "without",
+        ctx.id(), missing(ctx));
     ctx.count_timeout();
     give_up(ctx);
     resume(ctx);
@@ -119,10 +121,11 @@ public:
 
 protected:
   /// The marker's handler (quiesce), to compose into handlers().
-  caf::message_handler marker_handler(worker_context& ctx) {
+  caf::message_handler marker_handler(actors::worker_context& ctx) {
     return {[this, &ctx](flush_atom, worker_id from) {
-      auto scope = on_message(ctx.probe(), ctx.self(), msg_type::other,
-                              small_message_bytes);
+      auto scope
+          = actors::on_message(ctx.probe(), ctx.self(), actors::msg_type::other,
+                               actors::small_message_bytes);
       if (from < markers_.size())
         ++markers_[from];
       check_markers();
@@ -148,12 +151,12 @@ protected:
     return r < peers_.size() && !gone_[r];
   }
 
-  double lr(worker_context& ctx) const {
+  double lr(actors::worker_context& ctx) const {
     return schedule_ ? schedule_->lr(ctx.steps()) : opts_.lr;
   }
 
   /// Waits (with a deadline) until recheck() finds the condition met.
-  void wait(worker_context& ctx, std::function<void()> k) {
+  void wait(actors::worker_context& ctx, std::function<void()> k) {
     waiting_ = std::move(k);
     wait_start_ = clock_type::now();
     ++wait_seq_;
@@ -166,7 +169,7 @@ protected:
   }
 
   /// Runs the pending continuation (the wait is counted).
-  void resume(worker_context& ctx) {
+  void resume(actors::worker_context& ctx) {
     if (!waiting_)
       return;
     auto k = std::move(waiting_);
@@ -176,16 +179,16 @@ protected:
   }
 
   /// Valid payload of n values from rank `sender`, all finite.
-  bool acceptable(worker_context& ctx, const char* what, worker_id sender,
-                  const tensor& values, std::size_t n) const {
+  bool acceptable(actors::worker_context& ctx, const char* what,
+                  worker_id sender, const tensor& values, std::size_t n) const {
     bool ok = sender < opts_.workers && values.size() == n;
     for (std::size_t i = 0; ok && i < n; ++i)
       ok = std::isfinite(values.data()[i]);
     if (!ok) {
-      detail::log().warn("worker {}: ignoring a {} from {} with {} values "
-                         "(expected {} finite values from a rank below {})",
-                         ctx.id(), what, sender, values.size(), n,
-                         opts_.workers);
+      actors::detail::log().warn(
+          "worker {}: ignoring a {} from {} with {} values "
+          "(expected {} finite values from a rank below {})",
+          ctx.id(), what, sender, values.size(), n, opts_.workers);
       if (auto* p = ctx.probe())
         p->error();
     }
@@ -208,13 +211,13 @@ protected:
   }
 
   /// Resumes if the awaited messages are here.
-  virtual void recheck(worker_context& ctx) = 0;
+  virtual void recheck(actors::worker_context& ctx) = 0;
   /// The awaited messages, in words (for the timeout warning).
-  virtual std::string missing(worker_context& ctx) const = 0;
+  virtual std::string missing(actors::worker_context& ctx) const = 0;
   /// The deadline passed: consider the wait satisfied.
-  virtual void give_up(worker_context& ctx) = 0;
+  virtual void give_up(actors::worker_context& ctx) = 0;
 
-  peer_policy_options opts_;
+  actors::peer_policy_options opts_;
   std::unique_ptr<optim::optimizer<float>> opt_;
   std::optional<optim::schedule> schedule_;
   std::vector<caf::actor> peers_;
@@ -230,4 +233,4 @@ protected:
   clock_type::time_point wait_start_;
 };
 
-} // namespace troupe::actors::detail
+} // namespace troupe::algos::detail

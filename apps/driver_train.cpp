@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "apps/cli.hpp"
+#include "apps/durable.hpp"
 
 namespace troupe::apps {
 
@@ -74,6 +75,13 @@ nlohmann::json run_driver_train(const train_options& o,
   actors::runtime_options rt;
   rt.threads = o.threads;
   auto watch = attach_monitoring(o, prepared.job, bar);
+  prepared.job.stop = o.stop;
+  attach_checkpoints(o, prepared.job);
+  if (prepared.job.resume)
+    bar.message("troupe train: resumed from " + prepared.job.resume->path
+                + " at step "
+                + std::to_string(prepared.job.resume->progress.value(
+                    "total_steps", std::uint64_t{0})));
   auto result
       = run_placed(o, std::move(prepared.job), prepared.fingerprint, bar, rt);
   std::vector<float> params;

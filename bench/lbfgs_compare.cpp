@@ -279,7 +279,7 @@ nlohmann::json backups(const settings& s, const optim::train_test& data) {
       job.slowdown.assign(s.workers, 1.0);
       job.slowdown[0] = 4;
       job.backups = with;
-      auto r = actors::run_lbfgs(job);
+      auto r = algos::run_lbfgs(job);
       if (r.contains("error"))
         throw std::runtime_error(r["error"].get<std::string>());
       auto key = with ? "with_backups" : "without_backups";

@@ -30,6 +30,13 @@ if(TROUPE_SANITIZE)
   endif()
 endif()
 
+# TROUPE_SANITIZE_MATH_OPT: the optimization level of troupe_optim (the
+# numerical kernels) in a sanitizer build, whose other folders scripts/common.sh
+# compiles at -O0: that halves Clang's time for the CAF-heavy folders, while
+# the training inside the cluster scenarios keeps the speed of optimized math.
+set(TROUPE_SANITIZE_MATH_OPT "-O1" CACHE STRING
+    "Optimization flag of troupe_optim in a sanitizer build")
+
 if(TROUPE_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "TROUPE_FUZZ needs Clang (libFuzzer): configure with "

@@ -29,7 +29,7 @@ std::string read_all(detail::gz_file& f) {
   std::string text;
   std::size_t got = 0;
   for (;;) {
-    text.resize(std::max<std::size_t>(std::size_t{1} << 20, 2 * got));
+    text.resize(std::max<std::size_t>(std::size_t{64} << 10, 2 * got));
     auto k = f.read(text.data() + got, text.size() - got);
     got += k;
     if (got < text.size())

@@ -193,12 +193,18 @@ std::vector<std::uint64_t> state_reader::u64(const std::string& name) const {
   return out;
 }
 
-std::uint64_t state_reader::u64_scalar(const std::string& name) const {
+std::vector<std::uint64_t> state_reader::u64(const std::string& name,
+                                             std::size_t n) const {
   auto v = u64(name);
-  if (v.size() != 1)
+  if (v.size() != n)
     throw data_error(file_ + ": tensor " + quote(name) + " has "
-                     + count_text(v.size()) + ", expected 1");
-  return v[0];
+                     + count_text(v.size()) + ", expected "
+                     + std::to_string(n));
+  return v;
+}
+
+std::uint64_t state_reader::u64_scalar(const std::string& name) const {
+  return u64(name, 1)[0];
 }
 
 double state_reader::f64_scalar(const std::string& name) const {

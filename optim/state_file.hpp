@@ -79,6 +79,10 @@ public:
   /// The values of a U64 tensor.
   std::vector<std::uint64_t> u64(const std::string& name) const;
 
+  /// The values of a U64 tensor of exactly n values; throws data_error
+  /// naming the tensor and both counts otherwise.
+  std::vector<std::uint64_t> u64(const std::string& name, std::size_t n) const;
+
   /// The value of a U64 tensor of one value.
   std::uint64_t u64_scalar(const std::string& name) const;
 

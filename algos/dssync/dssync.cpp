@@ -29,7 +29,7 @@ void dssync::configure_worker(const actors::job_config& job,
                               std::vector<actors::shard_ref>) const {
   config.make_policy = [opts = peer_options(job, settings, local),
                         steps = job.steps_per_worker](std::size_t params) {
-    return actors::make_dssync_policy(opts, params, steps);
+    return make_dssync_policy(opts, params, steps);
   };
   config.yield_steps = true;
 }
@@ -85,7 +85,7 @@ void dssync::report(const actors::coordinator_state& st,
                    {"lr", local.lr},
                    {"evaluated", "mean of the workers' models"},
                    {"group_size", q.group_size},
-                   {"schedule", actors::digit_schedule(q)   ? "digit"
+                   {"schedule", digit_schedule(q)           ? "digit"
                                 : q.group_size >= q.workers ? "one group"
                                                             : "random"}};
 }

@@ -12,7 +12,7 @@
 #include "algos/peer_policy.hpp"
 #include "optim/gossip.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 namespace {
 
@@ -23,7 +23,7 @@ const actors::msg_type group_kind = actors::message_kind("group");
 
 using namespace messages;
 
-bool digit_schedule(const peer_policy_options& opts) noexcept {
+bool digit_schedule(const actors::peer_policy_options& opts) noexcept {
   auto n = opts.workers, m = opts.group_size;
   if (m < 2 || n < m)
     return false;
@@ -33,8 +33,8 @@ bool digit_schedule(const peer_policy_options& opts) noexcept {
   return power == n;
 }
 
-std::vector<std::uint32_t> dssync_groups(const peer_policy_options& opts,
-                                         std::uint64_t k) {
+std::vector<std::uint32_t>
+dssync_groups(const actors::peer_policy_options& opts, std::uint64_t k) {
   auto n = opts.workers, m = opts.group_size;
   if (n <= 1 || m >= n)
     return std::vector<std::uint32_t>(n, 0);
@@ -49,13 +49,14 @@ using detail::peer_policy;
 
 class dssync_policy : public peer_policy {
 public:
-  dssync_policy(peer_policy_options o, std::size_t n, std::uint64_t last)
+  dssync_policy(actors::peer_policy_options o, std::size_t n,
+                std::uint64_t last)
       : peer_policy(std::move(o), n), n_(n), last_step_(last) {}
 
   /// A round's mean is taken before the next step's computation (where the
   /// worker may pause for a checkpoint while it waits for its group), and
   /// after the worker's last step in after_compute.
-  void before_compute(worker_context& ctx,
+  void before_compute(actors::worker_context& ctx,
                       std::function<void()> ready) override {
     if (!pending_) {
       ready();
@@ -64,7 +65,7 @@ public:
     wait(ctx, std::move(ready));
   }
 
-  void after_compute(worker_context& ctx, std::uint32_t,
+  void after_compute(actors::worker_context& ctx, std::uint32_t,
                      std::function<void()> done) override {
     auto& rep = ctx.replica();
     opt_->step(rep.params(), rep.grads(), rep.size(), lr(ctx));
@@ -114,9 +115,7 @@ public:
 
   void load(const optim::state_reader& r, const std::string& prefix) override {
     load_base(r, prefix);
-    auto scalars = r.u64(prefix + "round");
-    if (scalars.size() != 4)
-      throw r.error(prefix + "round", "not four values");
+    auto scalars = r.u64(prefix + "round", 4);
     round_ = scalars[0];
     next_round_ = scalars[1];
     late_ = scalars[2];
@@ -134,7 +133,7 @@ public:
           = tensor{values.data() + i * n_, n_};
   }
 
-  caf::message_handler handlers(worker_context& ctx) override {
+  caf::message_handler handlers(actors::worker_context& ctx) override {
     return marker_handler(ctx).or_else(caf::message_handler{
         [this, &ctx](group_msg& m) {
           auto scope
@@ -146,7 +145,7 @@ public:
   }
 
   /// A group member's parameters of a round: kept until the round's mean.
-  void on_group(worker_context& ctx, group_msg& m) {
+  void on_group(actors::worker_context& ctx, group_msg& m) {
     if (!acceptable(ctx, "group copy", m.sender, m.values,
                     ctx.replica().size()))
       return;
@@ -159,7 +158,7 @@ public:
   }
 
 protected:
-  void recheck(worker_context& ctx) override {
+  void recheck(actors::worker_context& ctx) override {
     if (!waiting_)
       return;
     auto& got = inbox_[round_];
@@ -170,7 +169,7 @@ protected:
     resume(ctx);
   }
 
-  std::string missing(worker_context& ctx) const override {
+  std::string missing(actors::worker_context& ctx) const override {
     std::string out = "no parameters of round " + std::to_string(round_)
                       + " from group member(s)";
     auto it = inbox_.find(round_);
@@ -181,14 +180,14 @@ protected:
     return out;
   }
 
-  void give_up(worker_context& ctx) override {
+  void give_up(actors::worker_context& ctx) override {
     average(ctx);
   }
 
 private:
   /// x <- mean of the members' copies that arrived (own included), summed
   /// in rank order in double.
-  void average(worker_context& ctx) {
+  void average(actors::worker_context& ctx) {
     auto& rep = ctx.replica();
     auto n = rep.size();
     auto& got = inbox_[round_];
@@ -227,12 +226,12 @@ private:
 };
 } // namespace
 
-std::unique_ptr<comm_policy> make_dssync_policy(peer_policy_options opts,
-                                                std::size_t parameters,
-                                                std::uint64_t steps) {
+std::unique_ptr<actors::comm_policy>
+make_dssync_policy(actors::peer_policy_options opts, std::size_t parameters,
+                   std::uint64_t steps) {
   if (opts.group_size < 2)
     opts.group_size = 2;
   return std::make_unique<dssync_policy>(std::move(opts), parameters, steps);
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

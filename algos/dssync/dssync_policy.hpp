@@ -9,7 +9,7 @@
 
 #include "actors/comm_policy.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 /// DS-Sync (algorithms.md §7): after each local step the worker sends its
 /// parameters to the other members of its group of the round, waits for
@@ -17,15 +17,15 @@ namespace troupe::actors {
 /// order, so every member gets the same bits). The wait and the mean come
 /// before the next step's computation (a worker may pause there for a
 /// checkpoint), after the last of its `steps` steps at once.
-std::unique_ptr<comm_policy> make_dssync_policy(peer_policy_options opts,
-                                                std::size_t parameters,
-                                                std::uint64_t steps);
+std::unique_ptr<actors::comm_policy>
+make_dssync_policy(actors::peer_policy_options opts, std::size_t parameters,
+                   std::uint64_t steps);
 
 /// DS-Sync uses the digit schedule (workers a power of the group size).
-bool digit_schedule(const peer_policy_options& opts) noexcept;
+bool digit_schedule(const actors::peer_policy_options& opts) noexcept;
 
 /// DS-Sync's partition of round k (each rank's group id).
-std::vector<std::uint32_t> dssync_groups(const peer_policy_options& opts,
-                                         std::uint64_t k);
+std::vector<std::uint32_t>
+dssync_groups(const actors::peer_policy_options& opts, std::uint64_t k);
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -65,7 +65,7 @@ void easgd::configure_worker(const actors::job_config& job,
   opts.alpha = easgd_alpha(settings, job.workers);
   config.make_policy = [shards = std::move(shards), opts,
                         sched = local.schedule](std::size_t params) {
-    return actors::make_easgd_policy(shards, opts, params, sched);
+    return make_easgd_policy(shards, opts, params, sched);
   };
   config.yield_steps = true;
 }

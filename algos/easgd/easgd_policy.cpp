@@ -10,15 +10,15 @@
 
 #include "algos/shard_flush.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 using namespace messages;
 
 namespace {
 
-class easgd_policy : public comm_policy {
+class easgd_policy : public actors::comm_policy {
 public:
-  easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
+  easgd_policy(std::vector<actors::shard_ref> shards, optim::easgd_options opts,
                std::size_t n, std::optional<optim::schedule_options> sched)
       : shards_(std::move(shards)), opts_(opts), center_(n, 0.0f),
         elastic_(n, 0.0f), versions_(shards_.size(), 0) {
@@ -28,7 +28,7 @@ public:
       velocity_.assign(n, 0.0f);
   }
 
-  void before_compute(worker_context& ctx,
+  void before_compute(actors::worker_context& ctx,
                       std::function<void()> ready) override {
     if (prepared_) {
       // Restored from a pause inside this step's preparation (see save):
@@ -44,20 +44,20 @@ public:
     }
     // READ(x_c): the center from every shard; then e = alpha * (x - x_c)
     // from the pre-step parameters.
-    fetch_all(ctx, shards_, center_.data(), versions_,
-              [this, &ctx, ready = std::move(ready)] {
-                auto& rep = ctx.replica();
-                optim::elastic_difference(rep.params(), center_.data(),
-                                          opts_.alpha, elastic_.data(),
-                                          rep.size());
-                pending_ = true;
-                look_ahead(ctx);
-                prepared_ = true;
-                ready();
-              });
+    actors::fetch_all(ctx, shards_, center_.data(), versions_,
+                      [this, &ctx, ready = std::move(ready)] {
+                        auto& rep = ctx.replica();
+                        optim::elastic_difference(rep.params(), center_.data(),
+                                                  opts_.alpha, elastic_.data(),
+                                                  rep.size());
+                        pending_ = true;
+                        look_ahead(ctx);
+                        prepared_ = true;
+                        ready();
+                      });
   }
 
-  void after_compute(worker_context& ctx, std::uint32_t samples,
+  void after_compute(actors::worker_context& ctx, std::uint32_t samples,
                      std::function<void()> done) override {
     prepared_ = false;
     auto& rep = ctx.replica();
@@ -87,7 +87,8 @@ public:
   /// The center's fetch and the elastic pushes received by the shards (the
   /// fetch's reply comes before the flush's, so a pause inside a step's
   /// preparation saves it prepared).
-  void quiesce(worker_context& ctx, std::function<void()> done) override {
+  void quiesce(actors::worker_context& ctx,
+               std::function<void()> done) override {
     algos::flush_shards(ctx, shards_, std::move(done));
   }
 
@@ -127,7 +128,7 @@ public:
 
 private:
   /// EAMSGD: v <- delta v; x <- x + v (the gradient is taken there).
-  void look_ahead(worker_context& ctx) {
+  void look_ahead(actors::worker_context& ctx) {
     if (velocity_.empty())
       return;
     auto delta = static_cast<float>(opts_.momentum);
@@ -140,14 +141,14 @@ private:
 
   /// ELASTIC(e) to every shard: the shard adds e to its part of the center
   /// (sent as the gradient -e of a unit-rate SGD step, shard_config).
-  void send_elastic(worker_context& ctx, std::uint32_t samples) {
+  void send_elastic(actors::worker_context& ctx, std::uint32_t samples) {
     ++seq_;
     for (auto& v : elastic_)
       v = -v;
-    push_all(ctx, shards_, elastic_.data(), seq_, versions_, samples);
+    actors::push_all(ctx, shards_, elastic_.data(), seq_, versions_, samples);
   }
 
-  std::vector<shard_ref> shards_;
+  std::vector<actors::shard_ref> shards_;
   optim::easgd_options opts_;
   std::optional<optim::schedule> schedule_;
   std::vector<float> center_, elastic_, velocity_;
@@ -161,9 +162,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<comm_policy>
-make_easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
-                  std::size_t parameters,
+std::unique_ptr<actors::comm_policy>
+make_easgd_policy(std::vector<actors::shard_ref> shards,
+                  optim::easgd_options opts, std::size_t parameters,
                   std::optional<optim::schedule_options> schedule) {
   if (opts.tau == 0)
     opts.tau = 1;
@@ -171,4 +172,4 @@ make_easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
                                         std::move(schedule));
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -12,7 +12,7 @@
 #include "optim/consensus.hpp"
 #include "optim/schedule.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 /// EASGD / EAMSGD (algorithms.md §3): every tau of its own steps the worker
 /// reads the center from the shards, computes e = alpha * (x - center) from
@@ -22,9 +22,9 @@ namespace troupe::actors {
 /// x + delta * v). `opts.alpha` must already be resolved (> 0).
 /// With `schedule`, the rate of local step t is schedule.lr(t) (t counts
 /// the worker's own steps) instead of opts.lr.
-std::unique_ptr<comm_policy>
-make_easgd_policy(std::vector<shard_ref> shards, optim::easgd_options opts,
-                  std::size_t parameters,
+std::unique_ptr<actors::comm_policy>
+make_easgd_policy(std::vector<actors::shard_ref> shards,
+                  optim::easgd_options opts, std::size_t parameters,
                   std::optional<optim::schedule_options> schedule = {});
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -7,7 +7,7 @@
 #include "algos/lsgd/lsgd_state.hpp"
 #include "optim/consensus.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 namespace {
 
@@ -144,8 +144,8 @@ void elect_and_lead(self_ptr self, std::shared_ptr<round_state> r) {
   for (auto i : r->answered)
     if (i != leader_index)
       m.targets.push_back(caf::actor_cast<caf::actor>(c.members[i]));
-  st.probe->sent(lead_kind, small_message_bytes);
-  c.record->count(small_message_bytes + 16 * m.targets.size());
+  st.probe->sent(lead_kind, actors::small_message_bytes);
+  c.record->count(actors::small_message_bytes + 16 * m.targets.size());
   self->request(c.members[leader_index], c.timeout, std::move(m))
       .then(
           [self, r, winner](ack_atom) {
@@ -164,10 +164,10 @@ void elect_and_lead(self_ptr self, std::shared_ptr<round_state> r) {
               ++my_group(st).skipped;
             }
             st.probe->error();
-            detail::log().warn("group {}: leader worker {} did not broadcast "
-                               "in round {} ({}); the round is skipped",
-                               st.config.group, rank, r->round,
-                               self->system().render(err));
+            actors::detail::log().warn(
+                "group {}: leader worker {} did not broadcast "
+                "in round {} ({}); the round is skipped",
+                st.config.group, rank, r->round, self->system().render(err));
             finish_round(self, r,
                          caf::make_error(caf::sec::request_timeout,
                                          "the leader of group "
@@ -183,15 +183,15 @@ group_leader_actor::behavior_type group_leader(self_ptr self,
                                                group_leader_config config) {
   auto& st = self->state;
   st.config = std::move(config);
-  st.probe = make_probe(self, "group " + std::to_string(st.config.group),
-                        "group_leader", false);
+  st.probe = actors::make_probe(
+      self, "group " + std::to_string(st.config.group), "group_leader", false);
   st.probe->activity("idle");
   if (st.config.state)
     restore(st, *st.config.state);
   return {
       [self](save_atom) -> caf::result<std::string> {
-        if (!detail::from_here(self))
-          return detail::refuse(
+        if (!actors::detail::from_here(self))
+          return actors::detail::refuse(
               self, "group leader " + std::to_string(self->state.config.group),
               "save", "this process");
         return encode(saved_of(self->state));
@@ -199,8 +199,8 @@ group_leader_actor::behavior_type group_leader(self_ptr self,
       [self](round_atom, std::uint64_t round,
              bool broadcast) -> caf::result<score_msg> {
         auto& st = self->state;
-        auto scope
-            = on_message(st.probe.get(), self, round_kind, small_message_bytes);
+        auto scope = on_message(st.probe.get(), self, round_kind,
+                                actors::small_message_bytes);
         if (st.busy)
           return caf::make_error(caf::sec::request_timeout,
                                  "group " + std::to_string(st.config.group)
@@ -219,8 +219,8 @@ group_leader_actor::behavior_type group_leader(self_ptr self,
           }
         };
         for (std::size_t i = 0; i < st.config.members.size(); ++i) {
-          st.probe->sent(score_kind, small_message_bytes);
-          st.config.record->count(small_message_bytes);
+          st.probe->sent(score_kind, actors::small_message_bytes);
+          st.config.record->count(actors::small_message_bytes);
           self->request(st.config.members[i], st.config.timeout,
                         score_atom::value)
               .then(
@@ -243,4 +243,4 @@ group_leader_actor::behavior_type group_leader(self_ptr self,
   };
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -20,7 +20,7 @@
 // them when they arrive. Nobody stops training for it; a member or leader
 // that does not answer within the timeout is left out of the round.
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 struct group_leader_saved;
 
@@ -77,7 +77,7 @@ struct group_leader_config {
   caf::duration timeout{std::chrono::seconds{10}};
   std::shared_ptr<lsgd_record> record;
   /// Told of leader changes (for the job's observers); may be null.
-  coordinator_actor coordinator;
+  actors::coordinator_actor coordinator;
   /// A resumed job: the state to start from (lsgd_state.hpp).
   std::shared_ptr<const group_leader_saved> state;
 };
@@ -87,7 +87,7 @@ struct group_leader_state {
   group_leader_config config;
   std::int64_t leader = -1;
   bool busy = false;
-  probe_ref probe;
+  actors::probe_ref probe;
 };
 
 /// Spawn with `sys.spawn(group_leader, config)`.
@@ -95,4 +95,4 @@ group_leader_actor::behavior_type
 group_leader(group_leader_actor::stateful_pointer<group_leader_state> self,
              group_leader_config config);
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -10,7 +10,7 @@
 #include "actors/detail/log.hpp"
 #include "algos/lsgd/lsgd_state.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 namespace {
 
@@ -110,8 +110,8 @@ void global_round(self_ptr self, std::uint64_t round,
   for (std::size_t w = 0; w < c.workers.size(); ++w)
     if (w != leader && st.live[w])
       m.targets.push_back(caf::actor_cast<caf::actor>(c.workers[w]));
-  st.probe->sent(lead_kind, small_message_bytes);
-  c.record->count(small_message_bytes + 16 * m.targets.size());
+  st.probe->sent(lead_kind, actors::small_message_bytes);
+  c.record->count(actors::small_message_bytes + 16 * m.targets.size());
   self->request(c.workers.at(leader), c.timeout, std::move(m))
       .then(
           [self](ack_atom) {
@@ -130,9 +130,9 @@ void global_round(self_ptr self, std::uint64_t round,
               ++st.config.record->global_skipped;
             }
             st.probe->error();
-            detail::log().warn("the global leader worker {} did not "
-                               "broadcast ({}); the round is skipped",
-                               leader, self->system().render(err));
+            actors::detail::log().warn("the global leader worker {} did not "
+                                       "broadcast ({}); the round is skipped",
+                                       leader, self->system().render(err));
             round_over(self);
           });
 }
@@ -166,8 +166,8 @@ void start_round(self_ptr self, std::uint64_t t, round_kinds k) {
   auto p = std::make_shared<pending>();
   p->remaining = c.groups.size();
   for (auto& g : c.groups) {
-    st.probe->sent(round_kind, small_message_bytes);
-    c.record->count(small_message_bytes);
+    st.probe->sent(round_kind, actors::small_message_bytes);
+    c.record->count(actors::small_message_bytes);
     // A group's round waits at most for its scores and its leader's
     // broadcast: two of its own timeouts.
     auto wait = c.timeout;
@@ -193,7 +193,7 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
   auto& st = self->state;
   st.config = std::move(config);
   st.live.assign(st.config.workers.size(), true);
-  st.probe = make_probe(self, "leader board", "leader_board", false);
+  st.probe = actors::make_probe(self, "leader board", "leader_board", false);
   st.probe->activity("idle");
   st.probe->gauge("global_leader", 0);
   if (st.config.state) {
@@ -221,8 +221,8 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
   return {
       [self](round_atom, std::uint64_t t) {
         auto& st = self->state;
-        auto scope
-            = on_message(st.probe.get(), self, round_kind, small_message_bytes);
+        auto scope = on_message(st.probe.get(), self, round_kind,
+                                actors::small_message_bytes);
         auto k
             = rounds_at(t, static_cast<std::uint32_t>(st.config.workers.size()),
                         st.config.opts);
@@ -247,16 +247,16 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
       },
       [self](fetch_msg& f) {
         auto& st = self->state;
-        auto scope
-            = on_message(st.probe.get(), self, msg_type::fetch, wire_size(f));
+        auto scope = actors::on_message(st.probe.get(), self,
+                                        actors::msg_type::fetch, wire_size(f));
         return self->delegate(st.config.workers.at(st.global_leader),
                               std::move(f));
       },
       [self](pause_atom) -> caf::result<ack_atom> {
         auto& st = self->state;
-        if (!detail::from_here(self))
-          return detail::refuse(self, "the leader board", "pause",
-                                "this process");
+        if (!actors::detail::from_here(self))
+          return actors::detail::refuse(self, "the leader board", "pause",
+                                        "this process");
         st.paused = true;
         if (!st.busy)
           return ack_atom::value;
@@ -264,14 +264,14 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
         return *st.pause_reply;
       },
       [self](save_atom) -> caf::result<std::string> {
-        if (!detail::from_here(self))
-          return detail::refuse(self, "the leader board", "save",
-                                "this process");
+        if (!actors::detail::from_here(self))
+          return actors::detail::refuse(self, "the leader board", "save",
+                                        "this process");
         return encode(saved_of(self->state));
       },
       [self](resume_atom) {
         auto& st = self->state;
-        if (!detail::from_here(self) || !st.paused)
+        if (!actors::detail::from_here(self) || !st.paused)
           return;
         st.paused = false;
         if (st.pause_reply) { // the round did not end before the pause's
@@ -288,4 +288,4 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
   };
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

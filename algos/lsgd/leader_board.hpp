@@ -21,7 +21,7 @@
 // trigger while a round is under way is skipped, never queued. It also
 // serves the global leader's parameters, the model the job evaluates.
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 struct leader_board_saved;
 
@@ -46,7 +46,7 @@ struct leader_board_config {
   std::vector<group_leader_actor> groups;
   caf::duration timeout{std::chrono::seconds{10}};
   std::shared_ptr<lsgd_record> record;
-  coordinator_actor coordinator; ///< told of global leader changes
+  actors::coordinator_actor coordinator; ///< told of global leader changes
   /// A resumed job: the state to start from (lsgd_state.hpp).
   std::shared_ptr<const leader_board_saved> state;
 };
@@ -62,7 +62,7 @@ struct leader_board_state {
   bool paused = false;
   std::optional<caf::typed_response_promise<messages::ack_atom>> pause_reply;
   std::uint64_t held = 0;
-  probe_ref probe;
+  actors::probe_ref probe;
 };
 
 /// Spawn with `sys.spawn(leader_board, config)`.
@@ -89,4 +89,4 @@ std::vector<std::uint32_t>
 lsgd_groups(std::uint32_t workers, std::uint32_t groups,
             const std::vector<std::int32_t>& node_of);
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -35,7 +35,7 @@ void lsgd::configure_worker(const actors::job_config&,
   config.make_policy
       = [opt = local.optimizer, lr = local.lr, sched = local.schedule,
          window = settings.score_window](std::size_t params) {
-          return actors::make_lsgd_policy(opt, lr, params, sched, window);
+          return make_lsgd_policy(opt, lr, params, sched, window);
         };
   config.yield_steps = true;
 }

@@ -73,7 +73,7 @@ void lsgd::build(job_build& b) {
       = static_cast<std::uint32_t>(std::max<std::uint64_t>(groups, 1));
   group_of.clear();
   if (groups > 0)
-    group_of = actors::lsgd_groups(job.workers, settings.groups, {});
+    group_of = lsgd_groups(job.workers, settings.groups, {});
   job.shards = 0;
 }
 

@@ -15,7 +15,7 @@
 #include "actors/detail/log.hpp"
 #include "optim/consensus.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 namespace {
 
@@ -30,22 +30,22 @@ using namespace messages;
 
 namespace {
 
-class lsgd_policy : public comm_policy {
+class lsgd_policy : public actors::comm_policy {
 public:
   lsgd_policy(std::unique_ptr<comm_policy> local, std::size_t score_window)
       : local_(std::move(local)), scores_(score_window) {}
 
-  void before_compute(worker_context& ctx,
+  void before_compute(actors::worker_context& ctx,
                       std::function<void()> ready) override {
     local_->before_compute(ctx, std::move(ready));
   }
 
-  void after_compute(worker_context& ctx, std::uint32_t samples,
+  void after_compute(actors::worker_context& ctx, std::uint32_t samples,
                      std::function<void()> done) override {
     local_->after_compute(ctx, samples, std::move(done));
   }
 
-  void on_step(worker_context&, double loss) override {
+  void on_step(actors::worker_context&, double loss) override {
     scores_.add(loss);
   }
 
@@ -72,16 +72,16 @@ public:
     pull_distance_ = r.f64_scalar(prefix + "pull_distance");
   }
 
-  caf::message_handler handlers(worker_context& ctx) override {
+  caf::message_handler handlers(actors::worker_context& ctx) override {
     return {
         [this, &ctx](score_atom) {
           auto scope = on_message(ctx.probe(), ctx.self(), score_kind,
-                                  small_message_bytes);
+                                  actors::small_message_bytes);
           return score_msg{ctx.id(), ctx.steps(), real{scores_.mean()}};
         },
         [this, &ctx](const lead_msg& m) -> caf::result<ack_atom> {
           auto scope = on_message(ctx.probe(), ctx.self(), lead_kind,
-                                  small_message_bytes);
+                                  actors::small_message_bytes);
           return lead(ctx, m);
         },
         [this, &ctx](const pull_msg& m) {
@@ -98,7 +98,7 @@ private:
   /// answers once each has applied them (or failed to answer): a round
   /// over is a round whose pulls are all in their targets' parameters, so
   /// a checkpoint taken between rounds has no pull in flight.
-  caf::result<ack_atom> lead(worker_context& ctx, const lead_msg& m) {
+  caf::result<ack_atom> lead(actors::worker_context& ctx, const lead_msg& m) {
     auto& rep = ctx.replica();
     pull_msg p;
     p.round = m.round;
@@ -135,23 +135,24 @@ private:
   /// x <- x - lambda * (x - leader); a leader never pulls toward itself,
   /// and a finished worker (lingering for its score and parameters) no
   /// longer moves.
-  void pull(worker_context& ctx, const pull_msg& m) {
+  void pull(actors::worker_context& ctx, const pull_msg& m) {
     if (ctx.finished() || m.leader == ctx.id())
       return;
     auto& rep = ctx.replica();
     if (m.values.size() != rep.size() || !(m.lambda >= 0 && m.lambda <= 1)) {
-      detail::log().warn("worker {}: ignoring a pull from worker {} with {} "
-                         "values and lambda {} (the replica has {})",
-                         ctx.id(), m.leader, m.values.size(), m.lambda,
-                         rep.size());
+      actors::detail::log().warn(
+          "worker {}: ignoring a pull from worker {} with {} "
+          "values and lambda {} (the replica has {})",
+          ctx.id(), m.leader, m.values.size(), m.lambda, rep.size());
       if (auto* probe = ctx.probe())
         probe->error();
       return;
     }
     auto d = optim::distance(rep.params(), m.values.data(), rep.size());
     if (!std::isfinite(d)) {
-      detail::log().warn("worker {}: ignoring a non-finite pull from worker {}",
-                         ctx.id(), m.leader);
+      actors::detail::log().warn(
+          "worker {}: ignoring a non-finite pull from worker {}", ctx.id(),
+          m.leader);
       if (auto* probe = ctx.probe())
         probe->error();
       return;
@@ -174,13 +175,13 @@ private:
 
 } // namespace
 
-std::unique_ptr<comm_policy> make_lsgd_policy(
+std::unique_ptr<actors::comm_policy> make_lsgd_policy(
     optim::optimizer_options optimizer, double lr, std::size_t parameters,
     std::optional<optim::schedule_options> schedule, std::size_t score_window) {
-  return std::make_unique<lsgd_policy>(make_local_policy(std::move(optimizer),
-                                                         lr, parameters,
-                                                         std::move(schedule)),
-                                       score_window);
+  return std::make_unique<lsgd_policy>(
+      actors::make_local_policy(std::move(optimizer), lr, parameters,
+                                std::move(schedule)),
+      score_window);
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

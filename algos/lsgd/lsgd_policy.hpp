@@ -15,7 +15,7 @@
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 /// LSGD's view of a worker: what its group leader and the leader board send
 /// it (handled by the worker's LSGD policy, make_lsgd_policy).
@@ -36,8 +36,8 @@ using lsgd_member_actor = caf::typed_actor<
 /// the last `score_window` losses), lead (send the parameters to the
 /// targets) and pull (x <- x - lambda * (x - leader), applied between
 /// steps; ignored once the worker finished).
-std::unique_ptr<comm_policy> make_lsgd_policy(
+std::unique_ptr<actors::comm_policy> make_lsgd_policy(
     optim::optimizer_options optimizer, double lr, std::size_t parameters,
     std::optional<optim::schedule_options> schedule, std::size_t score_window);
 
-} // namespace troupe::actors
+} // namespace troupe::algos

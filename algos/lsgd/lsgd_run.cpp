@@ -29,7 +29,7 @@ void lsgd_run::provision(coordinator_ptr self, std::function<void()> ready) {
   for (auto g : group_of)
     groups = std::max(groups, g + 1);
   if (!resumed_from_.empty() && group_states_.size() != groups) {
-    detail::placement_failed(
+    actors::detail::placement_failed(
         self, "cannot resume from " + resumed_from_ + ": it holds the state of "
                   + std::to_string(group_states_.size())
                   + " LSGD groups, this job has " + std::to_string(groups));

@@ -44,12 +44,12 @@ public:
 private:
   optim::lsgd_options settings_;
   std::vector<std::uint32_t> group_of_;
-  std::vector<actors::group_leader_actor> group_leaders_;
-  actors::leader_board_actor board_;
-  std::shared_ptr<actors::lsgd_record> record_;
+  std::vector<group_leader_actor> group_leaders_;
+  leader_board_actor board_;
+  std::shared_ptr<lsgd_record> record_;
   /// A resumed job: the roles' saved states (the groups' by index).
-  std::shared_ptr<const actors::leader_board_saved> board_state_;
-  std::vector<std::shared_ptr<const actors::group_leader_saved>> group_states_;
+  std::shared_ptr<const leader_board_saved> board_state_;
+  std::vector<std::shared_ptr<const group_leader_saved>> group_states_;
   std::string resumed_from_;
 };
 

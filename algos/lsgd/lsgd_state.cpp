@@ -7,7 +7,7 @@
 #include "algos/lsgd/leader_board.hpp"
 #include "optim/state_file.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 namespace {
 
@@ -56,9 +56,7 @@ group_leader_saved decode_group_leader(const std::string& bytes,
   auto& f = s.figures;
   f.leader = unshifted(r.u64_scalar("figures.leader"));
   f.score = r.f64_scalar("figures.score");
-  auto counts = r.u64("figures.counts");
-  if (counts.size() != 4)
-    throw r.error("figures.counts", "not four counts");
+  auto counts = r.u64("figures.counts", 4);
   f.changes = counts[0];
   f.rounds = counts[1];
   f.skipped = counts[2];
@@ -87,9 +85,7 @@ leader_board_saved decode_leader_board(const std::string& bytes,
   s.global_leader = static_cast<std::uint32_t>(r.u64_scalar("global_leader"));
   s.held = r.u64_scalar("held");
   s.record_leader = unshifted(r.u64_scalar("record_leader"));
-  auto counts = r.u64("counts");
-  if (counts.size() != 6)
-    throw r.error("counts", "not six counts");
+  auto counts = r.u64("counts", 6);
   s.changes = counts[0];
   s.rounds = counts[1];
   s.skipped = counts[2];
@@ -152,4 +148,4 @@ void restore(leader_board_state& st, const leader_board_saved& s) {
   rec.log = s.log;
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

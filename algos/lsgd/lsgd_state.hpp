@@ -12,7 +12,7 @@
 
 #include "algos/lsgd/group_leader.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 struct leader_board_state;
 
@@ -65,4 +65,4 @@ void restore(group_leader_state& st, const group_leader_saved& s);
 leader_board_saved saved_of(leader_board_state& st);
 void restore(leader_board_state& st, const leader_board_saved& s);
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -10,9 +10,10 @@
 #include <caf/all.hpp>
 
 #include "actors/comm_policy.hpp"
+#include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 
-namespace troupe::actors::detail {
+namespace troupe::algos::detail {
 
 using namespace messages;
 
@@ -24,7 +25,7 @@ using driver_ptr = lbfgs_driver_ptr;
 /// A request of the driver failed: the run ends with the reason.
 void fail(driver_ptr self, const caf::error& e) {
   auto what = "lbfgs: a request failed: " + self->system().render(e);
-  log().error("{}", what);
+  actors::detail::log().error("{}", what);
   finish(self, "failed", what, false);
 }
 
@@ -78,7 +79,8 @@ void give(driver_ptr self, std::size_t w) {
   if (!st.table || st.table->done() || !st.live[w] || st.busy[w])
     return;
   if (auto p = st.table->assign(static_cast<std::uint32_t>(w))) {
-    log().debug("lbfgs: pass {} portion {} to worker {}", st.pass, *p, w);
+    actors::detail::log().debug("lbfgs: pass {} portion {} to worker {}",
+                                st.pass, *p, w);
     st.busy[w] = true;
     auto serial = ++st.handed;
     st.assignment[w] = serial;
@@ -86,7 +88,7 @@ void give(driver_ptr self, std::size_t w) {
                static_cast<std::uint64_t>(*p));
     // A worker that does not answer within the request timeout (hung, or
     // its node frozen) is given up: its portions go to the others.
-    self->delayed_send(self, to_chrono(st.job->request_timeout),
+    self->delayed_send(self, actors::to_chrono(st.job->request_timeout),
                        tick_atom::value, static_cast<std::uint32_t>(w), serial);
   }
 }
@@ -113,7 +115,7 @@ void start_pass(driver_ptr self, double t, std::function<void(double)> k) {
 
 void end_pass(driver_ptr self) {
   auto& st = self->state;
-  log().debug("lbfgs: pass {} done", st.pass);
+  actors::detail::log().debug("lbfgs: pass {} done", st.pass);
   st.counted += st.table->completed();
   st.duplicates += st.table->duplicates();
   st.backups += st.table->backups();
@@ -222,28 +224,6 @@ void trial(driver_ptr self) {
   });
 }
 
-/// The iteration to the probe's gauges and the observers (a step of the
-/// driver whose loss is the objective).
-void report_iteration(driver_ptr self, double seconds) {
-  auto& st = self->state;
-  if (st.probe) {
-    st.probe->gauge("iteration", static_cast<double>(st.iterations));
-    st.probe->gauge("passes", static_cast<double>(st.pass));
-    st.probe->gauge("objective", st.fx);
-    st.probe->gauge("gradient_norm", st.gnorm);
-    st.probe->gauge("backups", static_cast<double>(st.backups));
-    st.probe->gauge("lost_workers", static_cast<double>(st.lost));
-  }
-  step_event ev;
-  ev.steps = st.iterations;
-  ev.samples = st.evaluated - st.reported;
-  st.reported = st.evaluated;
-  ev.loss = st.fx;
-  ev.seconds = seconds;
-  for (auto& o : st.job->observers)
-    o->on_step(ev);
-}
-
 /// Starts the line search along d, whose slope is g.d < 0.
 void search(driver_ptr self, double slope) {
   auto& st = self->state;
@@ -257,7 +237,9 @@ void search(driver_ptr self, double slope) {
   trial(self);
 }
 
-void iterate(driver_ptr self) {
+/// An iteration from its boundary: the gradient norm, the stop tests, the
+/// direction, the line search.
+void step(driver_ptr self) {
   all(self, {vop::dot, optim::slot_g, optim::slot_g, 0}, [self](double gg) {
     auto& st = self->state;
     const auto& o = st.job->options;
@@ -279,8 +261,8 @@ void iterate(driver_ptr self) {
                        + ") reached");
       return;
     }
-    if (st.job->max_seconds > 0 && t >= st.job->max_seconds) {
-      finish(self, "time limit reached");
+    if (st.stopping) { // a signal, the time limit (checkpointed before)
+      finish(self, *st.stopping);
       return;
     }
     st.machine = std::make_shared<optim::two_loop>(st.h);
@@ -311,26 +293,41 @@ void iterate(driver_ptr self) {
   });
 }
 
+void iterate(driver_ptr self) {
+  boundary(self, [self] { step(self); });
+}
+
 } // namespace
 
 caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
                            std::shared_ptr<const lbfgs_job> job,
-                           placement_plan where) {
+                           actors::placement_plan where) {
   auto& st = self->state;
   st.job = std::move(job);
   st.where = std::move(where);
   st.h.memory = st.job->options.memory;
   st.ranges = st.job->ranges();
-  st.probe = make_probe(self, "lbfgs driver", "coordinator", true);
+  st.probe = actors::make_probe(self, "lbfgs driver", "coordinator", true);
   self->set_down_handler([self](caf::down_msg& msg) { role_down(self, msg); });
+  if (st.job->stop && st.job->stop->attach(caf::actor_cast<caf::actor>(self)))
+    request_stop(self); // asked before the driver ran
+  self->attach_functor([stop = st.job->stop] {
+    if (stop)
+      stop->detach();
+  });
   return {
       [self](result_atom) {
         auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::result,
-                                small_message_bytes);
+        auto scope = on_message(st.probe.get(), self, actors::msg_type::result,
+                                actors::small_message_bytes);
         st.result = self->make_response_promise();
         st.started = std::chrono::steady_clock::now();
+        st.checkpoint_time = st.started;
         place_roles(self, [self] {
+          if (self->state.job->resume) {
+            restore(self, [self] { iterate(self); });
+            return;
+          }
           start_pass(self, 0.0, [self](double f) {
             self->state.fx = f;
             // g = grad f(x0); the pair formed on the way is not kept.
@@ -340,16 +337,28 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
         });
         return st.result;
       },
+      [self](stop_atom) {
+        // From the stop request (stop_request.hpp), sent as the driver.
+        if (actors::detail::from_here(self))
+          request_stop(self);
+        else
+          actors::detail::refuse(self, "the lbfgs driver", "stop",
+                                 "this process");
+      },
+      [self](stop_atom, std::uint64_t iteration) {
+        stop_timeout(self, iteration);
+      },
       [self](tick_atom, std::uint32_t w, std::uint64_t serial) {
         auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::other,
-                                small_message_bytes);
+        auto scope = on_message(st.probe.get(), self, actors::msg_type::other,
+                                actors::small_message_bytes);
         if (st.finished || w >= st.workers.size() || !st.live[w] || !st.busy[w]
             || st.assignment[w] != serial)
           return; // answered in time
-        log().warn("lbfgs: worker {} did not answer within the request "
-                   "timeout; given up",
-                   w);
+        actors::detail::log().warn(
+            "lbfgs: worker {} did not answer within the request "
+            "timeout; given up",
+            w);
         self->send_exit(st.workers[w], caf::exit_reason::user_shutdown);
         lose_worker(self, w);
       },
@@ -358,8 +367,8 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
         auto pass = m.pass;
         auto portion = m.portion;
         auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::done,
-                                small_message_bytes);
+        auto scope = on_message(st.probe.get(), self, actors::msg_type::done,
+                                actors::small_message_bytes);
         if (w >= st.workers.size() || st.finished)
           return;
         st.busy[w] = false;
@@ -386,4 +395,4 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
   };
 }
 
-} // namespace troupe::actors::detail
+} // namespace troupe::algos::detail

@@ -10,9 +10,11 @@
 #include <caf/duration.hpp>
 #include <nlohmann/json.hpp>
 
+#include "actors/coordinator.hpp"
 #include "actors/events.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/monitor.hpp"
+#include "actors/stop_request.hpp"
 #include "optim/lbfgs.hpp"
 #include "optim/range_table.hpp"
 
@@ -24,9 +26,7 @@
 // process or on the nodes of a distributed job (node_agent.hpp), the same
 // roles either way.
 
-namespace troupe::actors {
-
-struct placement_plan;
+namespace troupe::algos {
 
 /// A worker's computation of one portion at point x (n values): writes the
 /// gradient sum over the portion's examples to `grad`, sets `samples`,
@@ -60,10 +60,20 @@ struct lbfgs_job {
   /// evaluated since the last one; loss: the objective) and on_finish; the
   /// nodes' actor metrics are polled into `monitor` every
   /// `monitor_interval`.
-  std::vector<std::shared_ptr<job_observer>> observers;
-  std::shared_ptr<cluster_view> monitor;
+  std::vector<std::shared_ptr<actors::job_observer>> observers;
+  std::shared_ptr<actors::cluster_view> monitor;
   std::chrono::milliseconds monitor_interval{500};
   std::string node_name = "local";
+  /// Checkpoints (issue [11]): written by the driver at an iteration
+  /// boundary every `every_steps` iterations (or `every_seconds`), and when
+  /// the run is stopped (`stop`, the time limit); no writer: none.
+  actors::checkpoint_settings checkpoints;
+  /// A checkpoint to continue from (its files: shard-<k>.state,
+  /// worker-<w>.state, algo-driver-0.state); null: a fresh run.
+  std::shared_ptr<const actors::resume_point> resume;
+  /// Ends the run from outside (a signal) at the next iteration boundary,
+  /// after a checkpoint when checkpointing; may be null.
+  std::shared_ptr<actors::stop_request> stop;
 
   /// The shards' slices of the parameter vector.
   std::vector<optim::slice> ranges() const {
@@ -85,11 +95,11 @@ nlohmann::json run_lbfgs(const lbfgs_job& job);
 /// by `where` (nodes whose agents built the same job; empty: all here).
 nlohmann::json run_lbfgs_in(caf::actor_system& sys,
                             std::shared_ptr<const lbfgs_job> job,
-                            const placement_plan& where,
+                            const actors::placement_plan& where,
                             std::chrono::seconds timeout);
 
 /// Checks a job's settings; throws std::invalid_argument naming the
 /// problem.
 void check(const lbfgs_job& job);
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -40,9 +40,16 @@ caf::actor spawn_lbfgs_shard(role_context& ctx, const std::uint32_t& i) {
   const auto& job = *run;
   if (i >= job.shards)
     throw std::out_of_range("no L-BFGS shard " + std::to_string(i));
-  return ctx.host(caf::actor_cast<caf::actor>(ctx.self()->spawn(
-      lbfgs_shard,
-      lbfgs_shard_config{i, job.ranges()[i], job.init, job.options.memory})));
+  lbfgs_shard_config config;
+  config.index = i;
+  config.range = job.ranges()[i];
+  config.init = job.init;
+  config.memory = job.options.memory;
+  // The driver asks for the shard (and later for its state, checkpoints).
+  if (auto sender = ctx.self()->current_sender())
+    config.driver = caf::actor_cast<caf::actor_addr>(sender);
+  return ctx.host(caf::actor_cast<caf::actor>(
+      ctx.self()->spawn(lbfgs_shard, std::move(config))));
 }
 
 caf::actor spawn_lbfgs_worker(role_context& ctx, const worker_id& w,

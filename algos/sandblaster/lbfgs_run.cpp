@@ -12,7 +12,7 @@
 #include "algos/sandblaster/detail/lbfgs_worker.hpp"
 #include "messages/registry.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 using namespace messages;
 
@@ -22,6 +22,28 @@ double elapsed(const lbfgs_driver_state& st) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now()
                                        - st.started)
       .count();
+}
+
+/// The iteration to the probe's gauges and the observers (a step of the
+/// driver whose loss is the objective).
+void report_iteration(lbfgs_driver_ptr self, double seconds) {
+  auto& st = self->state;
+  if (st.probe) {
+    st.probe->gauge("iteration", static_cast<double>(st.iterations));
+    st.probe->gauge("passes", static_cast<double>(st.pass));
+    st.probe->gauge("objective", st.fx);
+    st.probe->gauge("gradient_norm", st.gnorm);
+    st.probe->gauge("backups", static_cast<double>(st.backups));
+    st.probe->gauge("lost_workers", static_cast<double>(st.lost));
+  }
+  actors::step_event ev;
+  ev.steps = st.iterations;
+  ev.samples = st.evaluated - st.reported;
+  st.reported = st.evaluated;
+  ev.loss = st.fx;
+  ev.seconds = seconds;
+  for (auto& o : st.job->observers)
+    o->on_step(ev);
 }
 
 namespace {
@@ -45,6 +67,13 @@ nlohmann::json summary(const lbfgs_driver_state& st, const std::string& reason,
                      {"trace", st.trace}};
   if (error)
     out["error"] = *error;
+  if (!st.checkpoint_log.empty())
+    out["checkpoints"] = st.checkpoint_log;
+  if (st.job->resume)
+    out["resumed_from"]
+        = {{"path", st.job->resume->path},
+           {"steps",
+            st.job->resume->progress.value("total_steps", std::uint64_t{0})}};
   return out;
 }
 
@@ -89,7 +118,7 @@ void start_monitoring(lbfgs_driver_ptr self) {
 }
 
 /// "node host:pid" or "this process", for messages.
-std::string where_name(const placement_plan& where, std::int32_t n) {
+std::string where_name(const actors::placement_plan& where, std::int32_t n) {
   return n < 0 ? "this process" : "node " + where.name_of(n, "");
 }
 
@@ -102,8 +131,9 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
     return;
   st.finished = true;
   st.table.reset(); // nothing more is handed out
-  log().info("lbfgs: {} after {} iterations and {} passes (f = {})", reason,
-             st.iterations, st.pass, st.fx);
+  actors::detail::log().info(
+      "lbfgs: {} after {} iterations and {} passes (f = {})", reason,
+      st.iterations, st.pass, st.fx);
   if (!collect || st.shards.empty()) {
     deliver(self, summary(st, reason, error));
     return;
@@ -116,7 +146,7 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
     deliver(self, out);
   };
   for (std::size_t k = 0; k < st.shards.size(); ++k)
-    self->request(st.shards[k], st.job->request_timeout, point_atom::value)
+    self->request(st.shards[k], st.job->request_timeout, result_atom::value)
         .then(
             [self, k, x, left, complete](const lbfgs_point_msg& point) {
               auto v = unpack_doubles(point.values);
@@ -144,15 +174,15 @@ void role_down(lbfgs_driver_ptr self, const caf::down_msg& msg) {
       auto what = "lbfgs: shard " + std::to_string(k) + " ("
                   + where_name(st.where, st.where.shard_at(k))
                   + ") was lost: " + self->system().render(msg.reason);
-      log().error("{}", what);
+      actors::detail::log().error("{}", what);
       finish(self, "failed", what, false);
       return;
     }
   for (std::size_t w = 0; w < st.workers.size(); ++w)
     if (st.live[w] && st.workers[w].address() == msg.source) {
-      log().warn("lbfgs: worker {} ({}) lost: {}", w,
-                 where_name(st.where, st.where.worker_at(w)),
-                 self->system().render(msg.reason));
+      actors::detail::log().warn("lbfgs: worker {} ({}) lost: {}", w,
+                                 where_name(st.where, st.where.worker_at(w)),
+                                 self->system().render(msg.reason));
       lose_worker(self, w);
       return;
     }
@@ -163,7 +193,7 @@ void lose_worker(lbfgs_driver_ptr self, std::size_t w) {
   st.live[w] = false;
   st.busy[w] = false;
   ++st.lost;
-  log().warn("lbfgs: worker {}'s portions re-issued", w);
+  actors::detail::log().warn("lbfgs: worker {}'s portions re-issued", w);
   if (st.table)
     st.table->lose(static_cast<std::uint32_t>(w));
   if (std::find(st.live.begin(), st.live.end(), true) == st.live.end()) {
@@ -238,7 +268,8 @@ void place_roles(lbfgs_driver_ptr self, std::function<void()> k) {
     if (n < 0) {
       placed(i, self->spawn(lbfgs_shard,
                             lbfgs_shard_config{i, st.ranges[i], job.init,
-                                               job.options.memory}));
+                                               job.options.memory,
+                                               self->address()}));
       continue;
     }
     self->request(where.nodes.at(static_cast<std::size_t>(n)),
@@ -280,7 +311,7 @@ void check(const lbfgs_job& job) {
 
 nlohmann::json run_lbfgs_in(caf::actor_system& sys,
                             std::shared_ptr<const lbfgs_job> job,
-                            const placement_plan& where,
+                            const actors::placement_plan& where,
                             std::chrono::seconds timeout) {
   check(*job);
   auto driver = sys.spawn(detail::lbfgs_driver, job, where);
@@ -311,4 +342,4 @@ nlohmann::json run_lbfgs(const lbfgs_job& job) {
   return run_lbfgs_in(sys, ref, {}, std::chrono::hours{24});
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -4,10 +4,12 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
+#include "algos/sandblaster/detail/lbfgs_state.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 using namespace messages;
 
@@ -34,6 +36,18 @@ void fold(lbfgs_shard_state& st, bool all) {
   }
 }
 
+/// Whether the message being handled comes from the shard's driver.
+bool from_driver(self_ptr self) {
+  const auto& sender = self->current_sender();
+  return sender != nullptr && self->state.config.driver
+         && caf::actor_cast<caf::actor_addr>(sender)
+                == self->state.config.driver;
+}
+
+std::string name_of(const lbfgs_shard_state& st) {
+  return "lbfgs shard " + std::to_string(st.config.index);
+}
+
 double run(lbfgs_shard_state& st, std::uint8_t op, std::uint32_t a,
            std::uint32_t b, double alpha) {
   using vop = optim::vector_command::op;
@@ -57,12 +71,13 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
   for (std::size_t i = 0; i < n && st.config.init; ++i)
     x[i] = (*st.config.init).at(st.config.range.offset + i);
   st.point = x;
-  st.probe = make_probe(self, "lbfgs shard " + std::to_string(st.config.index),
-                        "shard", false);
+  st.probe = actors::make_probe(
+      self, "lbfgs shard " + std::to_string(st.config.index), "shard", false);
   return {
       [self](const lbfgs_vec_msg& c) -> caf::result<real> {
-        auto scope = on_message(self->state.probe.get(), self, msg_type::other,
-                                small_message_bytes);
+        auto scope
+            = on_message(self->state.probe.get(), self, actors::msg_type::other,
+                         actors::small_message_bytes);
         try {
           return real{run(self->state, c.op, c.a, c.b, c.alpha.value)};
         } catch (const std::invalid_argument& e) {
@@ -86,15 +101,15 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
       },
       [self](point_atom) -> caf::result<lbfgs_point_msg> {
         auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::fetch,
-                                small_message_bytes);
+        auto scope = on_message(st.probe.get(), self, actors::msg_type::fetch,
+                                actors::small_message_bytes);
         return lbfgs_point_msg{st.pass,
                                pack_doubles(st.point.data(), st.point.size())};
       },
       [self](const lbfgs_grad_msg& m) -> bool {
         auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::push,
-                                m.values.size() + small_message_bytes);
+        auto scope = on_message(st.probe.get(), self, actors::msg_type::push,
+                                m.values.size() + actors::small_message_bytes);
         auto portion = m.portion;
         if (m.pass != st.pass) {
           ++st.stale;
@@ -116,8 +131,8 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
           return true;
         } catch (const std::invalid_argument& e) {
           ++st.malformed;
-          detail::log().warn("lbfgs shard {}: refusing portion {}: {}",
-                             st.config.index, portion, e.what());
+          actors::detail::log().warn("lbfgs shard {}: refusing portion {}: {}",
+                                     st.config.index, portion, e.what());
           return false;
         }
       },
@@ -172,7 +187,34 @@ lbfgs_shard_actor::behavior_type lbfgs_shard(self_ptr self,
         st.store->slot(optim::slot_y(pos)) = st.scratch_y;
         return ack_atom::value;
       },
+      [self](result_atom) {
+        auto& x = self->state.store->slot(optim::slot_x);
+        return lbfgs_point_msg{self->state.pass,
+                               pack_doubles(x.data(), x.size())};
+      },
+      [self](save_atom) -> caf::result<std::string> {
+        auto& st = self->state;
+        if (!from_driver(self))
+          return actors::detail::refuse(self, name_of(st), "save",
+                                        "its driver");
+        auto scope = on_message(st.probe.get(), self, actors::msg_type::other,
+                                actors::small_message_bytes);
+        return detail::save_lbfgs_shard(st);
+      },
+      [self](resume_atom, const std::string& bytes) -> caf::result<ack_atom> {
+        auto& st = self->state;
+        if (!from_driver(self))
+          return actors::detail::refuse(self, name_of(st), "resume",
+                                        "its driver");
+        try {
+          detail::load_lbfgs_shard(
+              st, bytes, "shard-" + std::to_string(st.config.index) + ".state");
+        } catch (const std::exception& e) {
+          return make_error(errc::bad_request, e.what());
+        }
+        return ack_atom::value;
+      },
   };
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor_addr.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/probe.hpp"
@@ -24,7 +25,7 @@
 // gradient sums, each portion counted once per pass. Its messages are in
 // messages/lbfgs.hpp.
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 using lbfgs_shard_actor = caf::typed_actor<
     // Execute a vector command (op, slot a, slot b, alpha) on the slice;
@@ -46,7 +47,14 @@ using lbfgs_shard_actor = caf::typed_actor<
     caf::replies_to<messages::accept_atom>::with<std::vector<messages::real>>,
     // Keep the scratch pair at ring position `pos`.
     caf::replies_to<messages::keep_atom,
-                    std::uint32_t>::with<messages::ack_atom>>;
+                    std::uint32_t>::with<messages::ack_atom>,
+    // The slice of x (the last accepted iterate), for the final result.
+    caf::replies_to<messages::result_atom>::with<messages::lbfgs_point_msg>,
+    // Checkpoints, from the driver only, at an iteration boundary: the
+    // shard's state file (detail/lbfgs_state.hpp), and back.
+    caf::replies_to<messages::save_atom>::with<std::string>,
+    caf::replies_to<messages::resume_atom,
+                    std::string>::with<messages::ack_atom>>;
 
 /// Extra slots past the history ring of memory m.
 inline std::uint32_t slot_trial_gradient(std::size_t m) noexcept {
@@ -59,6 +67,8 @@ struct lbfgs_shard_config {
   optim::slice range;
   std::shared_ptr<const std::vector<float>> init; ///< the whole vector
   std::size_t memory = 10;
+  /// The driver, the only one whose save and resume it obeys.
+  caf::actor_addr driver;
 };
 
 /// The state of an L-BFGS shard.
@@ -77,7 +87,7 @@ struct lbfgs_shard_state {
   std::set<std::uint64_t> counted; ///< this pass's portion ids
   std::uint64_t next_fold = 0, folded_samples = 0;
   std::uint64_t duplicates = 0, stale = 0, malformed = 0;
-  probe_ref probe;
+  actors::probe_ref probe;
 };
 
 /// Spawn with `sys.spawn(lbfgs_shard, config)`.
@@ -85,4 +95,4 @@ lbfgs_shard_actor::behavior_type
 lbfgs_shard(lbfgs_shard_actor::stateful_pointer<lbfgs_shard_state> self,
             lbfgs_shard_config config);
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -8,7 +8,7 @@
 #include "actors/detail/log.hpp"
 #include "messages/errors.hpp"
 
-namespace troupe::actors::detail {
+namespace troupe::algos::detail {
 
 using namespace messages;
 
@@ -29,8 +29,8 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
   st.compute = st.job->make_compute ? st.job->make_compute() : st.job->compute;
   st.x.assign(st.job->init->size(), 0.0);
   st.grad.assign(st.job->init->size(), 0.0);
-  st.probe
-      = make_probe(self, "lbfgs worker " + std::to_string(id), "worker", true);
+  st.probe = actors::make_probe(self, "lbfgs worker " + std::to_string(id),
+                                "worker", true);
   auto compute = [self](std::uint64_t pass, std::uint64_t portion) {
     auto& st = self->state;
     auto& job = *st.job;
@@ -52,7 +52,8 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
     } catch (const std::exception& e) {
       // A non-finite loss or a broken portion: the worker leaves (its
       // portions go to the others) and says why.
-      log().error("lbfgs worker {}: portion {}: {}", st.id, portion, e.what());
+      actors::detail::log().error("lbfgs worker {}: portion {}: {}", st.id,
+                                  portion, e.what());
       auto code = dynamic_cast<const std::domain_error*>(&e) != nullptr
                       ? messages::errc::diverged
                       : messages::errc::worker_failed;
@@ -88,8 +89,8 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
   return {
       [self, compute](grad_atom, std::uint64_t pass, std::uint64_t portion) {
         auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::step,
-                                small_message_bytes);
+        auto scope = on_message(st.probe.get(), self, actors::msg_type::step,
+                                actors::small_message_bytes);
         if (pass == st.pass) {
           compute(pass, portion);
           return;
@@ -117,4 +118,4 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
   };
 }
 
-} // namespace troupe::actors::detail
+} // namespace troupe::algos::detail

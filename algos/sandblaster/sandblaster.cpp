@@ -19,7 +19,7 @@ void sandblaster::check(const actors::job_config&) const {
   if (!lbfgs)
     throw std::invalid_argument("lbfgs: the algorithm has no L-BFGS run "
                                 "(sandblaster::lbfgs; build() makes it)");
-  actors::check(*lbfgs);
+  algos::check(*lbfgs);
 }
 
 void sandblaster::configure_worker(const actors::job_config&,
@@ -32,18 +32,19 @@ std::optional<nlohmann::json>
 sandblaster::run(caf::actor_system& sys, const actors::job_config& config,
                  std::chrono::seconds timeout) const {
   check(config);
-  auto job = std::make_shared<actors::lbfgs_job>(*lbfgs);
+  auto job = std::make_shared<lbfgs_job>(*lbfgs);
   job->observers = config.observers;
   job->monitor = config.monitor;
   job->monitor_interval = config.monitor_interval;
   job->node_name = config.node_name;
-  return actors::run_lbfgs_in(sys, job, config.placement, timeout);
+  job->checkpoints = config.checkpoints;
+  job->resume = config.resume;
+  job->stop = config.stop;
+  return run_lbfgs_in(sys, job, config.placement, timeout);
 }
 
-std::string sandblaster::checkpoint_refusal() const {
-  return "its L-BFGS driver runs the whole job outside the coordinator, "
-         "which pauses and saves the roles (its history pairs and line "
-         "search are not saved)";
+bool sandblaster::checkpointable() const noexcept {
+  return true; // its driver takes them (lbfgs_checkpoint.cpp)
 }
 
 } // namespace troupe::algos

@@ -12,11 +12,9 @@
 
 #include "algos/algorithm.hpp"
 
-namespace troupe::actors {
-struct lbfgs_job;
-} // namespace troupe::actors
-
 namespace troupe::algos {
+
+struct lbfgs_job;
 
 class sandblaster : public algorithm {
 public:
@@ -51,8 +49,9 @@ public:
   std::optional<nlohmann::json>
   run(caf::actor_system& sys, const actors::job_config& job,
       std::chrono::seconds timeout) const override;
-  /// Its own driver runs the job, outside the coordinator's checkpoints.
-  std::string checkpoint_refusal() const override;
+  /// Its driver writes the checkpoints at iteration boundaries (the shards'
+  /// slices and history, its own scalars) and resumes from them.
+  bool checkpointable() const noexcept override;
 
   // -- its flags --
   std::uint64_t portions = 0;       ///< portions per batch (0: automatic)
@@ -68,7 +67,7 @@ public:
   // -- its settings, resolved by build() --
   /// The run: shards, workers, portions, L-BFGS options, the portion
   /// function (null before build()).
-  std::shared_ptr<const actors::lbfgs_job> lbfgs;
+  std::shared_ptr<const lbfgs_job> lbfgs;
   double l2 = default_l2; ///< the L2 penalty
   /// The model and its input (the training set's), for the final
   /// evaluation.

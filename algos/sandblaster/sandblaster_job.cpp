@@ -11,6 +11,7 @@
 #include "algos/sandblaster/lbfgs_driver.hpp"
 #include "algos/sandblaster/sandblaster.hpp"
 #include "optim/batch_objective.hpp"
+#include "optim/param_hash.hpp"
 #include "optim/trainer.hpp"
 
 namespace troupe::algos {
@@ -37,7 +38,7 @@ void sandblaster::build(job_build& b) {
   if (!b.train || !b.job.init)
     throw std::invalid_argument("lbfgs: the job has no training set or "
                                 "initial parameters");
-  auto job = std::make_shared<actors::lbfgs_job>();
+  auto job = std::make_shared<lbfgs_job>();
   job->init = b.job.init;
   job->shards = b.job.shards;
   job->workers = b.job.workers;
@@ -59,7 +60,7 @@ void sandblaster::build(job_build& b) {
   bo.examples = n;
   bo.portions = job->portions;
   bo.l2 = l2;
-  job->make_compute = [train = b.train, bo]() -> actors::portion_fn {
+  job->make_compute = [train = b.train, bo]() -> portion_fn {
     auto f = std::make_shared<optim::batch_objective>(train, bo);
     return [f](const double* x, std::size_t size, std::size_t p, double* grad,
                std::uint64_t& samples) {
@@ -97,6 +98,7 @@ void sandblaster::complete_result(nlohmann::json& result,
     params.assign(net.params(), net.params() + net.size());
     e = optim::evaluate(net, test, 256);
     result.erase("x");
+    result["param_hash"] = optim::hash_params(params.data(), params.size());
   }
   result["test_accuracy"] = e.accuracy;
   result["test_loss"] = e.loss;

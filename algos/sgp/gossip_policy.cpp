@@ -20,7 +20,7 @@
 #include "optim/compress.hpp"
 #include "optim/gossip.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 namespace {
 
@@ -37,10 +37,10 @@ using detail::peer_policy;
 
 class sgp_policy : public peer_policy {
 public:
-  sgp_policy(peer_policy_options o, std::size_t n)
+  sgp_policy(actors::peer_policy_options o, std::size_t n)
       : peer_policy(std::move(o), n), n_(n) {}
 
-  void before_compute(worker_context& ctx,
+  void before_compute(actors::worker_context& ctx,
                       std::function<void()> ready) override {
     init(ctx);
     wait_step_ = ctx.steps();
@@ -55,7 +55,7 @@ public:
     });
   }
 
-  void after_compute(worker_context& ctx, std::uint32_t,
+  void after_compute(actors::worker_context& ctx, std::uint32_t,
                      std::function<void()> done) override {
     auto& rep = ctx.replica();
     auto n = x_.size();
@@ -97,7 +97,7 @@ public:
     done();
   }
 
-  caf::message_handler handlers(worker_context& ctx) override {
+  caf::message_handler handlers(actors::worker_context& ctx) override {
     return marker_handler(ctx).or_else(caf::message_handler{
         [this, &ctx](gossip_msg& m) {
           auto scope
@@ -113,13 +113,14 @@ public:
   }
 
   /// A peer's push-sum share: added to x and w.
-  void on_gossip(worker_context& ctx, gossip_msg& m) {
+  void on_gossip(actors::worker_context& ctx, gossip_msg& m) {
     init(ctx);
     if (!acceptable(ctx, "push-sum share", m.sender, m.values, x_.size()))
       return;
     if (!(m.weight > 0) || !std::isfinite(m.weight)) {
-      detail::log().warn("worker {}: ignoring a share from {} with weight {}",
-                         ctx.id(), m.sender, m.weight);
+      actors::detail::log().warn(
+          "worker {}: ignoring a share from {} with weight {}", ctx.id(),
+          m.sender, m.weight);
       return;
     }
     const float* v = m.values.data();
@@ -136,30 +137,32 @@ public:
 
   /// A compressed share: the receiver adds the decoded change to its copy
   /// of this sender's share and mixes the whole copy.
-  void on_gossip(worker_context& ctx, compressed_gossip_msg& m) {
+  void on_gossip(actors::worker_context& ctx, compressed_gossip_msg& m) {
     init(ctx);
     auto n = x_.size();
     if (m.sender >= opts_.workers || m.size != n || !(m.weight > 0)
         || !std::isfinite(m.weight)) {
-      detail::log().warn("worker {}: ignoring a compressed share from {} of "
-                         "{} values and weight {}",
-                         ctx.id(), m.sender, m.size, m.weight);
+      actors::detail::log().warn(
+          "worker {}: ignoring a compressed share from {} of "
+          "{} values and weight {}",
+          ctx.id(), m.sender, m.size, m.weight);
       return;
     }
     decoded_.resize(n);
     try {
       optim::decompress(m.packed, decoded_.data(), n);
     } catch (const std::invalid_argument& e) {
-      detail::log().warn("worker {}: cannot decode a share from {}: {}",
-                         ctx.id(), m.sender, e.what());
+      actors::detail::log().warn("worker {}: cannot decode a share from {}: {}",
+                                 ctx.id(), m.sender, e.what());
       if (auto* probe = ctx.probe())
         probe->error();
       return;
     }
     if (!(m.fraction > 0 && m.fraction <= 1)) {
-      detail::log().warn("worker {}: ignoring a share from {} with fraction "
-                         "{}",
-                         ctx.id(), m.sender, m.fraction);
+      actors::detail::log().warn(
+          "worker {}: ignoring a share from {} with fraction "
+          "{}",
+          ctx.id(), m.sender, m.fraction);
       return;
     }
     auto& copy = copy_of(copy_in_, m.sender, n);
@@ -182,7 +185,7 @@ public:
 
   void add_stats(worker_stats& out) const override {
     for (auto& [j, c] : compressors_)
-      add_compression(out, c);
+      actors::add_compression(out, c);
     // The error feedback is the gap between the last shares and the
     // receivers' copies of them.
     out.residual_norm = real{residual_norm_};
@@ -234,12 +237,12 @@ public:
   }
 
 protected:
-  void recheck(worker_context& ctx) override {
+  void recheck(actors::worker_context& ctx) override {
     if (waiting_ && satisfied(wait_step_))
       resume(ctx);
   }
 
-  std::string missing(worker_context& ctx) const override {
+  std::string missing(actors::worker_context& ctx) const override {
     std::string out = "no push-sum share of iteration "
                       + std::to_string(checked_) + " from in-peer(s)";
     for (auto j : optim::exponential_in_peers(ctx.id(), checked_, opts_.workers,
@@ -249,12 +252,12 @@ protected:
     return out;
   }
 
-  void give_up(worker_context&) override {
+  void give_up(actors::worker_context&) override {
     checked_ = wait_step_ > opts_.overlap ? wait_step_ - opts_.overlap : 0;
   }
 
 private:
-  void init(worker_context& ctx) {
+  void init(actors::worker_context& ctx) {
     if (!x_.empty())
       return;
     auto& rep = ctx.replica();
@@ -281,7 +284,7 @@ private:
   }
 
   /// The replica's parameters <- z = x / w.
-  void debias(worker_context& ctx) {
+  void debias(actors::worker_context& ctx) {
     if (!(w_ > 0) || !std::isfinite(w_)) {
       ctx.fail("the push-sum weight became " + std::to_string(w_));
       return;
@@ -299,7 +302,7 @@ private:
   /// stays in the next change: error feedback), and moves p * copy to the
   /// peer: it subtracts exactly what the peer adds, so no mass is lost; the
   /// weight part p * w is sent exactly.
-  void send_compressed(worker_context& ctx, std::uint64_t k,
+  void send_compressed(actors::worker_context& ctx, std::uint64_t k,
                        const std::vector<std::uint32_t>& targets, double p) {
     auto n = x_.size();
     auto pf = static_cast<float>(p);
@@ -368,11 +371,11 @@ private:
 };
 } // namespace
 
-std::unique_ptr<comm_policy> make_sgp_policy(peer_policy_options opts,
-                                             std::size_t parameters) {
+std::unique_ptr<actors::comm_policy>
+make_sgp_policy(actors::peer_policy_options opts, std::size_t parameters) {
   if (opts.peers < 1)
     opts.peers = 1;
   return std::make_unique<sgp_policy>(std::move(opts), parameters);
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

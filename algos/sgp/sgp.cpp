@@ -41,7 +41,7 @@ void sgp::configure_worker(const actors::job_config& job,
                            std::vector<actors::shard_ref>) const {
   config.make_policy
       = [opts = peer_options(job, settings, local)](std::size_t params) {
-          return actors::make_sgp_policy(opts, params);
+          return make_sgp_policy(opts, params);
         };
   config.yield_steps = true;
 }

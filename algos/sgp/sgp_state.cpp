@@ -1,6 +1,6 @@
 #include "algos/sgp/sgp_state.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 void save_copies(optim::state_writer& w, const std::string& prefix,
                  const std::map<std::uint32_t, std::vector<float>>& copies) {
@@ -29,4 +29,4 @@ void load_copies(const optim::state_reader& r, const std::string& prefix,
         values.begin() + static_cast<std::ptrdiff_t>((i + 1) * n));
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -11,7 +11,7 @@
 
 #include "optim/state_file.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 /// The copies by peer rank: "<prefix>peers" (the ranks) and
 /// "<prefix>values" (their models, one after the other).
@@ -24,4 +24,4 @@ void load_copies(const optim::state_reader& r, const std::string& prefix,
                  std::map<std::uint32_t, std::vector<float>>& copies,
                  std::size_t n);
 
-} // namespace troupe::actors
+} // namespace troupe::algos

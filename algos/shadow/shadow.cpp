@@ -28,10 +28,10 @@ void shadow::check(const actors::job_config& job) const {
   const auto& o = settings;
   if (o.mode != "easgd" && o.mode != "ma" && o.mode != "bmuf")
     bad("shadow: unknown synchronization '" + o.mode + "' (easgd, ma or bmuf)");
-  auto alpha = actors::shadow_alpha(o, job.workers);
+  auto alpha = shadow_alpha(o, job.workers);
   if (o.mode == "easgd" && !(alpha > 0 && alpha < 1))
     bad("shadow: alpha must be in (0, 1)");
-  auto eta = actors::shadow_block_momentum(o, job.workers);
+  auto eta = shadow_block_momentum(o, job.workers);
   if (o.mode == "bmuf"
       && (!(eta >= 0 && eta <= 0.999999) || !(o.block_lr > 0)
           || o.block_lr > 10))
@@ -50,7 +50,7 @@ void shadow::configure_worker(const actors::job_config&,
   // Local steps that never wait; the syncer corrects in the background.
   config.make_policy = [opt = local.optimizer, lr = local.lr,
                         sched = local.schedule](std::size_t params) {
-    return actors::make_shadow_policy(opt, lr, params, sched);
+    return make_shadow_policy(opt, lr, params, sched);
   };
   config.yield_steps = true;
 }
@@ -74,7 +74,7 @@ std::vector<std::uint32_t>
 shadow::groups_in(const actors::job_config& job) const {
   if (group_of.size() == job.workers)
     return group_of;
-  return actors::lsgd_groups(
+  return lsgd_groups(
       job.workers,
       static_cast<std::uint32_t>(std::max<std::uint64_t>(groups, 1)),
       job.placement.worker_node);
@@ -85,10 +85,8 @@ void shadow::report_worker(const messages::worker_stats& stats,
   report_mixes(stats, out);
 }
 
-std::string shadow::checkpoint_refusal() const {
-  return "its syncers' rounds (on their own timers, exchanging sums with "
-         "each other) cannot yet be paused after a common round, and their "
-         "state (BMUF's block momentum, S-EASGD's center) is not saved";
+bool shadow::checkpointable() const noexcept {
+  return true;
 }
 
 } // namespace troupe::algos

@@ -37,8 +37,9 @@ public:
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
   bool lingers() const noexcept override;
-  /// Its syncers do not save their state yet (durability.md, Not yet).
-  std::string checkpoint_refusal() const override;
+  /// Its syncers save their state (shadow_state.hpp), its workers their
+  /// local optimizer (durability.md).
+  bool checkpointable() const noexcept override;
   std::unique_ptr<actors::algorithm_run>
   start(const actors::job_config& job) const override;
   void report_worker(const messages::worker_stats& stats,

@@ -6,7 +6,7 @@
 #include "actors/detail/log.hpp"
 #include "algos/shadow/detail/shadow_ops.hpp"
 
-namespace troupe::actors::detail {
+namespace troupe::algos::detail {
 
 using namespace messages;
 
@@ -50,7 +50,7 @@ void easgd_apply(syncer_ptr self) {
     auto bytes = wire_size(p);
     ++st.messages;
     st.bytes += bytes;
-    st.probe->sent(msg_type::push, bytes);
+    st.probe->sent(actors::msg_type::push, bytes);
     self->send(sh.handle, std::move(p));
   }
   end_round(self);
@@ -66,7 +66,7 @@ void fetch_center(syncer_ptr self) {
     auto& sh = st.config.shards[k];
     fetch_msg f{std::numeric_limits<worker_id>::max(), sh.range.offset,
                 sh.range.size, 0};
-    st.probe->sent(msg_type::fetch, wire_size(f));
+    st.probe->sent(actors::msg_type::fetch, wire_size(f));
     self->request(sh.handle, st.config.timeout, f)
         .then(
             [self, k, pending, failed](params_msg& p) {
@@ -84,10 +84,10 @@ void fetch_center(syncer_ptr self) {
               }
             },
             [self, k, pending, failed](caf::error& err) {
-              detail::log().warn("shadow syncer {}: shard {} did not answer: "
-                                 "{}",
-                                 self->state.config.index, k,
-                                 self->system().render(err));
+              actors::detail::log().warn(
+                  "shadow syncer {}: shard {} did not answer: "
+                  "{}",
+                  self->state.config.index, k, self->system().render(err));
               *failed = true;
               if (--*pending == 0)
                 end_round(self);
@@ -95,4 +95,4 @@ void fetch_center(syncer_ptr self) {
   }
 }
 
-} // namespace troupe::actors::detail
+} // namespace troupe::algos::detail

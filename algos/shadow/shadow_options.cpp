@@ -86,8 +86,7 @@ void shadow::build(job_build& b) {
   // workers it sent as many bytes per sample as sync.)
   group_of.clear();
   if (groups > 0)
-    group_of = actors::lsgd_groups(job.workers,
-                                   static_cast<std::uint32_t>(groups), {});
+    group_of = lsgd_groups(job.workers, static_cast<std::uint32_t>(groups), {});
   if (mode != "easgd")
     job.shards = 0;
 }

@@ -10,8 +10,9 @@
 
 #include "actors/detail/log.hpp"
 #include "messages/gossip.hpp"
+#include "optim/state_file.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 namespace {
 
@@ -24,22 +25,33 @@ using namespace messages;
 
 namespace {
 
-class shadow_policy : public comm_policy {
+class shadow_policy : public actors::comm_policy {
 public:
   explicit shadow_policy(std::unique_ptr<comm_policy> local)
       : local_(std::move(local)) {}
 
-  void before_compute(worker_context& ctx,
+  void before_compute(actors::worker_context& ctx,
                       std::function<void()> ready) override {
     local_->before_compute(ctx, std::move(ready));
   }
 
-  void after_compute(worker_context& ctx, std::uint32_t samples,
+  void after_compute(actors::worker_context& ctx, std::uint32_t samples,
                      std::function<void()> done) override {
     local_->after_compute(ctx, samples, std::move(done));
   }
 
-  caf::message_handler handlers(worker_context& ctx) override {
+  /// The local optimizer's buffers: the worker's whole state besides its
+  /// parameters (a correction is applied as it arrives; a checkpoint's
+  /// syncers have every one received before the workers pause).
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    local_->save(w, prefix);
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    local_->load(r, prefix);
+  }
+
+  caf::message_handler handlers(actors::worker_context& ctx) override {
     return {
         [&ctx](const delta_msg& m) {
           auto scope
@@ -51,16 +63,17 @@ public:
 
 private:
   /// x <- x + delta; refused if the size is wrong or a value is not finite.
-  static void apply(worker_context& ctx, const delta_msg& m) {
+  static void apply(actors::worker_context& ctx, const delta_msg& m) {
     auto& rep = ctx.replica();
     const float* d = m.values.data();
     bool finite = m.values.size() == rep.size();
     for (std::size_t i = 0; finite && i < m.values.size(); ++i)
       finite = std::isfinite(d[i]);
     if (!finite) {
-      detail::log().warn("worker {}: ignoring a correction of round {} with "
-                         "{} values (the replica has {}) or non-finite values",
-                         ctx.id(), m.round, m.values.size(), rep.size());
+      actors::detail::log().warn(
+          "worker {}: ignoring a correction of round {} with "
+          "{} values (the replica has {}) or non-finite values",
+          ctx.id(), m.round, m.values.size(), rep.size());
       if (auto* probe = ctx.probe())
         probe->error();
       return;
@@ -76,12 +89,12 @@ private:
 
 } // namespace
 
-std::unique_ptr<comm_policy>
+std::unique_ptr<actors::comm_policy>
 make_shadow_policy(optim::optimizer_options optimizer, double lr,
                    std::size_t parameters,
                    std::optional<optim::schedule_options> schedule) {
-  return std::make_unique<shadow_policy>(make_local_policy(
+  return std::make_unique<shadow_policy>(actors::make_local_policy(
       std::move(optimizer), lr, parameters, std::move(schedule)));
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include <caf/actor_cast.hpp>
 
@@ -10,6 +12,7 @@
 #include "actors/detail/log.hpp"
 #include "actors/roles.hpp"
 #include "algos/shadow/shadow.hpp"
+#include "optim/dataset.hpp"
 
 namespace troupe::algos {
 
@@ -35,36 +38,61 @@ void shadow_run::provision(coordinator_ptr self, std::function<void()> ready) {
   std::uint32_t count = 0;
   for (auto g : groups)
     count = std::max(count, g + 1);
+  if (!resumed_from_.empty() && states_.size() != count) {
+    actors::detail::placement_failed(
+        self, "cannot resume from " + resumed_from_ + ": it holds the state of "
+                  + std::to_string(states_.size())
+                  + " shadow syncers, this job has " + std::to_string(count));
+    return;
+  }
+  // The groups' members, and a resumed job's states checked against them
+  // before anything is spawned.
+  std::vector<std::vector<worker_actor>> members(count);
+  std::vector<std::vector<worker_id>> ids(count);
+  for (std::uint32_t w = 0; w < c.workers; ++w) {
+    members[groups[w]].push_back(st.workers[w]);
+    ids[groups[w]].push_back(w);
+  }
+  for (std::uint32_t g = 0; g < saved_.size(); ++g)
+    try {
+      check_fits(syncer_config_of(c, algo_.settings, g, members[g], st.shards),
+                 *saved_[g], shadow_syncer_file(g));
+    } catch (const std::exception& e) {
+      actors::detail::placement_failed(
+          self, "cannot resume from " + resumed_from_ + ": " + e.what());
+      return;
+    }
   syncers_.resize(count);
   std::vector<caf::actor> shards;
   for (auto& s : st.shards)
     shards.push_back(caf::actor_cast<caf::actor>(s.handle));
   auto pending = std::make_shared<std::size_t>(0);
   for (std::uint32_t g = 0; g < count; ++g) {
-    std::vector<worker_actor> members;
     std::vector<caf::actor> handles;
-    std::vector<worker_id> ids;
     int node = -1;
-    for (std::uint32_t w = 0; w < c.workers; ++w)
-      if (groups[w] == g) {
-        ids.push_back(w);
-        members.push_back(st.workers[w]);
-        handles.push_back(caf::actor_cast<caf::actor>(st.workers[w]));
-        if (node < 0 && w < c.placement.worker_node.size())
-          node = c.placement.worker_node[w];
-      }
+    for (auto w : ids[g]) {
+      handles.push_back(caf::actor_cast<caf::actor>(st.workers[w]));
+      if (node < 0 && w < c.placement.worker_node.size())
+        node = c.placement.worker_node[w];
+    }
+    const std::string* state = g < states_.size() ? &states_[g] : nullptr;
     if (node < 0) {
-      auto sc = syncer_config_of(c, algo_.settings, g, std::move(members),
+      auto sc = syncer_config_of(c, algo_.settings, g, std::move(members[g]),
                                  st.shards);
-      sc.ids = std::move(ids);
+      sc.ids = std::move(ids[g]);
+      sc.owner = self->node();
+      if (g < saved_.size())
+        sc.state = saved_[g];
       syncers_[g] = self->spawn(shadow_syncer, std::move(sc));
       continue;
     }
     ++*pending;
     auto agent = c.placement.nodes.at(static_cast<std::size_t>(node));
-    self->request(agent, c.request_timeout, spawn_atom::value,
-                  std::string{"shadow_syncer"},
-                  caf::make_message(g, handles, shards))
+    auto role = std::string{state ? "resumed_shadow_syncer" : "shadow_syncer"};
+    auto args = state ? caf::make_message(g, handles, shards, *state)
+                      : caf::make_message(g, handles, shards);
+    self->request(agent, c.request_timeout, spawn_atom::value, role,
+                  std::move(args))
         .then(
             [this, self, g, pending, ready](caf::actor& h) {
               syncers_[g] = caf::actor_cast<shadow_syncer_actor>(h);
@@ -72,10 +100,10 @@ void shadow_run::provision(coordinator_ptr self, std::function<void()> ready) {
                 syncers_ready(self, ready);
             },
             [self, g](caf::error& err) {
-              detail::placement_failed(self,
-                                       "a node could not start shadow syncer "
-                                           + std::to_string(g) + ": "
-                                           + self->system().render(err));
+              actors::detail::placement_failed(
+                  self, "a node could not start shadow syncer "
+                            + std::to_string(g) + ": "
+                            + self->system().render(err));
             });
   }
   if (*pending == 0)
@@ -85,8 +113,8 @@ void shadow_run::provision(coordinator_ptr self, std::function<void()> ready) {
 bool shadow_run::on_down(coordinator_ptr self, const caf::down_msg& msg) {
   for (std::uint32_t g = 0; g < syncers_.size(); ++g)
     if (syncers_[g] && syncers_[g].address() == msg.source) {
-      detail::log().error("shadow syncer {} was lost: {}", g,
-                          self->system().render(msg.reason));
+      actors::detail::log().error("shadow syncer {} was lost: {}", g,
+                                  self->system().render(msg.reason));
       syncers_[g] = nullptr; // the end of the job does not ask it
       for (auto& other : syncers_)
         if (other)
@@ -119,8 +147,8 @@ void shadow_run::finish(coordinator_ptr self, std::function<void()> done) {
                 done();
             },
             [self, remaining, done](caf::error& err) {
-              detail::log().warn("a shadow syncer did not report: {}",
-                                 self->system().render(err));
+              actors::detail::log().warn("a shadow syncer did not report: {}",
+                                         self->system().render(err));
               if (--*remaining == 0)
                 done();
             });
@@ -159,6 +187,134 @@ void shadow_run::report(const coordinator_state& st, nlohmann::json& out,
     j["block_lr"] = o.block_lr;
   }
   out["shadow"] = std::move(j);
+}
+
+namespace {
+
+/// The live syncers with their indices.
+std::vector<std::pair<std::uint32_t, shadow_syncer_actor>>
+live(const std::vector<shadow_syncer_actor>& syncers) {
+  std::vector<std::pair<std::uint32_t, shadow_syncer_actor>> out;
+  for (std::uint32_t g = 0; g < syncers.size(); ++g)
+    if (syncers[g])
+      out.emplace_back(g, syncers[g]);
+  return out;
+}
+
+/// Answers of several syncers, settled once all came.
+struct gather {
+  std::size_t left = 0;
+  std::uint64_t latest = 0;
+  std::string error;
+  algorithm_run::state_files files;
+};
+
+} // namespace
+
+void shadow_run::quiesce(coordinator_ptr self,
+                         std::function<void(std::string)> done) {
+  auto syncers = live(syncers_);
+  if (syncers.empty())
+    return done({});
+  auto timeout = self->state.config.request_timeout;
+  // A drain may run a round (its snapshots, its exchange: a timeout each)
+  // and flush: a few timeouts.
+  auto drain_timeout = timeout;
+  drain_timeout.count *= 5;
+  auto p = std::make_shared<gather>();
+  p->left = syncers.size();
+  auto drain = [self, syncers, p, done, drain_timeout] {
+    if (!p->error.empty())
+      return done(p->error);
+    p->left = syncers.size();
+    for (auto& [g, s] : syncers)
+      self->request(s, drain_timeout, pause_atom::value, p->latest)
+          .then(
+              [p, done](ack_atom) {
+                if (--p->left == 0)
+                  done(p->error);
+              },
+              [self, p, done, g = g](caf::error& err) {
+                if (p->error.empty())
+                  p->error = "shadow syncer " + std::to_string(g)
+                             + " did not end its rounds: "
+                             + self->system().render(err);
+                if (--p->left == 0)
+                  done(p->error);
+              });
+  };
+  for (auto& [g, s] : syncers)
+    self->request(s, timeout, pause_atom::value)
+        .then(
+            [p, drain](std::uint64_t round) {
+              p->latest = std::max(p->latest, round);
+              if (--p->left == 0)
+                drain();
+            },
+            [self, p, drain, g = g](caf::error& err) {
+              if (p->error.empty())
+                p->error = "shadow syncer " + std::to_string(g)
+                           + " did not pause: " + self->system().render(err);
+              if (--p->left == 0)
+                drain();
+            });
+}
+
+void shadow_run::save(coordinator_ptr self,
+                      std::function<void(state_files, std::string)> done) {
+  for (std::uint32_t g = 0; g < syncers_.size(); ++g)
+    if (!syncers_[g])
+      return done({}, "shadow syncer " + std::to_string(g) + " was lost");
+  auto p = std::make_shared<gather>();
+  p->left = syncers_.size();
+  auto settle = [p, done] {
+    if (--p->left > 0)
+      return;
+    if (p->error.empty())
+      done(std::move(p->files), {});
+    else
+      done({}, p->error);
+  };
+  auto timeout = self->state.config.request_timeout;
+  for (std::uint32_t g = 0; g < syncers_.size(); ++g)
+    self->request(syncers_[g], timeout, save_atom::value)
+        .then(
+            [p, g, settle](std::string& bytes) {
+              p->files[shadow_syncer_file(g)] = std::move(bytes);
+              settle();
+            },
+            [self, p, g, settle](caf::error& err) {
+              if (p->error.empty())
+                p->error = "shadow syncer " + std::to_string(g) + ": "
+                           + self->system().render(err);
+              settle();
+            });
+  if (syncers_.empty())
+    done({}, {});
+}
+
+void shadow_run::resume(coordinator_ptr self) {
+  for (auto& s : syncers_)
+    if (s)
+      self->send(s, resume_atom::value);
+}
+
+void shadow_run::restore(const resume_point& from) {
+  resumed_from_ = from.path;
+  states_.clear();
+  saved_.clear();
+  for (std::uint32_t g = 0; from.files.count(shadow_syncer_file(g)); ++g) {
+    auto file = shadow_syncer_file(g);
+    const auto& bytes = from.files.at(file);
+    auto s = decode_shadow_syncer(bytes, file);
+    if (s.index != g)
+      throw optim::data_error(file + ": the state of syncer "
+                              + std::to_string(s.index));
+    states_.push_back(bytes);
+    saved_.push_back(std::make_shared<const shadow_syncer_saved>(std::move(s)));
+  }
+  if (states_.empty())
+    throw optim::data_error(from.path + ": no " + shadow_syncer_file(0));
 }
 
 } // namespace troupe::algos

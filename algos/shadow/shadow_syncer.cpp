@@ -9,8 +9,9 @@
 
 #include "actors/detail/log.hpp"
 #include "algos/shadow/detail/shadow_ops.hpp"
+#include "algos/shadow/shadow_state.hpp"
 
-namespace troupe::actors {
+namespace troupe::algos {
 
 namespace {
 
@@ -41,8 +42,6 @@ std::size_t params_of(const shadow_syncer_state& st) {
   return st.config.init ? st.config.init->size() : 0;
 }
 
-namespace {
-
 void next_round(syncer_ptr self) {
   auto& st = self->state;
   bool anyone = std::find(st.member_live.begin(), st.member_live.end(), true)
@@ -51,10 +50,9 @@ void next_round(syncer_ptr self) {
   // (worker_config::yield_steps): a syncer looping on its own mailbox would
   // keep its scheduler thread.
   auto pause = anyone ? st.config.opts.period : std::chrono::milliseconds{10};
+  st.timer = true;
   self->delayed_send(self, pause, step_atom::value);
 }
-
-} // namespace
 
 void end_round(syncer_ptr self) {
   auto& st = self->state;
@@ -73,7 +71,10 @@ void end_round(syncer_ptr self) {
   st.probe->progress();
   st.probe->gauge("rounds", static_cast<double>(st.rounds));
   st.probe->activity("between rounds");
-  next_round(self);
+  if (st.paused)
+    after_round_paused(self);
+  else if (!st.timer) // one chain of rounds (a drain may start one early)
+    next_round(self);
 }
 
 /// Sends member i the correction target - snapshot_i.
@@ -97,6 +98,7 @@ using detail::correct;
 using detail::end_round;
 using detail::fetch_center;
 using detail::params_of;
+using detail::start_round;
 using detail::syncer_ptr;
 using self_ptr = syncer_ptr;
 
@@ -171,15 +173,18 @@ void snapshots_done(self_ptr self) {
     }
   st.inbox[st.round][st.config.index] = std::move(mine);
   st.exchanging = true;
-  self->delayed_send(self, to_chrono(st.config.timeout), tick_atom::value,
-                     st.round);
+  self->delayed_send(self, actors::to_chrono(st.config.timeout),
+                     tick_atom::value, st.round);
   st.probe->activity("averaging");
   check_exchange(self);
 }
 
-void start_round(self_ptr self) {
+} // namespace
+
+void detail::start_round(self_ptr self) {
   auto& st = self->state;
-  if (st.in_round)
+  // Paused for a checkpoint: only the rounds up to drain_to.
+  if (st.in_round || (st.paused && st.round >= st.drain_to))
     return;
   st.in_round = true;
   ++st.round;
@@ -202,13 +207,13 @@ void start_round(self_ptr self) {
       continue;
     ++st.messages;
     st.bytes += wire_size(f);
-    st.probe->sent(msg_type::fetch, wire_size(f));
+    st.probe->sent(actors::msg_type::fetch, wire_size(f));
     self->request(st.config.members[i], st.config.timeout, f)
         .then(
             [self, i, pending, n](params_msg& p) {
               auto& st = self->state;
-              auto scope = on_message(st.probe.get(), self, msg_type::params,
-                                      wire_size(p));
+              auto scope = on_message(st.probe.get(), self,
+                                      actors::msg_type::params, wire_size(p));
               if (p.values.size() == n) {
                 st.snapshots[i].assign(p.values.data(), p.values.data() + n);
                 st.steps_at[i] = p.version;
@@ -220,24 +225,27 @@ void start_round(self_ptr self) {
             [self, i, pending](caf::error& err) {
               auto& st = self->state;
               st.member_live[i] = false;
-              detail::log().warn("shadow syncer {}: worker {} is gone ({}); "
-                                 "no longer synchronized",
-                                 st.config.index,
-                                 i < st.config.ids.size() ? st.config.ids[i]
-                                                          : i,
-                                 self->system().render(err));
+              actors::detail::log().warn(
+                  "shadow syncer {}: worker {} is gone ({}); "
+                  "no longer synchronized",
+                  st.config.index,
+                  i < st.config.ids.size() ? st.config.ids[i] : i,
+                  self->system().render(err));
               if (--*pending == 0)
                 snapshots_done(self);
             });
   }
 }
 
+namespace {
+
 void syncer_gone(self_ptr self, std::uint32_t p) {
   auto& st = self->state;
   if (p >= st.peer_live.size() || !st.peer_live[p])
     return;
   st.peer_live[p] = false;
-  detail::log().warn("shadow syncer {}: syncer {} is gone", st.config.index, p);
+  actors::detail::log().warn("shadow syncer {}: syncer {} is gone",
+                             st.config.index, p);
   check_exchange(self);
 }
 
@@ -284,9 +292,11 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
   st.center.assign(n, 0.0f);
   if (st.config.opts.mode == "bmuf" && st.config.init)
     st.bmuf.emplace(*st.config.init);
-  st.probe
-      = make_probe(self, "shadow syncer " + std::to_string(st.config.index),
-                   "shadow_syncer", true);
+  if (st.config.state) // a resumed job (checked before the spawn)
+    restore(st, *st.config.state);
+  st.probe = actors::make_probe(
+      self, "shadow syncer " + std::to_string(st.config.index), "shadow_syncer",
+      true);
   st.probe->activity("waiting for peers");
   // A syncer that died (its node was lost) is no longer awaited.
   self->set_down_handler([self](caf::down_msg& msg) {
@@ -298,8 +308,8 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
   return {
       [self](peers_atom, std::vector<caf::actor>& peers) {
         auto& st = self->state;
-        auto scope = on_message(st.probe.get(), self, msg_type::peers,
-                                small_message_bytes * peers.size());
+        auto scope = on_message(st.probe.get(), self, actors::msg_type::peers,
+                                actors::small_message_bytes * peers.size());
         if (!st.peers.empty())
           return;
         st.peers = std::move(peers);
@@ -330,7 +340,10 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
           check_exchange(self);
       },
       [self](leave_atom, std::uint32_t g) { syncer_gone(self, g); },
-      [self](step_atom) { start_round(self); },
+      [self](step_atom) {
+        self->state.timer = false;
+        start_round(self);
+      },
       [self](tick_atom, std::uint64_t round) {
         auto& st = self->state;
         if (!st.exchanging || round != st.round)
@@ -340,13 +353,18 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
         for (std::uint32_t p = 0; p < st.peers.size(); ++p)
           if (st.peer_live[p] && st.inbox[round].count(p) == 0)
             missing += " " + std::to_string(p);
-        detail::log().warn("shadow syncer {}: round {} without the sums of "
-                           "syncer(s){} (request timeout); averaging the rest",
-                           st.config.index, round, missing);
+        actors::detail::log().warn(
+            "shadow syncer {}: round {} without the sums of "
+            "syncer(s){} (request timeout); averaging the rest",
+            st.config.index, round, missing);
         combine(self);
       },
       [self](stats_atom) { return stats_json(self->state); },
+      [self](pause_atom) { return detail::pause(self); },
+      [self](pause_atom, std::uint64_t r) { return detail::drain(self, r); },
+      [self](save_atom) { return detail::save(self); },
+      [self](resume_atom) { detail::resume(self); },
   };
 }
 
-} // namespace troupe::actors
+} // namespace troupe::algos

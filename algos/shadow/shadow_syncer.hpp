@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <caf/node_id.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include "actors/comm_policy.hpp"
 #include "actors/interfaces.hpp"
@@ -17,8 +19,12 @@
 #include "optim/shadow.hpp"
 
 namespace troupe::actors {
-
 struct job_config;
+} // namespace troupe::actors
+
+namespace troupe::algos {
+
+struct shadow_syncer_saved;
 
 /// A shadow syncer (algorithms.md §6): synchronizes its workers in the
 /// background, round after round, while they train without waiting.
@@ -33,7 +39,20 @@ using shadow_syncer_actor = caf::typed_actor<
     caf::reacts_to<messages::step_atom>,
     caf::reacts_to<messages::tick_atom, std::uint64_t>,
     // What it did, as a JSON object (rounds, sync gap, bytes, ...).
-    caf::replies_to<messages::stats_atom>::with<std::string>>;
+    caf::replies_to<messages::stats_atom>::with<std::string>,
+    // A checkpoint (shadow_run.cpp), from its owner's node only: start no
+    // new round; answers the round under way, or the last one.
+    caf::replies_to<messages::pause_atom>::with<std::uint64_t>,
+    // Then: run the rounds up to round r (the latest any syncer answered;
+    // S-EASGD: its own), have its members and shards receive what it sent
+    // (a flush each), answer.
+    caf::replies_to<messages::pause_atom,
+                    std::uint64_t>::with<messages::ack_atom>,
+    // Its state between rounds (encode(shadow_syncer_saved),
+    // shadow_state.hpp).
+    caf::replies_to<messages::save_atom>::with<std::string>,
+    // The checkpoint is written or abandoned: rounds go on.
+    caf::reacts_to<messages::resume_atom>>;
 
 /// A syncer's view of its workers: the correction it sends them (handled by
 /// the worker's ShadowSync policy, make_shadow_policy) and the parameters
@@ -51,12 +70,18 @@ struct shadow_syncer_config {
   std::vector<shadow_member_actor> members;
   std::vector<messages::worker_id> ids;
   /// S-EASGD: the shards holding the center.
-  std::vector<shard_ref> shards;
+  std::vector<actors::shard_ref> shards;
   optim::shadow_options opts;
   std::uint32_t workers = 1; ///< in the whole job
   /// BMUF: the initial parameters (w_g = w_0 = init).
   std::shared_ptr<const std::vector<float>> init;
   caf::duration timeout{std::chrono::seconds{60}};
+  /// The node whose actors may pause, save and resume it (the
+  /// coordinator's); unset: this process only.
+  caf::node_id owner;
+  /// A resumed job: the state to start from (shadow_state.hpp, checked
+  /// with check_fits before the spawn).
+  std::shared_ptr<const shadow_syncer_saved> state;
 };
 
 /// The state of a shadow syncer.
@@ -81,7 +106,13 @@ struct shadow_syncer_state {
                 bytes = 0, steps_between = 0;
   double seconds_in_rounds = 0;
   std::chrono::steady_clock::time_point round_start;
-  probe_ref probe;
+  actors::probe_ref probe;
+  // A checkpoint's pause: no round starts beyond `drain_to`; `drained`
+  // answers once round drain_to is over and flushed. `timer` is set while
+  // a step_atom is on its way (one chain of rounds at a time).
+  bool paused = false, timer = false;
+  std::uint64_t drain_to = 0;
+  std::optional<caf::typed_response_promise<messages::ack_atom>> drained;
 };
 
 /// Spawn with `sys.spawn(shadow_syncer, config)`; rounds start with the
@@ -101,10 +132,10 @@ double shadow_block_momentum(const optim::shadow_options& o,
 /// The configuration of ShadowSync syncer g of a job whose syncers do `opts`
 /// over the workers of its group (`members`, in rank order) and the shards
 /// (S-EASGD). The members' ranks (ids, for reports) are left to the caller.
-shadow_syncer_config syncer_config_of(const job_config& job,
+shadow_syncer_config syncer_config_of(const actors::job_config& job,
                                       const optim::shadow_options& opts,
                                       std::uint32_t g,
-                                      std::vector<worker_actor> members,
-                                      std::vector<shard_ref> shards);
+                                      std::vector<actors::worker_actor> members,
+                                      std::vector<actors::shard_ref> shards);
 
-} // namespace troupe::actors
+} // namespace troupe::algos

@@ -151,7 +151,7 @@ TEST_CASE("LSGD's messages are the LSGD policy's: answered by an LSGD worker, "
   caf::scoped_actor self{sys};
   optim::optimizer_options sgd{"sgd", 0, 0};
   auto lsgd = sys.spawn(worker, worker_with(1, seed, [sgd](std::size_t n) {
-                          return make_lsgd_policy(sgd, 0.05, n, {}, 4);
+                          return algos::make_lsgd_policy(sgd, 0.05, n, {}, 4);
                         }));
   auto local = sys.spawn(worker, worker_with(2, seed, [sgd](std::size_t n) {
                            return make_local_policy(sgd, 0.05, n);
@@ -172,7 +172,7 @@ TEST_CASE("LSGD's messages are the LSGD policy's: answered by an LSGD worker, "
   while (steps_of(lsgd) < 5 || steps_of(local) < 5)
     REQUIRE(std::chrono::steady_clock::now() < deadline);
   messages::score_msg score;
-  self->request(caf::actor_cast<lsgd_member_actor>(lsgd), 10s,
+  self->request(caf::actor_cast<algos::lsgd_member_actor>(lsgd), 10s,
                 messages::score_atom::value)
       .receive([&](messages::score_msg& s) { score = s; },
                [&](caf::error& e) { FAIL(sys.render(e)); });
@@ -180,7 +180,7 @@ TEST_CASE("LSGD's messages are the LSGD policy's: answered by an LSGD worker, "
   CHECK(score.steps == 5);
   CHECK(std::isfinite(score.score.value));
   caf::error err;
-  self->request(caf::actor_cast<lsgd_member_actor>(local), 10s,
+  self->request(caf::actor_cast<algos::lsgd_member_actor>(local), 10s,
                 messages::score_atom::value)
       .receive([&](messages::score_msg&) { FAIL("a local worker scored"); },
                [&](caf::error& e) { err = e; });

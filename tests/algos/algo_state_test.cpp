@@ -2,9 +2,12 @@
 // leader's and the leader board's state, saved by the running actor,
 // restored into a new one and saved again, are equal; a held round
 // trigger survives; a wrong file is refused naming it; compressed SGP's
-// per-peer copies round-trip.
+// per-peer copies round-trip; a ShadowSync syncer's state (round, BMUF
+// state, counters) round-trips, and two syncers exchanging sums pause
+// after the same round.
 
 #include <iostream>
+#include <thread>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -15,11 +18,14 @@
 #include "algos/lsgd/leader_board.hpp"
 #include "algos/lsgd/lsgd_state.hpp"
 #include "algos/sgp/sgp_state.hpp"
+#include "algos/shadow/shadow_state.hpp"
+#include "algos/shadow/shadow_syncer.hpp"
 #include "messages/registry.hpp"
 #include "optim/dataset.hpp"
 
 using namespace troupe;
 using namespace troupe::actors;
+using namespace troupe::algos;
 using namespace troupe::messages;
 
 namespace {
@@ -149,4 +155,172 @@ TEST_CASE("compressed SGP's per-peer copies round-trip") {
   CHECK_THROWS_WITH(load_copies(r, "copy_in.", back, 4),
                     Catch::Contains("worker-0.state")
                         && Catch::Contains("copy_in.values"));
+}
+
+namespace {
+
+/// A syncer's state with every field set (BMUF over 5 parameters).
+shadow_syncer_saved some_syncer_state() {
+  shadow_syncer_saved s;
+  s.index = 1;
+  s.mode = "bmuf";
+  s.round = 42;
+  s.bmuf.emplace(std::vector<float>{1, 2, 3, 4, 5});
+  s.bmuf->momentum = {0.5f, -0.25f, 0, 1e-3f, 7};
+  s.bmuf->start = {1.5f, 1.75f, 3, 4.001f, 12};
+  s.last_steps = {300, 301};
+  s.rounds = 41;
+  s.timeouts = 1;
+  s.corrections = 82;
+  s.messages = 250;
+  s.bytes = 123456;
+  s.steps_between = 600;
+  s.seconds_in_rounds = 0.625;
+  return s;
+}
+
+bool same(const shadow_syncer_saved& a, const shadow_syncer_saved& b) {
+  bool bmuf = a.bmuf.has_value() == b.bmuf.has_value();
+  if (bmuf && a.bmuf)
+    bmuf = a.bmuf->global == b.bmuf->global
+           && a.bmuf->momentum == b.bmuf->momentum
+           && a.bmuf->start == b.bmuf->start;
+  return bmuf && a.index == b.index && a.mode == b.mode && a.round == b.round
+         && a.last_steps == b.last_steps && a.rounds == b.rounds
+         && a.timeouts == b.timeouts && a.corrections == b.corrections
+         && a.messages == b.messages && a.bytes == b.bytes
+         && a.steps_between == b.steps_between
+         && a.seconds_in_rounds == b.seconds_in_rounds;
+}
+
+/// A syncer without members (they are not needed to pause and save).
+shadow_syncer_config syncer_of(std::uint32_t index, const std::string& mode,
+                               std::uint32_t syncers) {
+  shadow_syncer_config c;
+  c.index = index;
+  c.opts.mode = mode;
+  c.workers = syncers;
+  c.init = std::make_shared<const std::vector<float>>(
+      std::vector<float>{1, 2, 3, 4, 5});
+  c.timeout = caf::duration{std::chrono::seconds{10}};
+  return c;
+}
+
+/// pause_atom's answer, then the drain to `to` (or to that answer).
+std::uint64_t paused_at(caf::actor_system& sys, const shadow_syncer_actor& s) {
+  caf::scoped_actor self{sys};
+  std::uint64_t round = 0;
+  self->request(s, std::chrono::seconds{10}, pause_atom::value)
+      .receive([&](std::uint64_t r) { round = r; },
+               [&](caf::error& err) { FAIL(sys.render(err)); });
+  return round;
+}
+
+void drained_to(caf::actor_system& sys, const shadow_syncer_actor& s,
+                std::uint64_t to) {
+  caf::scoped_actor self{sys};
+  bool drained = false;
+  self->request(s, std::chrono::seconds{30}, pause_atom::value, to)
+      .receive([&](ack_atom) { drained = true; },
+               [&](caf::error& err) { FAIL(sys.render(err)); });
+  CHECK(drained);
+}
+
+} // namespace
+
+TEST_CASE("a ShadowSync syncer's state round-trips through a checkpoint") {
+  fixture f;
+  auto s = some_syncer_state();
+  CHECK(same(decode_shadow_syncer(encode(s), "s.state"), s));
+  auto ma = s;
+  ma.mode = "ma";
+  ma.bmuf.reset();
+  ma.last_steps.clear();
+  CHECK(same(decode_shadow_syncer(encode(ma), "s.state"), ma));
+  // A syncer spawned from it (members aside) pauses at its round, drains
+  // at once (no round to run) and saves the same state; it refuses to save
+  // before the pause.
+  auto c = syncer_of(1, "bmuf", 2);
+  s.last_steps.clear(); // no members
+  check_fits(c, s, "algo-syncer-1.state");
+  c.state = std::make_shared<const shadow_syncer_saved>(s);
+  auto syncer = f.sys->spawn(shadow_syncer, c);
+  {
+    caf::scoped_actor self{*f.sys};
+    bool refused = false;
+    self->request(syncer, std::chrono::seconds{10}, save_atom::value)
+        .receive([&](std::string&) {}, [&](caf::error&) { refused = true; });
+    CHECK(refused);
+  }
+  CHECK(paused_at(*f.sys, syncer) == 42);
+  drained_to(*f.sys, syncer, 42);
+  auto again = decode_shadow_syncer(saved_by(*f.sys, syncer), "again");
+  CHECK(same(again, s));
+  // A fresh syncer's state is the start: round 0, w_g = w_0 = init, D = 0.
+  auto fresh = f.sys->spawn(shadow_syncer, syncer_of(1, "bmuf", 2));
+  CHECK(paused_at(*f.sys, fresh) == 0);
+  drained_to(*f.sys, fresh, 0);
+  auto none = decode_shadow_syncer(saved_by(*f.sys, fresh), "none");
+  CHECK(none.round == 0);
+  CHECK(none.bmuf->momentum == std::vector<float>(5, 0.0f));
+  // A state that does not fit the syncer is refused naming the file.
+  auto other = s;
+  other.index = 0;
+  CHECK_THROWS_WITH(check_fits(c, other, "algo-syncer-1.state"),
+                    Catch::Contains("algo-syncer-1.state")
+                        && Catch::Contains("syncer 0"));
+  CHECK_THROWS_WITH(check_fits(syncer_of(1, "ma", 2), s, "x.state"),
+                    Catch::Contains("x.state") && Catch::Contains("bmuf"));
+  auto small = syncer_of(1, "bmuf", 2);
+  small.init = std::make_shared<const std::vector<float>>(3, 0.0f);
+  CHECK_THROWS_WITH(check_fits(small, s, "x.state"),
+                    Catch::Contains("bmuf.global"));
+  CHECK_THROWS_WITH(
+      decode_shadow_syncer(encode(leader_board_saved{}), "algo-syncer-0.state"),
+      Catch::Contains("algo-syncer-0.state"));
+  caf::anon_send_exit(syncer, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(fresh, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("two ShadowSync syncers exchanging sums pause after the same "
+          "round") {
+  fixture f;
+  for (const std::string mode : {"ma", "bmuf"}) {
+    auto a = f.sys->spawn(shadow_syncer, syncer_of(0, mode, 2));
+    auto b = f.sys->spawn(shadow_syncer, syncer_of(1, mode, 2));
+    std::vector<caf::actor> peers{caf::actor_cast<caf::actor>(a),
+                                  caf::actor_cast<caf::actor>(b)};
+    caf::anon_send(a, peers_atom::value, peers);
+    caf::anon_send(b, peers_atom::value, peers);
+    // Rounds every 10 ms without members; pause A, let B run on a little.
+    std::this_thread::sleep_for(std::chrono::milliseconds{60});
+    auto ra = paused_at(*f.sys, a);
+    std::this_thread::sleep_for(std::chrono::milliseconds{25});
+    auto rb = paused_at(*f.sys, b);
+    auto to = std::max(ra, rb);
+    drained_to(*f.sys, a, to);
+    drained_to(*f.sys, b, to);
+    auto sa = decode_shadow_syncer(saved_by(*f.sys, a), "a");
+    auto sb = decode_shadow_syncer(saved_by(*f.sys, b), "b");
+    std::cout << mode << ": paused at rounds " << ra << " and " << rb
+              << ", saved at " << sa.round << " and " << sb.round << std::endl;
+    CHECK(ra >= 1);
+    CHECK(sa.round == to);
+    CHECK(sb.round == to);
+    CHECK(sa.timeouts + sb.timeouts == 0); // no round waited for a peer
+    CHECK(sa.rounds == sa.round);          // each round ended once
+    CHECK(sb.rounds == sb.round);
+    if (mode == "bmuf")
+      CHECK(sa.bmuf->start == sb.bmuf->start); // replicated, bit for bit
+    // Resumed (by an actor of this process: a message without a sender is
+    // refused), they go on from there together.
+    caf::scoped_actor self{*f.sys};
+    self->send(a, resume_atom::value);
+    self->send(b, resume_atom::value);
+    std::this_thread::sleep_for(std::chrono::milliseconds{60});
+    auto later = paused_at(*f.sys, a);
+    CHECK(later > to);
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(b, caf::exit_reason::user_shutdown);
+  }
 }

@@ -352,18 +352,18 @@ TEST_CASE("ShadowSync: a peer's sums that arrive before this syncer knows "
   messages::register_types(cfg);
   caf::actor_system sys{cfg};
   auto make = [&](std::uint32_t index) {
-    actors::shadow_syncer_config c;
+    algos::shadow_syncer_config c;
     c.index = index;
     c.workers = 2;
     c.init = std::make_shared<const std::vector<float>>(4, 0.0f);
     c.timeout = caf::duration{std::chrono::seconds{60}};
-    return sys.spawn(actors::shadow_syncer, std::move(c)); // no members
+    return sys.spawn(algos::shadow_syncer, std::move(c)); // no members
   };
   auto a = make(0), b = make(1);
   std::vector<caf::actor> peers{caf::actor_cast<caf::actor>(a),
                                 caf::actor_cast<caf::actor>(b)};
   caf::scoped_actor self{sys};
-  auto rounds_of = [&](const actors::shadow_syncer_actor& s) {
+  auto rounds_of = [&](const algos::shadow_syncer_actor& s) {
     double r = -1;
     self->request(s, std::chrono::seconds{5}, messages::stats_atom::value)
         .receive(

@@ -33,9 +33,9 @@ problem_ptr logreg(std::uint64_t seed, std::size_t m, std::size_t d,
 }
 
 /// A job over `prob` cut into `portions`, from x = 0.
-actors::lbfgs_job job_of(problem_ptr prob, std::uint32_t shards,
-                         std::uint32_t workers, std::size_t portions) {
-  actors::lbfgs_job job;
+algos::lbfgs_job job_of(problem_ptr prob, std::uint32_t shards,
+                        std::uint32_t workers, std::size_t portions) {
+  algos::lbfgs_job job;
   job.init = std::make_shared<const std::vector<float>>(
       static_cast<std::size_t>(prob->x_star.size()), 0.0f);
   job.shards = shards;
@@ -94,7 +94,7 @@ TEST_CASE("Sandblaster with a slow and a dying worker matches serial "
     job.delays[0] = std::chrono::microseconds{20000};
     job.die_after.assign(c.workers, 0);
     job.die_after.back() = 1;
-    auto out = actors::run_lbfgs(job);
+    auto out = algos::run_lbfgs(job);
     INFO(out.dump().substr(0, 2000));
     REQUIRE_FALSE(out.contains("error"));
     auto worst = max_diff(out["x"].get<std::vector<double>>(), serial.x);
@@ -140,7 +140,7 @@ TEST_CASE("Sandblaster: a NaN gradient ends the run with an error naming "
       grad[n - 1] = std::nan("");
     return loss;
   };
-  auto out = actors::run_lbfgs(job);
+  auto out = algos::run_lbfgs(job);
   INFO(out.dump());
   REQUIRE(out.contains("error"));
   CHECK_THAT(out["error"].get<std::string>(),
@@ -168,7 +168,7 @@ TEST_CASE("Sandblaster without backups gives up a worker that does not "
   job.options.max_iterations = 20;
   job.request_timeout = caf::duration{std::chrono::milliseconds{200}};
   job.delays = {std::chrono::microseconds{1500000}, {}, {}};
-  auto out = actors::run_lbfgs(job);
+  auto out = algos::run_lbfgs(job);
   INFO(out.dump().substr(0, 2000));
   REQUIRE_FALSE(out.contains("error"));
   auto serial = serial_of(prob, job.options);

@@ -33,7 +33,7 @@ struct config : caf::actor_system_config {
 /// The test as Sandblaster's coordinator and workers over K shards.
 struct driver {
   caf::scoped_actor& self;
-  std::vector<actors::lbfgs_shard_actor> shards;
+  std::vector<algos::lbfgs_shard_actor> shards;
   std::vector<optim::slice> ranges;
   const optim::logreg_problem& prob;
   std::size_t portions;
@@ -116,7 +116,7 @@ struct driver {
                                std::size_t& iterations) {
     optim::lbfgs_history h;
     h.memory = o.memory;
-    auto trial = actors::slot_trial_gradient(o.memory);
+    auto trial = algos::slot_trial_gradient(o.memory);
     double fx = pass_at(0.0);
     accept(); // g = grad f(x); no pair
     for (iterations = 0; iterations < o.max_iterations; ++iterations) {
@@ -204,9 +204,10 @@ TEST_CASE("L-BFGS over K shards by vector commands matches the serial "
     auto init = std::make_shared<const std::vector<float>>(lo.d, 0.0f);
     driver drv{self, {}, optim::balanced_split(lo.d, k), prob, 8};
     for (std::uint32_t i = 0; i < k; ++i)
-      drv.shards.push_back(sys.spawn(
-          actors::lbfgs_shard,
-          actors::lbfgs_shard_config{i, drv.ranges[i], init, o.memory}));
+      drv.shards.push_back(
+          sys.spawn(algos::lbfgs_shard,
+                    algos::lbfgs_shard_config{i, drv.ranges[i], init, o.memory,
+                                              self->address()}));
     std::size_t iterations = 0;
     auto x = drv.minimize(o, iterations);
     double worst = 0;

@@ -57,7 +57,7 @@ job_config two_by_two(std::uint64_t seed) {
 /// worker (its roles read it from the job's algorithm).
 job_config lbfgs_two_by_one(std::uint64_t seed) {
   auto job = two_by_two(seed);
-  auto lb = std::make_shared<lbfgs_job>();
+  auto lb = std::make_shared<algos::lbfgs_job>();
   lb->init = job.init;
   lb->shards = 2;
   lb->workers = 1;
@@ -203,6 +203,7 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
   INFO(text);
   CHECK_THAT(text, Catch::Contains("no role 'nope' (registered: greeter, "
                                    "joined_worker, lbfgs_shard, lbfgs_worker, "
+                                   "resumed_shadow_syncer, "
                                    "resumed_shard, resumed_worker, "
                                    "shadow_syncer, shard, shard_backup, "
                                    "worker)"));

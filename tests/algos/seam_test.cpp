@@ -2,7 +2,8 @@
 // network layer never compare an algorithm's name; algos/ never reaches
 // up into apps/ or net/; actors/ never reaches up into algos/ and holds no
 // algorithm's own policy or role (no file there names an algorithm's own
-// messages); every registered algorithm answers to its name.
+// messages); algos/ declares its code in troupe::algos; every registered
+// algorithm answers to its name.
 
 #include <filesystem>
 #include <fstream>
@@ -74,6 +75,28 @@ TEST_CASE("no algorithm name is compared outside algos/") {
 
 TEST_CASE("algos/ depends on actors/ and below only") {
   auto hits = grep("algos", std::regex{"#include \"(apps|net)/"});
+  for (const auto& h : hits)
+    UNSCOPED_INFO(h);
+  CHECK(hits.empty());
+}
+
+TEST_CASE("algos/ declares its own code in troupe::algos, not troupe::actors") {
+  // Only forward declarations of actors/ types may open troupe::actors.
+  std::regex forward{"namespace troupe::actors(::\\w+)? \\{\\n"
+                     "((class|struct) \\w+;\\n)*\\} // namespace [\\w:]+\\n"};
+  std::vector<std::string> hits;
+  fs::path root{TROUPE_SOURCE_DIR};
+  for (const auto& entry : fs::recursive_directory_iterator(root / "algos")) {
+    auto ext = entry.path().extension();
+    if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp"))
+      continue;
+    std::ifstream in{entry.path()};
+    std::stringstream text;
+    text << in.rdbuf();
+    auto rest = std::regex_replace(text.str(), forward, "");
+    if (rest.find("namespace troupe::actors") != std::string::npos)
+      hits.push_back(fs::relative(entry.path(), root).string());
+  }
   for (const auto& h : hits)
     UNSCOPED_INFO(h);
   CHECK(hits.empty());

@@ -14,7 +14,8 @@
 //              bytes (default 0xFFFFFFF0), stay silent for S seconds, close
 //   silent     connect and say nothing for S seconds (default 30), close
 //   slowloris  send a client handshake (header and a 32-byte payload) one
-//              byte every I seconds (default 8) for S seconds (default 60)
+//              byte every I seconds (default 8) for S seconds (default 60),
+//              or until the server has closed every connection
 //
 // --bind=ADDR connects from that source address (e.g. 127.0.0.2: another
 // host as far as per-address limits go).
@@ -266,16 +267,20 @@ void hold(std::vector<conn>& cs, double seconds) {
 }
 
 /// Sends `data` one byte per `interval` seconds on every connection still
-/// open, for `seconds` in all.
+/// open, for `seconds` in all or until the server has closed every one.
 void trickle(std::vector<conn>& cs, const std::vector<unsigned char>& data,
              double interval, double seconds) {
   auto start = clk::now();
   for (std::size_t i = 0; ms_since(start) < seconds * 1000; ++i) {
+    bool open = false;
     for (auto& c : cs) {
       drain(c);
       if (c.closed_by_peer_ms < 0 && i < data.size())
         send(c.fd, data.data() + i, 1, MSG_NOSIGNAL);
+      open = open || (c.fd >= 0 && c.closed_by_peer_ms < 0);
     }
+    if (!open)
+      return;
     hold(cs, std::min(interval, seconds - ms_since(start) / 1000));
   }
 }

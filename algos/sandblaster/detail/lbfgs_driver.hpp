@@ -21,12 +21,12 @@
 #include "algos/sandblaster/lbfgs_shard.hpp"
 #include "optim/portions.hpp"
 
-namespace troupe::actors::detail {
+namespace troupe::algos::detail {
 
 struct lbfgs_driver_state {
   static inline const char* name = "lbfgs_driver";
   std::shared_ptr<const lbfgs_job> job;
-  placement_plan where;
+  actors::placement_plan where;
   std::vector<lbfgs_shard_actor> shards;
   std::vector<optim::slice> ranges;
   std::vector<caf::actor> workers;
@@ -50,13 +50,50 @@ struct lbfgs_driver_state {
   nlohmann::json trace = nlohmann::json::array();
   caf::response_promise result;
   bool finished = false;
-  probe_ref probe;
+  // -- checkpoints (lbfgs_checkpoint.cpp) --
+  /// The iteration of the last checkpoint written (or resumed from).
+  std::uint64_t checkpointed = 0;
+  std::chrono::steady_clock::time_point checkpoint_time;
+  bool checkpointing = false;
+  /// The checkpoints written or failed, for the final JSON.
+  nlohmann::json checkpoint_log = nlohmann::json::array();
+  /// The run's seconds before the checkpoint it resumed from.
+  double seconds_before = 0;
+  /// The run ends at the next iteration boundary with this reason (a
+  /// signal, the time limit), after a checkpoint when checkpointing.
+  std::optional<std::string> stopping;
+  actors::probe_ref probe;
 };
 
 using lbfgs_driver_ptr = caf::stateful_actor<lbfgs_driver_state>*;
 
-/// Seconds since the run started.
+/// Seconds since the run started (a resumed run's include those before its
+/// checkpoint).
 double elapsed(const lbfgs_driver_state& st);
+
+/// At an iteration boundary, where nothing is in flight: writes a checkpoint
+/// if one is due or the run is stopping (the time limit counts as a stop),
+/// then calls `k`. A checkpoint that cannot be taken is logged and skipped.
+void boundary(lbfgs_driver_ptr self, std::function<void()> k);
+
+/// The stop request (a signal) arrived: the run ends at the next iteration
+/// boundary, or after the request timeout if none comes by then (without a
+/// checkpoint).
+void request_stop(lbfgs_driver_ptr self);
+
+/// The stop's request timeout is over (the stop came at `iteration`): if
+/// no boundary came meanwhile, the run ends without a checkpoint.
+void stop_timeout(lbfgs_driver_ptr self, std::uint64_t iteration);
+
+/// The iteration to the probe's gauges and the observers (a step of the
+/// driver whose loss is the objective).
+void report_iteration(lbfgs_driver_ptr self, double seconds);
+
+/// A resumed run, once its roles are placed: loads the driver's and the
+/// workers' files and has every shard load its own, then calls `k` (at the
+/// checkpoint's iteration boundary); a file that does not fit ends the run,
+/// naming it.
+void restore(lbfgs_driver_ptr self, std::function<void()> k);
 
 /// Ends the run: collects x from the shards (unless `collect` is false: a
 /// shard is gone), delivers the final JSON with `reason` (and `error` if
@@ -81,6 +118,6 @@ void give(lbfgs_driver_ptr self, std::size_t w);
 
 caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
                            std::shared_ptr<const lbfgs_job> job,
-                           placement_plan where);
+                           actors::placement_plan where);
 
-} // namespace troupe::actors::detail
+} // namespace troupe::algos::detail

@@ -16,7 +16,7 @@
 #include "algos/sandblaster/lbfgs_driver.hpp"
 #include "algos/sandblaster/lbfgs_shard.hpp"
 
-namespace troupe::actors::detail {
+namespace troupe::algos::detail {
 
 struct lbfgs_worker_state {
   std::uint32_t id = 0;
@@ -28,7 +28,7 @@ struct lbfgs_worker_state {
   portion_fn compute; ///< this worker's own (make_compute) or the shared one
   std::uint64_t pass = 0, done = 0;
   std::vector<double> x, grad;
-  probe_ref probe;
+  actors::probe_ref probe;
 };
 
 caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
@@ -37,4 +37,4 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
                            std::vector<optim::slice> ranges,
                            std::shared_ptr<const lbfgs_job> job);
 
-} // namespace troupe::actors::detail
+} // namespace troupe::algos::detail

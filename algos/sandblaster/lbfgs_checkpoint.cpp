@@ -1,0 +1,215 @@
+// Sandblaster's checkpoints (issue [11]): the driver takes them itself, at
+// an iteration boundary, where no vector command, pass or portion is under
+// way: every shard answers its state file, the driver adds its own and the
+// workers' and hands them to the job's writer (the manifest, rotation and
+// atomic writes of optim/checkpoint_dir.hpp) with its progress and trace. A
+// stop (a signal, the time limit) waits for the next boundary, writes one
+// there and ends the run. A resumed run loads the files back and starts at
+// the checkpoint's boundary.
+
+#include <memory>
+
+#include <caf/all.hpp>
+
+#include "actors/comm_policy.hpp"
+#include "actors/detail/caller.hpp"
+#include "actors/detail/log.hpp"
+#include "algos/sandblaster/detail/lbfgs_driver.hpp"
+#include "algos/sandblaster/detail/lbfgs_state.hpp"
+
+namespace troupe::algos::detail {
+
+using namespace messages;
+
+namespace {
+
+constexpr const char* driver_file = "algo-driver-0.state";
+
+std::string shard_file(std::size_t k) {
+  return "shard-" + std::to_string(k) + ".state";
+}
+
+std::string worker_file(std::size_t w) {
+  return "worker-" + std::to_string(w) + ".state";
+}
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+/// Whether a checkpoint is due at this boundary.
+bool due(const lbfgs_driver_state& st) {
+  const auto& c = st.job->checkpoints;
+  if (!c.write || st.iterations == st.checkpointed)
+    return false;
+  if (st.stopping)
+    return true;
+  if (c.every_steps > 0)
+    return st.iterations / c.every_steps != st.checkpointed / c.every_steps;
+  return since(st.checkpoint_time) >= c.every_seconds;
+}
+
+/// The checkpoint's files are all here: writes it (the shards' files in
+/// `files`), logs it, and goes on with `k`.
+void write(lbfgs_driver_ptr self, std::map<std::string, std::string> files,
+           std::chrono::steady_clock::time_point began,
+           const std::function<void()>& k) {
+  auto& st = self->state;
+  auto steps = static_cast<std::uint64_t>(st.iterations);
+  actors::resume_point state;
+  state.files = std::move(files);
+  state.files[driver_file] = save_lbfgs_driver(st);
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    state.files[worker_file(w)] = save_lbfgs_worker(st, w);
+  state.progress = {{"total_steps", steps},
+                    {"total_samples", st.evaluated},
+                    {"seconds", elapsed(st)},
+                    {"trace", st.trace}};
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    auto where = st.job->checkpoints.write(steps, state);
+    std::uint64_t bytes = 0;
+    for (auto& [name, b] : state.files)
+      bytes += b.size();
+    st.checkpoint_log.push_back({{"steps", steps},
+                                 {"path", where},
+                                 {"bytes", bytes},
+                                 {"write_seconds", since(t0)},
+                                 {"pause_seconds", since(began)}});
+    actors::detail::log().info(
+        "lbfgs: checkpoint at iteration {} written to {}", steps, where);
+  } catch (const std::exception& e) {
+    actors::detail::log().error(
+        "lbfgs: checkpoint at iteration {} not written: {}", steps, e.what());
+    st.checkpoint_log.push_back({{"steps", steps}, {"error", e.what()}});
+  }
+  st.checkpointed = steps;
+  st.checkpoint_time = std::chrono::steady_clock::now();
+  st.checkpointing = false;
+  k();
+}
+
+} // namespace
+
+void boundary(lbfgs_driver_ptr self, std::function<void()> k) {
+  auto& st = self->state;
+  const auto& job = *st.job;
+  if (!st.stopping && job.max_seconds > 0
+      && elapsed(st) - st.seconds_before >= job.max_seconds)
+    st.stopping = "time limit reached";
+  if (!due(st)) {
+    k();
+    return;
+  }
+  st.checkpointing = true;
+  auto began = std::chrono::steady_clock::now();
+  auto files = std::make_shared<std::map<std::string, std::string>>();
+  auto left = std::make_shared<std::size_t>(st.shards.size());
+  auto failed = std::make_shared<bool>(false);
+  for (std::size_t i = 0; i < st.shards.size(); ++i)
+    self->request(st.shards[i], job.request_timeout, save_atom::value)
+        .then(
+            [self, i, files, left, failed, began, k](std::string& bytes) {
+              (*files)[shard_file(i)] = std::move(bytes);
+              if (--*left > 0 || *failed || self->state.finished)
+                return;
+              write(self, std::move(*files), began, k);
+            },
+            [self, i, failed, k](caf::error& e) {
+              auto& st = self->state;
+              if (*failed || st.finished)
+                return;
+              *failed = true;
+              auto why = "shard " + std::to_string(i)
+                         + " did not save: " + self->system().render(e);
+              actors::detail::log().warn(
+                  "lbfgs: checkpoint at iteration {} abandoned: {}",
+                  st.iterations, why);
+              st.checkpoint_log.push_back(
+                  {{"steps", st.iterations}, {"error", why}});
+              st.checkpointed = st.iterations;
+              st.checkpoint_time = std::chrono::steady_clock::now();
+              st.checkpointing = false;
+              k();
+            });
+}
+
+void request_stop(lbfgs_driver_ptr self) {
+  auto& st = self->state;
+  if (st.finished || st.stopping)
+    return;
+  st.stopping = st.job->stop ? st.job->stop->reason() : "stopped";
+  if (st.stopping->empty())
+    *st.stopping = "stopped";
+  actors::detail::log().info(
+      "lbfgs: {}: stopping at the next iteration boundary", *st.stopping);
+  // (stop_atom, n): no boundary came within the request timeout.
+  self->delayed_send(self, actors::to_chrono(st.job->request_timeout),
+                     stop_atom::value, std::uint64_t{st.iterations});
+}
+
+void stop_timeout(lbfgs_driver_ptr self, std::uint64_t iteration) {
+  auto& st = self->state;
+  if (!actors::detail::from_here(self) || st.finished || st.checkpointing
+      || !st.stopping)
+    return;
+  actors::detail::log().warn(
+      "lbfgs: no iteration boundary within the request timeout after "
+      "the stop at iteration {}: stopping without a checkpoint",
+      iteration);
+  finish(self, *st.stopping);
+}
+
+void restore(lbfgs_driver_ptr self, std::function<void()> k) {
+  auto& st = self->state;
+  const auto& from = *st.job->resume;
+  auto bad = [self, path = from.path](const std::string& what) {
+    finish(self, "failed", "lbfgs: cannot resume from " + path + ": " + what,
+           false);
+  };
+  auto file = [&from](const std::string& name) -> const std::string* {
+    auto it = from.files.find(name);
+    return it == from.files.end() ? nullptr : &it->second;
+  };
+  try {
+    const auto* d = file(driver_file);
+    if (!d)
+      return bad(std::string{"no "} + driver_file);
+    load_lbfgs_driver(st, *d, from.path + "/" + driver_file);
+    for (std::size_t w = 0; w < st.workers.size(); ++w) {
+      const auto* f = file(worker_file(w));
+      if (!f)
+        return bad("no " + worker_file(w));
+      load_lbfgs_worker(st, w, *f, from.path + "/" + worker_file(w));
+    }
+    st.trace = from.progress.at("trace");
+    st.seconds_before = from.progress.at("seconds").get<double>();
+  } catch (const std::exception& e) {
+    return bad(e.what());
+  }
+  st.checkpointed = st.iterations;
+  st.started -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(st.seconds_before));
+  actors::detail::log().info("lbfgs: resumed from {} at iteration {} (pass {})",
+                             from.path, st.iterations, st.pass);
+  auto left = std::make_shared<std::size_t>(st.shards.size());
+  for (std::size_t i = 0; i < st.shards.size(); ++i) {
+    const auto* f = file(shard_file(i));
+    if (!f)
+      return bad("no " + shard_file(i));
+    self->request(st.shards[i], st.job->request_timeout, resume_atom::value, *f)
+        .then(
+            [self, left, k](ack_atom) {
+              if (--*left == 0 && !self->state.finished)
+                k();
+            },
+            [self, bad, i](caf::error& e) {
+              if (!self->state.finished)
+                bad("shard " + std::to_string(i) + ": "
+                    + self->system().render(e));
+            });
+  }
+}
+
+} // namespace troupe::algos::detail
