@@ -1,6 +1,9 @@
 #include "actors/algorithm.hpp"
 
+#include <memory>
+
 #include <caf/actor.hpp>
+#include <caf/actor_cast.hpp>
 #include <caf/system_messages.hpp>
 #include <nlohmann/json.hpp>
 
@@ -51,6 +54,41 @@ void algorithm_run::quiesce(coordinator_ptr,
 void algorithm_run::save(coordinator_ptr,
                          std::function<void(state_files, std::string)> done) {
   done({}, {});
+}
+
+void algorithm_run::save_roles(
+    coordinator_ptr self, std::vector<saved_role> roles,
+    std::function<void(state_files, std::string)> done) {
+  if (roles.empty())
+    return done({}, {});
+  struct pending {
+    state_files files;
+    std::string error;
+    std::size_t left = 0;
+  };
+  auto p = std::make_shared<pending>();
+  p->left = roles.size();
+  auto settle = [p, done] {
+    if (--p->left > 0)
+      return;
+    if (p->error.empty())
+      done(std::move(p->files), {});
+    else
+      done({}, p->error);
+  };
+  auto timeout = self->state.config.request_timeout;
+  for (auto& r : roles)
+    self->request(r.handle, timeout, messages::save_atom::value)
+        .then(
+            [p, file = r.file, settle](std::string& bytes) {
+              p->files[file] = std::move(bytes);
+              settle();
+            },
+            [self, p, name = r.name, settle](caf::error& err) {
+              if (p->error.empty())
+                p->error = name + ": " + self->system().render(err);
+              settle();
+            });
 }
 
 void algorithm_run::resume(coordinator_ptr) {

@@ -127,6 +127,21 @@ public:
   /// from `from`'s files (save()'s). Throws optim::data_error naming a
   /// file that is missing or does not fit. The default does nothing.
   virtual void restore(const resume_point& from);
+
+protected:
+  /// One of the run's roles asked for its state by save_roles().
+  struct saved_role {
+    caf::actor handle;
+    std::string file; ///< its file in the checkpoint
+    std::string name; ///< what an error calls it ("LSGD group leader 1")
+  };
+
+  /// save()'s usual body: asks every role for its state (save_atom, the
+  /// job's request timeout) and calls `done(files, "")` once all answered,
+  /// or `done({}, reason)` naming the first that did not. No roles: done at
+  /// once with no files.
+  static void save_roles(coordinator_ptr self, std::vector<saved_role> roles,
+                         std::function<void(state_files, std::string)> done);
 };
 
 /// An algorithm's behavior in a job (see the top of this file). Options and

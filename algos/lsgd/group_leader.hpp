@@ -54,7 +54,7 @@ struct lsgd_record {
   std::uint64_t global_changes = 0;
   std::uint64_t global_rounds = 0;
   std::uint64_t global_skipped = 0;
-  std::uint64_t busy_skipped = 0; ///< triggers while a round was under way
+  std::uint64_t busy_skipped = 0; ///< triggers displaced while one waited
   std::uint64_t messages = 0;     ///< sent by the leader actors
   std::uint64_t bytes = 0;
   std::vector<std::string> log; ///< the last leader changes, readable

@@ -60,7 +60,30 @@ namespace {
 
 using self_ptr = leader_board_actor::stateful_pointer<leader_board_state>;
 
-/// The round under way is over: a pause waiting for it is answered.
+round_kinds kinds_of(const leader_board_state& st, std::uint64_t t) {
+  return rounds_at(t, static_cast<std::uint32_t>(st.config.workers.size()),
+                   st.config.opts);
+}
+
+/// A trigger `t` (of kinds `k`) arrived while a round was under way or a
+/// checkpoint was paused: it is held to run next. One trigger is held, the
+/// latest global one if any (a global round is never lost to a local one
+/// still running; a local round also runs inside a global one); the trigger
+/// it displaces, or that is refused, counts as skipped.
+void hold(leader_board_state& st, std::uint64_t t, round_kinds k) {
+  if (st.held > 0) {
+    std::lock_guard<std::mutex> guard{st.config.record->mtx};
+    ++st.config.record->busy_skipped;
+    if (!k.global && kinds_of(st, st.held).global)
+      return;
+  }
+  st.held = t;
+}
+
+void start_round(self_ptr self, std::uint64_t t, round_kinds k);
+
+/// The round under way is over: a pause waiting for it is answered, else a
+/// trigger held meanwhile runs.
 void round_over(self_ptr self) {
   auto& st = self->state;
   st.busy = false;
@@ -68,6 +91,9 @@ void round_over(self_ptr self) {
     st.pause_reply->deliver(ack_atom::value);
     st.pause_reply.reset();
   }
+  if (!st.paused)
+    if (auto t = std::exchange(st.held, 0); t > 0)
+      start_round(self, t, kinds_of(st, t));
 }
 
 void global_round(self_ptr self, std::uint64_t round,
@@ -223,26 +249,11 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, round_kind,
                                 actors::small_message_bytes);
-        auto k
-            = rounds_at(t, static_cast<std::uint32_t>(st.config.workers.size()),
-                        st.config.opts);
+        auto k = kinds_of(st, t);
         if (!k.local && !k.global)
           return;
-        if (st.paused) {
-          // Held until the checkpoint is over; an older held trigger is
-          // skipped as if a round were under way.
-          if (st.held > 0) {
-            std::lock_guard<std::mutex> guard{st.config.record->mtx};
-            ++st.config.record->busy_skipped;
-          }
-          st.held = t;
-          return;
-        }
-        if (st.busy) {
-          std::lock_guard<std::mutex> guard{st.config.record->mtx};
-          ++st.config.record->busy_skipped;
-          return;
-        }
+        if (st.paused || st.busy) // held until the checkpoint or round ends
+          return hold(st, t, k);
         start_round(self, t, k);
       },
       [self](fetch_msg& f) {
@@ -278,12 +289,9 @@ leader_board_actor::behavior_type leader_board(self_ptr self,
           st.pause_reply->deliver(ack_atom::value); // requester gave up
           st.pause_reply.reset();
         }
-        auto t = std::exchange(st.held, 0);
-        if (t > 0 && !st.busy)
-          start_round(
-              self, t,
-              rounds_at(t, static_cast<std::uint32_t>(st.config.workers.size()),
-                        st.config.opts));
+        if (!st.busy)
+          if (auto t = std::exchange(st.held, 0); t > 0)
+            start_round(self, t, kinds_of(st, t));
       },
   };
 }

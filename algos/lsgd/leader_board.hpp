@@ -18,7 +18,8 @@
 // runs a local round in every group, and when T reaches a multiple of
 // workers * tau_G (after the local round) it elects the global leader among
 // the groups' leaders and has it send its parameters to every worker. A new
-// trigger while a round is under way is skipped, never queued. It also
+// trigger while a round is under way waits for it (one waits: the latest
+// global one if any, so no global round is lost to a slow local one). It also
 // serves the global leader's parameters, the model the job evaluates.
 
 namespace troupe::algos {

@@ -104,39 +104,14 @@ void lsgd_run::quiesce(coordinator_ptr self,
 
 void lsgd_run::save(coordinator_ptr self,
                     std::function<void(state_files, std::string)> done) {
-  struct pending {
-    state_files files;
-    std::string error;
-    std::size_t left = 0;
-  };
-  auto p = std::make_shared<pending>();
-  p->left = group_leaders_.size() + 1;
-  auto settle = [p, done] {
-    if (--p->left > 0)
-      return;
-    if (p->error.empty())
-      done(std::move(p->files), {});
-    else
-      done({}, p->error);
-  };
-  auto timeout = self->state.config.request_timeout;
-  auto ask = [&](auto handle, std::string file, std::string role) {
-    self->request(handle, timeout, messages::save_atom::value)
-        .then(
-            [p, file, settle](std::string& bytes) {
-              p->files[file] = std::move(bytes);
-              settle();
-            },
-            [self, p, role, settle](caf::error& err) {
-              if (p->error.empty())
-                p->error = role + ": " + self->system().render(err);
-              settle();
-            });
-  };
+  std::vector<saved_role> roles;
   for (std::uint32_t g = 0; g < group_leaders_.size(); ++g)
-    ask(group_leaders_[g], group_leader_file(g),
-        "LSGD group leader " + std::to_string(g));
-  ask(board_, leader_board_file(), "the LSGD leader board");
+    roles.push_back({caf::actor_cast<caf::actor>(group_leaders_[g]),
+                     group_leader_file(g),
+                     "LSGD group leader " + std::to_string(g)});
+  roles.push_back({caf::actor_cast<caf::actor>(board_), leader_board_file(),
+                   "the LSGD leader board"});
+  save_roles(self, std::move(roles), std::move(done));
 }
 
 void lsgd_run::resume(coordinator_ptr self) {

@@ -206,7 +206,6 @@ struct gather {
   std::size_t left = 0;
   std::uint64_t latest = 0;
   std::string error;
-  algorithm_run::state_files files;
 };
 
 } // namespace
@@ -262,35 +261,15 @@ void shadow_run::quiesce(coordinator_ptr self,
 
 void shadow_run::save(coordinator_ptr self,
                       std::function<void(state_files, std::string)> done) {
-  for (std::uint32_t g = 0; g < syncers_.size(); ++g)
+  std::vector<saved_role> roles;
+  for (std::uint32_t g = 0; g < syncers_.size(); ++g) {
     if (!syncers_[g])
       return done({}, "shadow syncer " + std::to_string(g) + " was lost");
-  auto p = std::make_shared<gather>();
-  p->left = syncers_.size();
-  auto settle = [p, done] {
-    if (--p->left > 0)
-      return;
-    if (p->error.empty())
-      done(std::move(p->files), {});
-    else
-      done({}, p->error);
-  };
-  auto timeout = self->state.config.request_timeout;
-  for (std::uint32_t g = 0; g < syncers_.size(); ++g)
-    self->request(syncers_[g], timeout, save_atom::value)
-        .then(
-            [p, g, settle](std::string& bytes) {
-              p->files[shadow_syncer_file(g)] = std::move(bytes);
-              settle();
-            },
-            [self, p, g, settle](caf::error& err) {
-              if (p->error.empty())
-                p->error = "shadow syncer " + std::to_string(g) + ": "
-                           + self->system().render(err);
-              settle();
-            });
-  if (syncers_.empty())
-    done({}, {});
+    roles.push_back({caf::actor_cast<caf::actor>(syncers_[g]),
+                     shadow_syncer_file(g),
+                     "shadow syncer " + std::to_string(g)});
+  }
+  save_roles(self, std::move(roles), std::move(done));
 }
 
 void shadow_run::resume(coordinator_ptr self) {
