@@ -131,6 +131,10 @@ bool algorithm::reassigns_steps() const noexcept {
   return true;
 }
 
+bool algorithm::restores_shards(const job_config& job) const {
+  return plan(job) == shard_plan::async;
+}
+
 bool algorithm::elastic(const job_config&) const noexcept {
   return false;
 }

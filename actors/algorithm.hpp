@@ -190,6 +190,14 @@ public:
   /// (asynchronous algorithms); false: they are lost (synchronous rounds).
   virtual bool reassigns_steps() const noexcept;
 
+  /// A shard lost with its node comes back from the latest checkpoint (in
+  /// the coordinator's process) and the job goes on: the workers' policies
+  /// wait after a failed fetch for the shard's new handle (rebind_atom;
+  /// actors/shard_fetch.hpp) and count their pushes (worker_stats::pushes,
+  /// for the pushes lost). The default: the asynchronous parameter server
+  /// (plan() == async).
+  virtual bool restores_shards(const job_config& job) const;
+
   /// A node may join the running job (elastic scale-up): new workers, each
   /// with steps and examples the live workers cede (cede_atom), fetch the
   /// current parameters and train like the others. Only for algorithms

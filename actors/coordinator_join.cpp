@@ -52,8 +52,7 @@ std::string refusal(const coordinator_state& st, const hello_msg& hello) {
   const auto& c = st.config;
   if (!c.algorithm->elastic(c))
     return "the job's algorithm, " + c.algorithm->name()
-           + ", does not take nodes joining a running job (downpour without "
-             "a staleness bound does)";
+           + ", does not take nodes joining a running job";
   if (!c.make_joined_replica)
     return "this job cannot give a joining worker examples";
   if (c.checkpoints.write)

@@ -19,7 +19,7 @@ using namespace messages;
 
 bool shards_restorable(const coordinator_state& st) {
   if (!st.config.checkpoints.write || st.finishing || !st.config.algorithm
-      || st.config.algorithm->plan(st.config) != shard_plan::async
+      || !st.config.algorithm->restores_shards(st.config)
       || st.shard_states.size() != st.shards.size())
     return false;
   for (const auto& s : st.shard_states)

@@ -9,6 +9,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/comm_policy.hpp"
+#include "actors/shard_fetch.hpp"
 #include "optim/optimizer.hpp"
 
 namespace troupe::actors {
@@ -151,7 +152,7 @@ public:
   ps_policy(std::vector<shard_ref> shards, ps_policy_options opts,
             std::size_t n)
       : shards_(std::move(shards)), opts_(std::move(opts)),
-        versions_(shards_.size(), 0) {
+        versions_(shards_.size(), 0), fetch_(shards_, versions_, !opts_.sync) {
     if (opts_.n_push > 1)
       acc_.assign(n, 0.0f);
     if (!opts_.sync && opts_.local_lr > 0)
@@ -176,8 +177,7 @@ public:
       return;
     }
     refetch_ = false;
-    fetching_ = std::move(ready);
-    fetch(ctx);
+    fetch_.start(ctx, ctx.replica().params(), std::move(ready));
   }
 
   /// A shard restored from a checkpoint (its node was lost) has a new
@@ -186,25 +186,18 @@ public:
     return {[this, &ctx](rebind_atom, std::uint32_t i, caf::actor& h) {
       auto scope = on_message(ctx.probe(), ctx.self(), msg_type::other,
                               small_message_bytes);
-      if (!ctx.from_coordinator() || i >= shards_.size() || !h)
+      if (!fetch_.rebind(ctx, i, h))
         return;
-      shards_[i].handle = caf::actor_cast<parameter_shard_actor>(h);
       // A backup that took over may miss the newest pushes its primary
       // took: sent again, those it has are dropped as duplicates.
       if (log_)
         log_->resend(ctx, i, h);
-      refetch_ = true;
-      if (fetching_) {
-        refetch_ = false;
-        fetch(ctx);
-      }
+      refetch_ = !fetch_.restart(ctx);
     }};
   }
 
   void on_timeout(worker_context& ctx, std::uint64_t seq) override {
-    // The wait for a lost shard's new handle ran out.
-    if (seq == wait_seq_ && !lost_fetch_.empty() && fetching_)
-      ctx.fail(lost_fetch_ + " (and no restored shard within the timeout)");
+    fetch_.on_timeout(ctx, seq);
   }
 
   void after_compute(worker_context& ctx, std::uint32_t samples,
@@ -233,33 +226,6 @@ public:
   }
 
 private:
-  /// Fetches every shard's range, then runs fetching_. A failed fetch (the
-  /// shard's node lost) waits a request timeout for the shard's new handle
-  /// (rebind_atom) before it fails the worker: the coordinator may restore
-  /// the shard from a checkpoint.
-  void fetch(worker_context& ctx) {
-    if (cancel_)
-      *cancel_ = true; // the replies of an earlier attempt are ignored
-    cancel_ = std::make_shared<bool>(false);
-    lost_fetch_.clear();
-    fetch_all(
-        ctx, shards_, ctx.replica().params(), versions_,
-        [this] {
-          auto ready = std::move(fetching_);
-          fetching_ = nullptr;
-          ready();
-        },
-        [this, &ctx](std::size_t, std::string why) {
-          if (opts_.sync || !lost_fetch_.empty())
-            return ctx.fail(std::move(why));
-          *cancel_ = true;
-          lost_fetch_ = std::move(why);
-          wait_seq_ = ~std::uint64_t{0} - ++waits_;
-          ctx.schedule_timeout(wait_seq_);
-        },
-        cancel_);
-  }
-
   void push(worker_context& ctx, const float* grad, std::uint32_t samples) {
     push_all(ctx, shards_, grad, ++seq_, versions_, samples,
              compressors_.empty() ? nullptr : &compressors_,
@@ -336,13 +302,8 @@ private:
   std::uint32_t acc_samples_ = 0;
   std::unique_ptr<optim::optimizer<float>> local_;
   std::uint64_t seq_ = 0;
-  // A fetch under way: its continuation, its cancellation flag; a failed
-  // one waiting for a restored shard (its error, its timeout's number).
-  std::function<void()> fetching_;
-  std::shared_ptr<bool> cancel_;
-  bool refetch_ = false;
-  std::string lost_fetch_;
-  std::uint64_t wait_seq_ = 0, waits_ = 0;
+  shard_fetch fetch_;
+  bool refetch_ = false; ///< a rebind between fetches: the next step fetches
 };
 
 } // namespace

@@ -191,6 +191,8 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
                      {"bytes", w.bytes},
                      {"compute_seconds", w.compute_ns * 1e-9},
                      {"wait_seconds", w.wait_ns * 1e-9}};
+    if (!st.shards.empty())
+      j["pushes"] = w.pushes; // sent to the shards (each to every shard)
     algo.report_worker(w, j);
     workers.push_back(std::move(j));
   }

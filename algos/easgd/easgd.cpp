@@ -74,6 +74,14 @@ bool easgd::checkpointable() const noexcept {
   return true;
 }
 
+bool easgd::restores_shards(const actors::job_config&) const {
+  return true;
+}
+
+bool easgd::elastic(const actors::job_config&) const noexcept {
+  return true;
+}
+
 void easgd::report(const actors::coordinator_state& st,
                    nlohmann::json& out) const {
   out["easgd"] = {{"tau", settings.tau},

@@ -32,6 +32,11 @@ public:
                         std::vector<actors::shard_ref> shards) const override;
   /// The center is the shards' state, the rest the workers' policies'.
   bool checkpointable() const noexcept override;
+  /// The center's shards come back from the latest checkpoint.
+  bool restores_shards(const actors::job_config& job) const override;
+  /// A joining node's workers start from the center (their first exchange)
+  /// and move it like the others.
+  bool elastic(const actors::job_config& job) const noexcept override;
   void report(const actors::coordinator_state& st,
               nlohmann::json& out) const override;
 

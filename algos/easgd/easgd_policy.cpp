@@ -8,6 +8,8 @@
 
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/probe.hpp"
+#include "actors/shard_fetch.hpp"
 #include "algos/shard_flush.hpp"
 
 namespace troupe::algos {
@@ -21,7 +23,8 @@ public:
   easgd_policy(std::vector<actors::shard_ref> shards, optim::easgd_options opts,
                std::size_t n, std::optional<optim::schedule_options> sched)
       : shards_(std::move(shards)), opts_(opts), center_(n, 0.0f),
-        elastic_(n, 0.0f), versions_(shards_.size(), 0) {
+        elastic_(n, 0.0f), versions_(shards_.size(), 0),
+        fetch_(shards_, versions_, true) {
     if (sched)
       schedule_.emplace(*sched);
     if (opts_.momentum > 0)
@@ -44,17 +47,42 @@ public:
     }
     // READ(x_c): the center from every shard; then e = alpha * (x - x_c)
     // from the pre-step parameters.
-    actors::fetch_all(ctx, shards_, center_.data(), versions_,
-                      [this, &ctx, ready = std::move(ready)] {
-                        auto& rep = ctx.replica();
-                        optim::elastic_difference(rep.params(), center_.data(),
-                                                  opts_.alpha, elastic_.data(),
-                                                  rep.size());
-                        pending_ = true;
-                        look_ahead(ctx);
-                        prepared_ = true;
-                        ready();
-                      });
+    // A lost shard's fetch waits for the shard restored from the latest
+    // checkpoint (shard_fetch.hpp).
+    fetch_.start(ctx, center_.data(), [this, &ctx, ready = std::move(ready)] {
+      auto& rep = ctx.replica();
+      // A worker's first exchange with a center that has moved (a worker
+      // of a node that joined the running job) starts it from the center.
+      if (seq_ == 0 && ctx.steps() == 0 && moved())
+        std::memcpy(rep.params(), center_.data(), rep.size() * sizeof(float));
+      optim::elastic_difference(rep.params(), center_.data(), opts_.alpha,
+                                elastic_.data(), rep.size());
+      pending_ = true;
+      look_ahead(ctx);
+      prepared_ = true;
+      ready();
+    });
+  }
+
+  /// A center shard restored from a checkpoint (its node was lost) has a
+  /// new handle: a fetch under way starts again; the elastic pushes sent
+  /// to the lost one are lost (counted: the pushes reported here against
+  /// the restored shard's).
+  caf::message_handler handlers(actors::worker_context& ctx) override {
+    return {[this, &ctx](rebind_atom, std::uint32_t i, caf::actor& h) {
+      auto scope = on_message(ctx.probe(), ctx.self(), actors::msg_type::other,
+                              actors::small_message_bytes);
+      if (fetch_.rebind(ctx, i, h))
+        fetch_.restart(ctx);
+    }};
+  }
+
+  void on_timeout(actors::worker_context& ctx, std::uint64_t seq) override {
+    fetch_.on_timeout(ctx, seq);
+  }
+
+  void add_stats(worker_stats& out) const override {
+    out.pushes = seq_;
   }
 
   void after_compute(actors::worker_context& ctx, std::uint32_t samples,
@@ -127,6 +155,14 @@ public:
   }
 
 private:
+  /// Some shard of the center took a push (its version).
+  bool moved() const noexcept {
+    for (auto v : versions_)
+      if (v > 0)
+        return true;
+    return false;
+  }
+
   /// EAMSGD: v <- delta v; x <- x + v (the gradient is taken there).
   void look_ahead(actors::worker_context& ctx) {
     if (velocity_.empty())
@@ -153,6 +189,7 @@ private:
   std::optional<optim::schedule> schedule_;
   std::vector<float> center_, elastic_, velocity_;
   std::vector<std::uint64_t> versions_;
+  actors::shard_fetch fetch_;
   bool pending_ = false;
   /// This step's preparation is done (before_compute ran, after_compute
   /// not yet).

@@ -249,10 +249,18 @@ lbfgs)
   wait_log coord.log "epoch [2-9]\." 90 || fail "training did not start"
   # The monitor lists the driver, the shards and every node's workers.
   MPORT=$(grep -o 'monitoring at http://127.0.0.1:[0-9]*' coord.log | sed 's/.*://')
-  for i in $(seq 20); do
+  # Each worker's first portion shows once it was done and its probe
+  # published (a worker slow to start on a loaded machine is later): polled
+  # until every worker shows one, for at most 10 s.
+  portions() {
+    for w in 0 1 2 3; do
+      n=$(key cluster.json "/actors/[name=lbfgs worker $w]/gauges/portions" 2>/dev/null)
+      [ "${n:-0}" != 0 ] || return 1
+    done
+  }
+  for i in $(seq 40); do
     cluster_state "$MPORT"
-    n=$(key cluster.json "/actors/[name=lbfgs worker 3]/gauges/portions" 2>/dev/null)
-    [ "${n:-0}" != 0 ] && break
+    portions && break
     sleep 0.25
   done
   for w in 0 1 2 3; do
@@ -341,53 +349,63 @@ decentral)
   done
   ;;
 shardrestore)
-  # A checkpointing downpour job whose two shards live on one node: that
-  # node is SIGKILLed after a checkpoint. Both shards come back in the
-  # coordinator's process from the checkpoint, the workers are pointed at
-  # them, and the job finishes every step. The pushes lost (applied by the
-  # dead shards since the checkpoint, or sent to them) are reported, and
-  # every push is accounted for: steps = a shard's applied pushes + lost +
-  # rejected (computed on parameters newer than the checkpoint's); a
+  # A checkpointing job whose two shards live on one node: that node is
+  # SIGKILLed after a checkpoint. Both shards come back in the coordinator's
+  # process from the checkpoint, the workers are pointed at them, and the
+  # job finishes every step. The pushes lost (applied by the dead shards
+  # since the checkpoint, or sent to them) are reported, and every push is
+  # accounted for: the pushes the workers sent = a shard's applied pushes +
+  # lost + rejected (computed on parameters newer than the checkpoint's); a
   # duplicate is a push sent again, counted once. The accuracy is within
-  # 0.5 point of the unkilled run's.
-  R=(--algo=downpour --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
-  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log || fail "unkilled run failed"
-  start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
-    --checkpoint-dir=ck --checkpoint-every=50
-  start_node n1 --workers=2; N1=$NODE
-  start_node n2 --workers=0 --shards=2; N2=$NODE
-  wait_log coord.log "checkpoint at step" 90 || fail "no checkpoint"
-  kill -9 "$N2"
-  wait_for "$COORD" 120 || fail "coordinator exited with status $?"
-  wait_for "$N1" 30 || fail "the workers' node exited with status $?"
-  [ "$(key coord.json /stop_reason)" = "steps done" ] \
-    || fail "stop reason $(key coord.json /stop_reason)"
-  grep -q "restored here from the checkpoint" coord.log \
-    || fail "the coordinator did not say it restored the shards"
-  steps=$(key coord.json /steps)
-  [ "$steps" = "$(key plain.json /steps)" ] || fail "steps $steps"
-  for i in 0 1; do
-    [ "$(key coord.json /restored_shards/$i/shard)" = "$i" ] \
-      || fail "shard $i not reported restored"
-    lost=$(key coord.json /restored_shards/$i/lost_pushes)
-    at=$(key coord.json /restored_shards/$i/steps_at_loss)
-    ck=$(key coord.json /restored_shards/$i/checkpoint_steps)
-    version=$(key coord.json /shard_stats/$i/version)
-    rejected=$(key coord.json /shard_stats/$i/rejected)
-    dup=$(key coord.json /shard_stats/$i/duplicates)
-    echo "shard $i: checkpoint at step $ck, lost at step $at, $lost pushes" \
-      "lost, $version applied of $steps" >&2
-    [ -n "$lost" ] && [ "$lost" -ge $((at - ck)) ] \
-      || fail "shard $i: $lost pushes lost, fewer than the $((at - ck)) steps" \
-              "between the checkpoint and the loss"
-    [ $((version + lost + rejected)) = "$steps" ] \
-      || fail "shard $i: $version applied + $lost lost + $rejected rejected" \
-              "!= $steps pushes ($dup duplicates)"
+  # 0.5 point of the unkilled run's. Downpour (a push per step) and EASGD
+  # (the center's shards: an elastic push every --tau steps).
+  for algo in downpour easgd; do
+    R=(--algo=$algo --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
+    "$TROUPE" train "${R[@]}" >plain.json 2>plain.log \
+      || fail "$algo: unkilled run failed"
+    rm -rf ck
+    start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
+      --checkpoint-dir=ck --checkpoint-every=50
+    start_node n1 --workers=2; N1=$NODE
+    start_node n2 --workers=0 --shards=2; N2=$NODE
+    wait_log coord.log "checkpoint at step" 90 || fail "$algo: no checkpoint"
+    kill -9 "$N2"
+    wait_for "$COORD" 120 || fail "$algo: coordinator exited with status $?"
+    wait_for "$N1" 30 || fail "$algo: the workers' node exited with status $?"
+    [ "$(key coord.json /stop_reason)" = "steps done" ] \
+      || fail "$algo: stop reason $(key coord.json /stop_reason)"
+    grep -q "restored here from the checkpoint" coord.log \
+      || fail "$algo: the coordinator did not say it restored the shards"
+    steps=$(key coord.json /steps)
+    [ "$steps" = "$(key plain.json /steps)" ] || fail "$algo: steps $steps"
+    sent=$(( $(key coord.json /worker_stats/0/pushes) \
+             + $(key coord.json /worker_stats/1/pushes) ))
+    [ "$algo" = easgd ] || [ "$sent" = "$steps" ] \
+      || fail "downpour: $sent pushes for $steps steps"
+    for i in 0 1; do
+      [ "$(key coord.json /restored_shards/$i/shard)" = "$i" ] \
+        || fail "$algo: shard $i not reported restored"
+      lost=$(key coord.json /restored_shards/$i/lost_pushes)
+      at=$(key coord.json /restored_shards/$i/steps_at_loss)
+      ck=$(key coord.json /restored_shards/$i/checkpoint_steps)
+      version=$(key coord.json /shard_stats/$i/version)
+      rejected=$(key coord.json /shard_stats/$i/rejected)
+      dup=$(key coord.json /shard_stats/$i/duplicates)
+      echo "$algo shard $i: checkpoint at step $ck, lost at step $at, $lost" \
+        "pushes lost, $version applied of $sent sent" >&2
+      [ -n "$lost" ] || fail "$algo shard $i: no count of the pushes lost"
+      [ "$algo" = easgd ] || [ "$lost" -ge $((at - ck)) ] \
+        || fail "shard $i: $lost pushes lost, fewer than the $((at - ck))" \
+                "steps between the checkpoint and the loss"
+      [ $((version + lost + rejected)) = "$sent" ] \
+        || fail "$algo shard $i: $version applied + $lost lost + $rejected" \
+                "rejected != $sent pushes ($dup duplicates)"
+    done
+    a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)
+    echo "$algo: accuracy with the shards' node killed $a, unkilled $b" >&2
+    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
+      || fail "$algo: accuracy $a is not within 0.5 point of $b"
   done
-  a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)
-  echo "accuracy with the shards' node killed $a, unkilled $b" >&2
-  awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
-    || fail "accuracy $a is not within 0.5 point of $b"
   ;;
 replicas)
   # --shard-replicas=1: the node holding both primaries is SIGKILLed
@@ -612,6 +630,28 @@ join)
   a=$(key coord.json /test_accuracy) b=$(key one.json /test_accuracy)
   echo "accuracy with the join $a, without $b" >&2
   awk -v a="$a" -v b="$b" 'BEGIN { exit !(a >= b - 0.03) }' || fail "accuracy $a, without the join $b"
+  # EASGD is elastic too: the joining node's workers start from the center
+  # at their first exchange and move it like the others.
+  start_coordinator ea --algo=easgd --workers=2 "${JOB[@]}" --model=mlp \
+    --epochs=20 \
+    --listen=127.0.0.1:0 --expect=1
+  start_node e1 --workers=2; E1=$NODE
+  wait_log ea.log "epoch [1-9]\." 60 || fail "easgd: training did not start"
+  start_node e2 --workers=2; E2=$NODE
+  wait_log ea.log "joined the running job" 60 || fail "easgd: node 2 did not join"
+  wait_for "$COORD" 180 || fail "easgd: coordinator exited with status $?"
+  wait_for "$E1" 30 || fail "easgd: node 1 exited with status $?"
+  wait_for "$E2" 30 || fail "easgd: the joined node exited with status $?"
+  [ "$(key ea.json /stop_reason)" = "steps done" ] || fail "easgd: job did not complete"
+  [ "$(key ea.json /joined/0/workers)" = "[2,3]" ] || fail "easgd: joined workers $(key ea.json /joined/0/workers)"
+  planned=$(key ea.json /steps_planned) done_=$(key ea.json /steps_done) lost=$(key ea.json /steps_lost)
+  [ "$planned" = $((done_ + lost)) ] && [ "$lost" = 0 ] \
+    || fail "easgd: ledger $planned != $done_ + $lost"
+  s=$(key ea.json /worker_stats/3/steps)
+  [ "${s:-0}" -gt 0 ] || fail "easgd: joined worker 3 took no step"
+  a=$(key ea.json /test_accuracy)
+  echo "easgd with a join: accuracy $a, ceded $(key ea.json /joined/0/steps_ceded) steps" >&2
+  awk -v a="$a" 'BEGIN { exit !(a >= 0.8) }' || fail "easgd: accuracy $a < 0.8"
   # Not elastic: refused at once, naming the algorithm, on both sides.
   start_coordinator sync --algo=sync --workers=1 "${JOB[@]}" --epochs=60 \
     --listen=127.0.0.1:0 --expect=1
