@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 
 #include "optim/checkpoint_dir.hpp"
 #include "optim/dataset.hpp"
@@ -145,6 +146,11 @@ void apply_resume(train_options& o) {
     throw usage_error("troupe train: --resume=" + o.resume
                       + ": no complete checkpoint there" + why);
   }
+  // A newer checkpoint that could not be read is named: the run goes on
+  // from an older one, and what it learned since is not in it.
+  for (const auto& s : skipped)
+    std::cerr << "troupe train: --resume: skipped a newer checkpoint: " << s
+              << "\n";
   train_options theirs;
   nlohmann::json job;
   try {

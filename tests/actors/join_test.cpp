@@ -20,19 +20,14 @@
 #include "algos/registry.hpp"
 #include "harness.hpp"
 #include "messages/errors.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    messages::register_types(*this);
-    load<caf::io::middleman>(); // a node id: the agents obey only it
-    set("scheduler.max-threads", 8);
-  }
-};
+using config = test::node_config<8>;
 
 /// The examples each joined worker was built over.
 struct joined_data {

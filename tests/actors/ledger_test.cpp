@@ -19,21 +19,14 @@
 #include "algos/sgp/sgp.hpp"
 #include "algos/shadow/shadow.hpp"
 #include "harness.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    messages::register_types(*this);
-    // A node id for this process: the node agents obey only their
-    // coordinator's node, and without the middleman no actor has one.
-    load<caf::io::middleman>();
-    set("scheduler.max-threads", 8); // sleeping steps hold their threads
-  }
-};
+using config = test::node_config<8>; // sleeping steps hold their threads
 
 /// Algorithm A with plain SGD local steps at rate 0.01, installed in `job`.
 template <class A>

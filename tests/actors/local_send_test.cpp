@@ -20,6 +20,7 @@
 
 #include "messages/messages.hpp"
 #include "messages/registry.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using messages::push_msg;
@@ -27,12 +28,7 @@ using messages::tensor;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    messages::register_types(*this);
-    set("scheduler.max-threads", 2);
-  }
-};
+using config = test::typed_config<>;
 
 std::uint64_t addr(const float* p) {
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));

@@ -20,7 +20,7 @@
 #include "actors/role_registry.hpp"
 #include "messages/errors.hpp"
 #include "messages/registry.hpp"
-#include "node_test_config.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::actors;

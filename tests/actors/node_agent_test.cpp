@@ -16,7 +16,7 @@
 #include "actors/node_agent.hpp"
 #include "messages/errors.hpp"
 #include "messages/registry.hpp"
-#include "node_test_config.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::messages;

@@ -13,6 +13,7 @@
 #include "actors/parameter_shard.hpp"
 #include "messages/registry.hpp"
 #include "optim/compress.hpp"
+#include "test_config.hpp"
 #include "tolerances.hpp"
 
 using namespace troupe;
@@ -21,12 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    register_types(*this);
-    set("scheduler.max-threads", 2);
-  }
-};
+using config = test::typed_config<>;
 
 struct fixture {
   config cfg;

@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/parameter_shard.hpp"
-#include "node_test_config.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::messages;

@@ -18,6 +18,7 @@
 #include "actors/worker.hpp"
 #include "algos/lsgd/lsgd_policy.hpp"
 #include "harness.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::actors;
@@ -28,12 +29,7 @@ namespace {
 /// A user's own message, handled by the user's own policy.
 using twice_atom = caf::atom_constant<caf::atom("twice")>;
 
-struct config : caf::actor_system_config {
-  config() {
-    messages::register_types(*this);
-    set("scheduler.max-threads", 2);
-  }
-};
+using config = test::typed_config<>;
 
 /// A policy without communication whose handler answers (twice, x) with
 /// 2 * x + the worker's id.

@@ -16,6 +16,7 @@
 #include "harness.hpp"
 #include "messages/registry.hpp"
 #include "optim/synthetic.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::messages;
@@ -23,12 +24,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    register_types(*this);
-    set("scheduler.max-threads", 2);
-  }
-};
+using config = test::typed_config<>;
 
 /// The test as Sandblaster's coordinator and workers over K shards.
 struct driver {

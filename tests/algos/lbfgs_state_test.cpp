@@ -13,6 +13,7 @@
 #include "algos/sandblaster/lbfgs_shard.hpp"
 #include "messages/errors.hpp"
 #include "messages/registry.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::messages;
@@ -20,12 +21,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    register_types(*this);
-    set("scheduler.max-threads", 2);
-  }
-};
+using config = test::typed_config<>;
 
 using vop = optim::vector_command::op;
 

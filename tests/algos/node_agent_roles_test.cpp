@@ -24,6 +24,7 @@
 #include "algos/shadow/shadow.hpp"
 #include "harness.hpp"
 #include "messages/errors.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::actors;
@@ -34,15 +35,7 @@ using handles = std::vector<caf::actor>;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    messages::register_types(*this);
-    // An agent obeys only its coordinator's node, and without the middleman
-    // no actor has one.
-    load<caf::io::middleman>();
-    set("scheduler.max-threads", 2);
-  }
-};
+using config = test::node_config<>;
 
 /// An LSQ job of 2 workers and 2 shards under ShadowSync: the shared roles
 /// and its syncer (seed printed by the caller).

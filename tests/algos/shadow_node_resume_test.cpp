@@ -19,6 +19,7 @@
 #include "algos/shadow/shadow_state.hpp"
 #include "algos/shadow/shadow_syncer.hpp"
 #include "harness.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::actors;
@@ -27,13 +28,7 @@ using handles = std::vector<caf::actor>;
 
 namespace {
 
-struct config : caf::actor_system_config {
-  config() {
-    messages::register_types(*this);
-    load<caf::io::middleman>();
-    set("scheduler.max-threads", 2);
-  }
-};
+using config = test::node_config<>;
 
 /// An agent obeying this process, set up with an LSQ job of 2 workers and 2
 /// shards under ShadowSync.

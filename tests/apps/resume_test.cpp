@@ -124,6 +124,11 @@ TEST_CASE("a damaged latest checkpoint falls back to the one before") {
   auto resumed = last_json(r);
   CHECK(resumed["resumed_from"]["steps"] == 60);
   CHECK(resumed["param_hash"] == plain["param_hash"]);
+  // The skipped checkpoints are named, with why.
+  CHECK_THAT(r.err, Catch::Contains("skipped a newer checkpoint")
+                        && Catch::Contains("worker-0.state")
+                        && Catch::Contains("CRC-32")
+                        && Catch::Contains("step-000000000090"));
   // The resumed run checkpoints into the same directory, as often (every
   // 30 steps, recorded in the checkpoint) and keeps 3.
   CHECK(troupe::optim::checkpoint_steps(dir.string())
