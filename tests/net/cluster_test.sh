@@ -633,7 +633,7 @@ join)
   # EASGD is elastic too: the joining node's workers start from the center
   # at their first exchange and move it like the others.
   start_coordinator ea --algo=easgd --workers=2 "${JOB[@]}" --model=mlp \
-    --epochs=20 \
+    --epochs=40 \
     --listen=127.0.0.1:0 --expect=1
   start_node e1 --workers=2; E1=$NODE
   wait_log ea.log "epoch [1-9]\." 60 || fail "easgd: training did not start"
