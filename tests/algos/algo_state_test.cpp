@@ -1,16 +1,12 @@
 // The algorithms' own roles in a checkpoint (issue [11]): an LSGD group
 // leader's and the leader board's state, saved by the running actor,
 // restored into a new one and saved again, are equal; a held round
-// trigger survives; a global round due while a local one is under way
-// waits for it; a wrong file is refused naming it; compressed SGP's
+// trigger survives; a wrong file is refused naming it; compressed SGP's
 // per-peer copies round-trip; a ShadowSync syncer's state (round, BMUF
 // state, counters) round-trips, and two syncers exchanging sums pause
 // after the same round.
 
-#include <algorithm>
-#include <atomic>
 #include <iostream>
-#include <mutex>
 #include <thread>
 
 #include <caf/actor_system.hpp>
@@ -145,107 +141,6 @@ TEST_CASE("the LSGD leader board's state round-trips, a held trigger with "
   CHECK(bc.record->global_changes == 4); // the report's figures
   self->send(board, resume_atom::value);
   caf::anon_send_exit(board, caf::exit_reason::user_shutdown);
-}
-
-TEST_CASE("LSGD's leader board: a global round due while a local round is "
-          "under way waits for it and runs, never skipped") {
-  // Two groups of one worker each (workers * tau = 8, workers * tau_G =
-  // 32). Group 0 holds its answer to the first round (t = 8) until the
-  // triggers t = 16 (local), 32 (global) and 40 (local) have reached the
-  // board: the global one waits and runs next, the two others are skipped.
-  caf::actor_system_config cfg;
-  messages::register_types(cfg);
-  cfg.set("scheduler.max-threads", 4); // group 0 blocks one
-  caf::actor_system sys{cfg};
-  struct seen {
-    std::mutex mtx;
-    std::vector<std::uint64_t> rounds; // by group 0
-    std::vector<bool> leads;           // lead_msg.global, by any worker
-    std::atomic<bool> release{false};
-  };
-  auto log = std::make_shared<seen>();
-  auto group = [log](int g) {
-    return
-        [log,
-         g](group_leader_actor::pointer) -> group_leader_actor::behavior_type {
-          return {
-              [log, g](round_atom, std::uint64_t r, bool) -> score_msg {
-                if (g == 0) {
-                  {
-                    std::lock_guard<std::mutex> guard{log->mtx};
-                    log->rounds.push_back(r);
-                  }
-                  for (int i = 0; i < 30000 && !log->release; ++i)
-                    std::this_thread::sleep_for(std::chrono::milliseconds{1});
-                }
-                return {static_cast<worker_id>(g), 0, real{double(g)}};
-              },
-              [](save_atom) { return std::string{}; },
-          };
-        };
-  };
-  auto member
-      = [log](lsgd_member_actor::pointer) -> lsgd_member_actor::behavior_type {
-    return {
-        [](score_atom) { return score_msg{}; },
-        [log](lead_msg& m) {
-          std::lock_guard<std::mutex> guard{log->mtx};
-          log->leads.push_back(m.global);
-          return ack_atom::value;
-        },
-        [](pull_msg&) { return ack_atom::value; },
-        [](fetch_msg&) { return params_msg{}; },
-    };
-  };
-  leader_board_config bc;
-  bc.opts.groups = 2;
-  bc.opts.tau = 4;
-  bc.opts.tau_g = 16;
-  bc.workers = {sys.spawn(member), sys.spawn(member)};
-  bc.groups = {sys.spawn(group(0)), sys.spawn(group(1))};
-  bc.record = std::make_shared<lsgd_record>();
-  bc.record->groups.resize(2);
-  auto board = sys.spawn(leader_board, bc);
-  caf::scoped_actor self{sys};
-  auto wait_until = [](auto pred) {
-    for (int i = 0; i < 10000 && !pred(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds{1});
-    return pred();
-  };
-  auto group0_rounds = [&] {
-    std::lock_guard<std::mutex> guard{log->mtx};
-    return log->rounds;
-  };
-  self->send(board, round_atom::value, std::uint64_t{8});
-  REQUIRE(wait_until([&] { return group0_rounds().size() == 1; }));
-  for (std::uint64_t t : {16, 32, 40})
-    self->send(board, round_atom::value, t);
-  // Answered behind the three triggers (one sender's messages keep their
-  // order): the board has seen them all.
-  bool fetched = false;
-  self->request(board, std::chrono::seconds{10}, fetch_msg{})
-      .receive([&](params_msg&) { fetched = true; },
-               [&](caf::error& err) { FAIL(sys.render(err)); });
-  REQUIRE(fetched);
-  log->release = true;
-  auto global_rounds = [&] {
-    std::lock_guard<std::mutex> guard{bc.record->mtx};
-    return bc.record->global_rounds;
-  };
-  CHECK(wait_until([&] { return global_rounds() == 1; }));
-  // The board is idle again: a pause is answered at once.
-  self->request(board, std::chrono::seconds{10}, pause_atom::value)
-      .receive([](ack_atom) {},
-               [&](caf::error& err) { FAIL(sys.render(err)); });
-  CHECK(group0_rounds() == std::vector<std::uint64_t>{4, 16});
-  {
-    std::lock_guard<std::mutex> guard{bc.record->mtx};
-    CHECK(bc.record->global_rounds == 1);
-    CHECK(bc.record->busy_skipped == 2);
-  }
-  std::lock_guard<std::mutex> guard{log->mtx};
-  CHECK(std::count(log->leads.begin(), log->leads.end(), true) == 1);
-  self->send_exit(board, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("compressed SGP's per-peer copies round-trip") {
