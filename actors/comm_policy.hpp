@@ -185,8 +185,9 @@ struct ps_policy_options {
   optim::compress_options compress;
   std::vector<optim::named_range> layers;
   /// Pushes kept per shard to send again after the shard's handle changed
-  /// (push_log; --shard-replicas); 0: none. Capped so the log holds at most
-  /// 32 MiB of a worker's pushes.
+  /// (push_log; --shard-replicas: 64, sync: the last one); 0: none. Capped
+  /// so the log holds at most 32 MiB of a worker's pushes; nothing is kept
+  /// for a shard in the worker's own process.
   std::size_t replay = 0;
 };
 

@@ -48,8 +48,16 @@ void restore_shard(coordinator_ptr self, std::size_t i,
   auto& st = self->state;
   auto sc = shard_config(st.config, static_cast<std::uint32_t>(i));
   sc.state = st.shard_states[i];
+  // Synchronous rounds: the restored shard moves to the job's round.
+  sc.catch_up = sc.mode == shard_mode::sync;
   auto h = self->spawn(parameter_shard, sc);
   self->monitor(h);
+  // Its checkpoint still tracks the workers that finished or were lost
+  // since: rounds (and SSP's bound) must not wait for them.
+  if (tracks_clocks(st.config))
+    for (std::size_t w = 0; w < st.workers.size(); ++w)
+      if (!st.live[w])
+        self->send(h, untrack_atom::value, static_cast<worker_id>(w));
   st.shards[i].handle = h;
   st.shard_lost[i] = false;
   // It lives here now: a later loss of that node is not its loss.

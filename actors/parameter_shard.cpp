@@ -121,8 +121,25 @@ void complete_rounds(parameter_shard_state& st) {
   }
 }
 
+/// Sync mode, a restored shard (config.catch_up): the job is at round
+/// `clock` (a worker pushed for it), the shard at an older one (its
+/// checkpoint's). Its round moves to clock - 1; the rounds collected up to
+/// there are dropped.
+void catch_up(parameter_shard_state& st, std::uint64_t clock) {
+  auto from = st.store->version();
+  st.store->skip_to(clock - 1);
+  while (!st.rounds.empty() && st.rounds.begin()->first < clock)
+    st.rounds.erase(st.rounds.begin());
+  detail::log().warn("shard {}: restored at round {}, the job is at round {}: "
+                     "the rounds between are skipped for this shard",
+                     st.config.index, from, clock);
+}
+
 void on_push(parameter_shard_state& st, push_msg& p) {
   auto& store = *st.store;
+  if (st.config.mode == shard_mode::sync && st.config.catch_up
+      && p.clock > store.version() + 1)
+    catch_up(st, p.clock);
   if (st.config.mode == shard_mode::async) {
     auto r = store.push(p.worker, p.seq, p.version, p.offset, p.values.data(),
                         p.values.size());

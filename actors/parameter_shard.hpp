@@ -52,6 +52,12 @@ struct parameter_shard_config {
   /// A checkpoint's state of this shard to start from (save_shard's bytes);
   /// null: `init`.
   std::shared_ptr<const std::string> state;
+  /// Sync mode, restored from `state` into a running job (its node was
+  /// lost): a push for a later round than the next one moves the shard's
+  /// round there. The rounds between (and any partial one) are skipped for
+  /// this shard's range: their pushes are lost, and counted so by the
+  /// coordinator's report.
+  bool catch_up = false;
   /// The node allowed to ask for the shard's state (the coordinator's;
   /// none: this process only).
   caf::node_id owner;

@@ -96,7 +96,9 @@ template <class Msg>
 void send_push(worker_context& ctx, const shard_ref& shard, std::size_t i,
                Msg&& x, push_log* kept) {
   ctx.count_sent(msg_type::push, wire_size(x));
-  if (!kept) {
+  // A shard in this process is lost only with this worker: nothing kept
+  // (a kept message would also be copied on delivery, to be changed).
+  if (!kept || shard.handle.node() == ctx.self()->node()) {
     ctx.self()->send(shard.handle, std::forward<Msg>(x));
     return;
   }
@@ -152,7 +154,7 @@ public:
   ps_policy(std::vector<shard_ref> shards, ps_policy_options opts,
             std::size_t n)
       : shards_(std::move(shards)), opts_(std::move(opts)),
-        versions_(shards_.size(), 0), fetch_(shards_, versions_, !opts_.sync) {
+        versions_(shards_.size(), 0), fetch_(shards_, versions_) {
     if (opts_.n_push > 1)
       acc_.assign(n, 0.0f);
     if (!opts_.sync && opts_.local_lr > 0)
@@ -189,7 +191,9 @@ public:
       if (!fetch_.rebind(ctx, i, h))
         return;
       // A backup that took over may miss the newest pushes its primary
-      // took: sent again, those it has are dropped as duplicates.
+      // took: sent again, those it has are dropped as duplicates. A shard
+      // restored from a checkpoint into synchronous rounds takes the last
+      // one for the round it was lost in (or moves past it).
       if (log_)
         log_->resend(ctx, i, h);
       refetch_ = !fetch_.restart(ctx);

@@ -148,8 +148,9 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
       hist.resize(s.staleness_histogram.size(), 0);
     for (std::size_t i = 0; i < s.staleness_histogram.size(); ++i)
       hist[i] += s.staleness_histogram[i];
-    std::uint64_t shard_rejected = 0, shard_duplicates = 0;
+    std::uint64_t shard_rejected = 0, shard_duplicates = 0, shard_applied = 0;
     for (const auto& w : s.workers) {
+      shard_applied += w.applied;
       duplicates += w.duplicates;
       shard_duplicates += w.duplicates;
       shard_rejected += w.non_finite + w.bad_range;
@@ -168,6 +169,7 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
                       {"offset", s.offset},
                       {"size", s.size},
                       {"version", s.version},
+                      {"applied", shard_applied},
                       {"rejected", shard_rejected},
                       {"duplicates", shard_duplicates}});
   }

@@ -23,7 +23,7 @@ void shard_fetch::start(worker_context& ctx, float* dest,
         ready();
       },
       [this, &ctx](std::size_t, std::string why) {
-        if (!wait_ || !lost_.empty())
+        if (!lost_.empty())
           return ctx.fail(std::move(why));
         // This attempt's other replies are ignored; the next starts at the
         // rebind, or the worker fails at the timeout.

@@ -23,11 +23,9 @@ namespace troupe::actors {
 class shard_fetch {
 public:
   /// `shards` and `versions` are the policy's own (they outlive this).
-  /// `wait`: a failed fetch waits for a new handle (false: synchronous
-  /// rounds, it fails the worker at once).
   shard_fetch(std::vector<shard_ref>& shards,
-              std::vector<std::uint64_t>& versions, bool wait)
-      : shards_(shards), versions_(versions), wait_(wait) {}
+              std::vector<std::uint64_t>& versions)
+      : shards_(shards), versions_(versions) {}
 
   /// Fetches every shard's range into `dest` (the model's flat vector),
   /// then runs `ready` once. An earlier fetch's replies are ignored.
@@ -53,7 +51,6 @@ public:
 private:
   std::vector<shard_ref>& shards_;
   std::vector<std::uint64_t>& versions_;
-  bool wait_;
   float* dest_ = nullptr;
   std::function<void()> ready_;
   std::shared_ptr<bool> cancel_;

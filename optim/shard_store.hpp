@@ -104,6 +104,15 @@ public:
     return ++version_;
   }
 
+  /// Moves the version forward to `v` without changing the parameters (a
+  /// synchronous shard restored into a running job catching up with the
+  /// job's round); never back. Returns the new version.
+  std::uint64_t skip_to(std::uint64_t v) noexcept {
+    if (v > version_)
+      version_ = v;
+    return version_;
+  }
+
   /// Learning rate of the next update at staleness 0.
   double current_lr() const;
 

@@ -24,7 +24,7 @@ public:
                std::size_t n, std::optional<optim::schedule_options> sched)
       : shards_(std::move(shards)), opts_(opts), center_(n, 0.0f),
         elastic_(n, 0.0f), versions_(shards_.size(), 0),
-        fetch_(shards_, versions_, true) {
+        fetch_(shards_, versions_) {
     if (sched)
       schedule_.emplace(*sched);
     if (opts_.momentum > 0)

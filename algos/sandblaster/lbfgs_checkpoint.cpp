@@ -7,6 +7,7 @@
 // there and ends the run. A resumed run loads the files back and starts at
 // the checkpoint's boundary.
 
+#include <algorithm>
 #include <memory>
 
 #include <caf/all.hpp>
@@ -79,6 +80,7 @@ void write(lbfgs_driver_ptr self, std::map<std::string, std::string> files,
                                  {"pause_seconds", since(began)}});
     actors::detail::log().info(
         "lbfgs: checkpoint at iteration {} written to {}", steps, where);
+    st.kept = std::move(state);
   } catch (const std::exception& e) {
     actors::detail::log().error(
         "lbfgs: checkpoint at iteration {} not written: {}", steps, e.what());
@@ -107,18 +109,22 @@ void boundary(lbfgs_driver_ptr self, std::function<void()> k) {
   auto files = std::make_shared<std::map<std::string, std::string>>();
   auto left = std::make_shared<std::size_t>(st.shards.size());
   auto failed = std::make_shared<bool>(false);
+  // A shard lost meanwhile rolled the run back: this one is abandoned.
+  auto gone = [self, gen = st.generation] {
+    return self->state.finished || self->state.generation != gen;
+  };
   for (std::size_t i = 0; i < st.shards.size(); ++i)
     self->request(st.shards[i], job.request_timeout, save_atom::value)
         .then(
-            [self, i, files, left, failed, began, k](std::string& bytes) {
+            [self, i, files, left, failed, began, k, gone](std::string& bytes) {
               (*files)[shard_file(i)] = std::move(bytes);
-              if (--*left > 0 || *failed || self->state.finished)
+              if (--*left > 0 || *failed || gone())
                 return;
               write(self, std::move(*files), began, k);
             },
-            [self, i, failed, k](caf::error& e) {
+            [self, i, failed, k, gone](caf::error& e) {
               auto& st = self->state;
-              if (*failed || st.finished)
+              if (*failed || gone())
                 return;
               *failed = true;
               auto why = "shard " + std::to_string(i)
@@ -193,23 +199,111 @@ void restore(lbfgs_driver_ptr self, std::function<void()> k) {
       std::chrono::duration<double>(st.seconds_before));
   actors::detail::log().info("lbfgs: resumed from {} at iteration {} (pass {})",
                              from.path, st.iterations, st.pass);
+  load_shards(self, from.files, std::move(k), bad);
+}
+
+void load_shards(lbfgs_driver_ptr self,
+                 const std::map<std::string, std::string>& files,
+                 std::function<void()> k,
+                 std::function<void(const std::string&)> bad) {
+  auto& st = self->state;
   auto left = std::make_shared<std::size_t>(st.shards.size());
+  auto gone = [self, gen = st.generation] {
+    return self->state.finished || self->state.generation != gen;
+  };
   for (std::size_t i = 0; i < st.shards.size(); ++i) {
-    const auto* f = file(shard_file(i));
-    if (!f)
+    auto f = files.find(shard_file(i));
+    if (f == files.end())
       return bad("no " + shard_file(i));
-    self->request(st.shards[i], st.job->request_timeout, resume_atom::value, *f)
+    self->request(st.shards[i], st.job->request_timeout, resume_atom::value,
+                  f->second)
         .then(
-            [self, left, k](ack_atom) {
-              if (--*left == 0 && !self->state.finished)
+            [left, k, gone](ack_atom) {
+              if (--*left == 0 && !gone())
                 k();
             },
-            [self, bad, i](caf::error& e) {
-              if (!self->state.finished)
+            [self, bad, i, gone](caf::error& e) {
+              if (!gone())
                 bad("shard " + std::to_string(i) + ": "
                     + self->system().render(e));
             });
   }
+}
+
+bool roll_back(lbfgs_driver_ptr self, std::size_t k, const std::string& node,
+               const std::string& why) {
+  auto& st = self->state;
+  if (st.finished || !st.kept || k >= st.shards.size())
+    return false;
+  const auto& kept = *st.kept;
+  auto it = kept.files.find(driver_file);
+  if (it == kept.files.end())
+    return false;
+  // Numbers that go on counting: a pass or a portion's serial of before the
+  // roll-back never matches one of after it (their late answers are
+  // ignored); the lost workers stay lost.
+  auto pass = st.pass, handed = st.handed, lost = st.lost;
+  // A second shard lost during a roll-back was lost at the first's point.
+  auto at
+      = st.rolling_back && !st.restored.empty()
+            ? st.restored.back().value("iteration_at_loss", std::uint64_t{0})
+            : std::uint64_t{st.iterations};
+  try {
+    load_lbfgs_driver(st, it->second,
+                      std::string{"the kept checkpoint's "} + driver_file);
+    for (std::size_t w = 0; w < st.workers.size(); ++w)
+      load_lbfgs_worker(st, w, kept.files.at(worker_file(w)),
+                        "the kept checkpoint's " + worker_file(w));
+  } catch (const std::exception& e) {
+    actors::detail::log().error("lbfgs: cannot roll back: {}", e.what());
+    return false;
+  }
+  ++st.generation;
+  st.forgotten = std::max(st.forgotten, pass);
+  st.pass = std::max(st.pass, pass);
+  st.handed = std::max(st.handed, handed);
+  st.lost = lost;
+  st.trace = kept.progress.value("trace", nlohmann::json::array());
+  st.table.reset();
+  st.pass_done = nullptr;
+  st.machine.reset();
+  st.checkpointing = false;
+  st.checkpointed = st.iterations;
+  std::fill(st.busy.begin(), st.busy.end(), false);
+  const auto& job = *st.job;
+  auto h = self->spawn(lbfgs_shard,
+                       lbfgs_shard_config{static_cast<std::uint32_t>(k),
+                                          st.ranges[k], job.init,
+                                          job.options.memory, self->address()});
+  self->monitor(h);
+  st.shards[k] = h;
+  if (k < st.where.shard_node.size())
+    st.where.shard_node[k] = -1; // here now: stopped by the driver
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    if (st.live[w])
+      self->send(st.workers[w], rebind_atom::value,
+                 static_cast<std::uint32_t>(k), caf::actor_cast<caf::actor>(h));
+  st.restored.push_back({{"shard", k},
+                         {"node", node},
+                         {"reason", why},
+                         {"checkpoint_iteration", st.iterations},
+                         {"iteration_at_loss", at},
+                         {"seconds", elapsed(st)}});
+  actors::detail::log().warn(
+      "lbfgs: shard {} ({}) was lost at iteration {}: restored here; every "
+      "shard goes back to the checkpoint at iteration {}",
+      k, node, at, st.iterations);
+  st.rolling_back = true;
+  load_shards(
+      self, kept.files,
+      [self] {
+        self->state.rolling_back = false;
+        go_on(self);
+      },
+      [self](const std::string& what) {
+        finish(self, "failed", "lbfgs: cannot roll back: " + what, false);
+      });
+  return true;
 }
 
 } // namespace troupe::algos::detail

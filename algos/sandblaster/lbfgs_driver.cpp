@@ -40,18 +40,26 @@ void to_shards(
     std::function<void()> done, Ts... xs) {
   auto& st = self->state;
   auto left = std::make_shared<std::size_t>(st.shards.size());
+  // The run ended (a failure) or rolled back to a checkpoint while this was
+  // under way: its answers are ignored.
+  auto gone = [self, gen = st.generation] {
+    return self->state.finished || self->state.generation != gen;
+  };
   for (std::size_t k = 0; k < st.shards.size(); ++k)
     self->request(st.shards[k], st.job->request_timeout, xs...)
         .then(
-            [self, k, left, on_reply, done](Rs&... r) {
-              if (self->state.finished)
-                return; // the run ended (a failure) while this was under way
+            [gone, k, left, on_reply, done](Rs&... r) {
+              if (gone())
+                return;
               if (on_reply)
                 on_reply(k, r...);
               if (--*left == 0)
                 done();
             },
-            [self](caf::error& e) { fail(self, e); });
+            [self, gone](caf::error& e) {
+              if (!gone())
+                fail(self, e);
+            });
 }
 
 /// Runs a command on every shard; `k` gets the sum of the answers (shard
@@ -299,6 +307,10 @@ void iterate(driver_ptr self) {
 
 } // namespace
 
+void go_on(driver_ptr self) {
+  iterate(self);
+}
+
 caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
                            std::shared_ptr<const lbfgs_job> job,
                            actors::placement_plan where) {
@@ -369,8 +381,8 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, actors::msg_type::done,
                                 actors::small_message_bytes);
-        if (w >= st.workers.size() || st.finished)
-          return;
+        if (w >= st.workers.size() || st.finished || pass <= st.forgotten)
+          return; // (a pass of before a roll-back: busy was reset then)
         st.busy[w] = false;
         ++st.results[w];
         if (pass != st.pass || !st.table) {

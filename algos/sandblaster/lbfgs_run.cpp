@@ -69,6 +69,8 @@ nlohmann::json summary(const lbfgs_driver_state& st, const std::string& reason,
     out["error"] = *error;
   if (!st.checkpoint_log.empty())
     out["checkpoints"] = st.checkpoint_log;
+  if (!st.restored.empty())
+    out["restored_shards"] = st.restored;
   if (st.job->resume)
     out["resumed_from"]
         = {{"path", st.job->resume->path},
@@ -171,9 +173,15 @@ void role_down(lbfgs_driver_ptr self, const caf::down_msg& msg) {
     return;
   for (std::size_t k = 0; k < st.shards.size(); ++k)
     if (st.shards[k].address() == msg.source) {
-      auto what = "lbfgs: shard " + std::to_string(k) + " ("
-                  + where_name(st.where, st.where.shard_at(k))
-                  + ") was lost: " + self->system().render(msg.reason);
+      auto node = where_name(st.where, st.where.shard_at(k));
+      auto reason = self->system().render(msg.reason);
+      if (roll_back(self, k, node, reason))
+        return;
+      auto what = "lbfgs: shard " + std::to_string(k) + " (" + node
+                  + ") was lost: " + reason
+                  + (st.job->checkpoints.write
+                         ? " before the first checkpoint"
+                         : " (with --checkpoint-dir it is restored)");
       actors::detail::log().error("{}", what);
       finish(self, "failed", what, false);
       return;

@@ -5,6 +5,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/errors.hpp"
 
@@ -31,7 +32,18 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
   st.grad.assign(st.job->init->size(), 0.0);
   st.probe = actors::make_probe(self, "lbfgs worker " + std::to_string(id),
                                 "worker", true);
-  auto compute = [self](std::uint64_t pass, std::uint64_t portion) {
+  // A shard request failed (its node may be lost): the driver may restore
+  // the shard and roll back (a rebind); else the worker ends with the error
+  // after one request timeout.
+  auto failed = [self](std::uint64_t epoch, caf::error& e) {
+    auto& st = self->state;
+    if (st.epoch != epoch || st.failed)
+      return;
+    st.failed = std::move(e);
+    self->delayed_send(self, actors::to_chrono(st.job->request_timeout),
+                       tick_atom::value, epoch);
+  };
+  auto compute = [self, failed](std::uint64_t pass, std::uint64_t portion) {
     auto& st = self->state;
     auto& job = *st.job;
     if (st.id < job.die_after.size() && job.die_after[st.id] > 0
@@ -71,10 +83,11 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
                              pack_doubles(st.grad.data() + st.ranges[k].offset,
                                           st.ranges[k].size)})
           .then(
-              [self, left, pass, portion, loss, samples](bool) {
-                if (--*left > 0)
-                  return;
+              [self, left, pass, portion, loss, samples,
+               epoch = st.epoch](bool) {
                 auto& st = self->state;
+                if (--*left > 0 || st.epoch != epoch)
+                  return; // (a roll-back since: the driver forgot it)
                 ++st.done;
                 if (st.probe) {
                   st.probe->progress();
@@ -84,10 +97,33 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
                 self->send(st.driver, lbfgs_done_msg{st.id, pass, portion,
                                                      real{loss}, samples});
               },
-              [self](caf::error& e) { self->quit(e); });
+              [failed, epoch = st.epoch](caf::error& e) { failed(epoch, e); });
   };
   return {
-      [self, compute](grad_atom, std::uint64_t pass, std::uint64_t portion) {
+      [self](rebind_atom, std::uint32_t k, caf::actor& h) {
+        auto& st = self->state;
+        if (!h || k >= st.shards.size()
+            || caf::actor_cast<caf::actor_addr>(self->current_sender())
+                   != st.driver.address()) {
+          actors::detail::log().warn("lbfgs worker {}: a rebind not from its "
+                                     "driver ignored",
+                                     st.id);
+          return;
+        }
+        st.shards[k] = caf::actor_cast<lbfgs_shard_actor>(h);
+        ++st.epoch;
+        st.failed = caf::error{};
+        st.pass = 0; // the point is read again
+      },
+      [self](tick_atom, std::uint64_t epoch) {
+        auto& st = self->state;
+        if (caf::actor_cast<caf::actor_addr>(self->current_sender())
+                == self->address()
+            && st.epoch == epoch && st.failed)
+          self->quit(st.failed);
+      },
+      [self, compute, failed](grad_atom, std::uint64_t pass,
+                              std::uint64_t portion) {
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, actors::msg_type::step,
                                 actors::small_message_bytes);
@@ -100,9 +136,11 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
           self->request(st.shards[k], st.job->request_timeout,
                         point_atom::value)
               .then(
-                  [self, k, left, pass, portion,
-                   compute](const lbfgs_point_msg& point) {
+                  [self, k, left, pass, portion, compute,
+                   epoch = st.epoch](const lbfgs_point_msg& point) {
                     auto& st = self->state;
+                    if (st.epoch != epoch)
+                      return; // a point of before a roll-back
                     auto v = unpack_doubles(point.values);
                     std::copy(
                         v.begin(), v.end(),
@@ -113,7 +151,9 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
                       compute(pass, portion);
                     }
                   },
-                  [self](caf::error& e) { self->quit(e); });
+                  [failed, epoch = st.epoch](caf::error& e) {
+                    failed(epoch, e);
+                  });
       },
   };
 }

@@ -1,5 +1,7 @@
 #include "algos/sync/sync.hpp"
 
+#include <algorithm>
+
 #include "actors/coordinator.hpp"
 
 namespace troupe::algos {
@@ -17,6 +19,9 @@ void sync::configure_worker(const actors::job_config& job,
                             std::vector<actors::shard_ref> shards) const {
   auto policy = job.policy;
   policy.sync = true;
+  // A shard restored from a checkpoint (its node lost) takes each worker's
+  // last push again: the round it was lost in completes.
+  policy.replay = std::max<std::size_t>(policy.replay, 1);
   config.make_policy
       = [shards = std::move(shards), policy](std::size_t params) {
           return actors::make_ps_policy(shards, policy, params);
@@ -25,6 +30,10 @@ void sync::configure_worker(const actors::job_config& job,
 
 bool sync::reassigns_steps() const noexcept {
   return false; // a round's examples are the batch of every worker
+}
+
+bool sync::restores_shards(const actors::job_config&) const {
+  return true; // moved to the job's round (parameter_shard_config::catch_up)
 }
 
 bool sync::tracks_clocks(const actors::job_config&) const noexcept {

@@ -28,6 +28,7 @@ public:
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
   bool reassigns_steps() const noexcept override;
+  bool restores_shards(const actors::job_config& job) const override;
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
   bool checkpointable() const noexcept override;
   const optim::compress_options*

@@ -31,8 +31,10 @@ struct fixture {
 
   actors::parameter_shard_actor
   shard(std::string opt, double lr, actors::shard_mode mode,
-        std::optional<std::uint64_t> bound = std::nullopt) {
+        std::optional<std::uint64_t> bound = std::nullopt,
+        bool catch_up = false) {
     actors::parameter_shard_config c;
+    c.catch_up = catch_up;
     c.range = {2, 4}; // coordinates [2, 6) of a vector of 8
     c.init = std::make_shared<const std::vector<float>>(
         std::vector<float>{0, 0, 1, 2, 3, 4, 0, 0});
@@ -204,4 +206,77 @@ TEST_CASE_METHOD(fixture, "sync: one step from the weighted mean of a clock") {
   REQUIRE(p);
   CHECK(p->values.values() == std::vector<float>{-1, -2, 2, 3});
   CHECK(stats(s).workers[1].non_finite == 1);
+}
+
+// A sync shard restored from a checkpoint into a running job (its node was
+// lost): the job is at a later round than its checkpoint's. The workers
+// send it their last push again; it moves to that round, and a round some
+// workers had gone past when it was lost is dropped for the later one.
+TEST_CASE_METHOD(fixture, "sync: a restored shard catches up with the job") {
+  auto s = shard("sgd", 1.0, actors::shard_mode::sync, std::nullopt, true);
+  for (worker_id w : {0u, 1u})
+    self->send(s, track_atom::value, w, std::uint64_t{0});
+  SECTION("every worker was in the same round") {
+    // Both workers' round-3 pushes (they fetched at round 2).
+    auto p0 = push(0, 3, {2, 0, 0, 0}, 2, 3);
+    p0.version = 2;
+    self->send(s, p0);
+    // Round 3 waits for worker 1; its fetch of round 2 is answered at once.
+    auto f = fetch(s, 1, 2);
+    REQUIRE(f);
+    CHECK(f->version == 2);
+    CHECK_FALSE(fetch(s, 0, 3, caf::duration{200ms}));
+    auto p1 = push(1, 3, {0, 2, 0, 0}, 2, 3);
+    p1.version = 2;
+    self->send(s, p1);
+    f = fetch(s, 0, 3);
+    REQUIRE(f);
+    CHECK(f->version == 3);
+    CHECK(f->values.values() == std::vector<float>{0, 1, 3, 4});
+  }
+  SECTION("a worker had gone one round further") {
+    // Worker 1 was in round 4 already (its round-3 push was applied by the
+    // lost shard); worker 0's round-3 push comes first.
+    auto p0 = push(0, 3, {2, 0, 0, 0}, 2, 3);
+    p0.version = 2;
+    self->send(s, p0);
+    auto p1 = push(1, 4, {0, 2, 0, 0}, 2, 4);
+    p1.version = 3;
+    self->send(s, p1);
+    // Round 3 is skipped here: worker 0's fetch of it is answered at once,
+    // with the parameters unchanged.
+    auto f = fetch(s, 0, 3);
+    REQUIRE(f);
+    CHECK(f->version == 3);
+    CHECK(f->values.values() == std::vector<float>{1, 2, 3, 4});
+    // Worker 0's round-4 push completes round 4 with worker 1's.
+    auto q0 = push(0, 4, {2, 0, 0, 0}, 2, 4);
+    q0.version = 3;
+    self->send(s, q0);
+    f = fetch(s, 1, 4);
+    REQUIRE(f);
+    CHECK(f->version == 4);
+    CHECK(f->values.values() == std::vector<float>{0, 1, 3, 4});
+    // Worker 0's round-3 push sent again (a late copy) is a duplicate.
+    self->send(s, p0);
+    auto st = stats(s);
+    REQUIRE(st.workers.size() == 2);
+    CHECK(st.workers[0].applied == 1);
+    CHECK(st.workers[1].applied == 1);
+    CHECK(st.workers[0].duplicates == 1);
+    CHECK(st.version == 4);
+  }
+}
+
+// Without catch_up (a shard of a running job) a push for a later round
+// than the next does not move it: the round waits.
+TEST_CASE_METHOD(fixture, "sync: a shard of a running job does not skip") {
+  auto s = shard("sgd", 1.0, actors::shard_mode::sync);
+  self->send(s, track_atom::value, worker_id{0}, std::uint64_t{0});
+  auto p0 = push(0, 1, {2, 0, 0, 0}, 2, 3);
+  self->send(s, p0);
+  CHECK_FALSE(fetch(s, 0, 2, caf::duration{200ms}));
+  CHECK(stats(s).version == 0);
+  // Its held fetch's promise keeps it alive: stopped, as a job stops it.
+  self->send_exit(s, caf::exit_reason::user_shutdown);
 }

@@ -293,6 +293,36 @@ lbfgs)
   [ "$status" = 1 ] || fail "coordinator exited with status $status, not 1"
   key coord2.json /error | grep -q "shard [01] (node .*) was lost" \
     || fail "no error naming the lost shard: $(key coord2.json /error)"
+  # Checkpointing, the node holding the shards dies after a checkpoint: the
+  # shards come back in the driver's process, every shard and the driver go
+  # back to the checkpoint, and the run ends at exactly the objective of the
+  # one-process run (the iterations since the checkpoint are made again).
+  rm -rf ck
+  start_coordinator coord3 "${LB[@]}" --listen=127.0.0.1:0 --expect=2 \
+    --checkpoint-dir=ck --checkpoint-every=3
+  start_node n4 --workers=4; N4=$NODE
+  start_node n5 --workers=0 --shards=2; N5=$NODE
+  wait_log coord3.log "lbfgs: checkpoint at iteration" 90 \
+    || fail "no checkpoint (3)"
+  # A pass or two later (the next checkpoint is 3 iterations away).
+  wait_log coord3.log "epoch \([6-9]\|1[0-9]\)\." 60 || fail "no pass (3)"
+  kill -9 "$N5"
+  wait_for "$COORD" 180 || fail "coordinator exited with status $? (3)"
+  wait_for "$N4" 30 || fail "the workers' node exited with status $? (3)"
+  [ "$(key coord3.json /stop_reason)" = "iteration limit (15) reached" ] \
+    || fail "job did not complete (3): $(key coord3.json /stop_reason)"
+  [ "$(key coord3.json /lost_workers)" = 0 ] || fail "a worker was lost (3)"
+  for i in 0 1; do
+    key coord3.json /restored_shards/$i/shard >/dev/null \
+      || fail "shard $i not reported restored"
+  done
+  a=$(key coord3.json /objective)
+  echo "objective with the shards' node killed $a, one process $b" \
+    "($(key coord3.json /restored_shards/0/iteration_at_loss) -> " \
+    "$(key coord3.json /restored_shards/0/checkpoint_iteration))" >&2
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "objectives differ (3): $a vs $b"
+  [ "$(key coord3.json /param_hash)" = "$(key one.json /param_hash)" ] \
+    || fail "parameters differ from the one-process run's (3)"
   ;;
 decentral)
   # SGP, DS-Sync and ShadowSync over two nodes of 2 workers, with the flags
@@ -357,9 +387,12 @@ shardrestore)
   # accounted for: the pushes the workers sent = a shard's applied pushes +
   # lost + rejected (computed on parameters newer than the checkpoint's); a
   # duplicate is a push sent again, counted once. The accuracy is within
-  # 0.5 point of the unkilled run's. Downpour (a push per step) and EASGD
-  # (the center's shards: an elastic push every --tau steps).
-  for algo in downpour easgd; do
+  # 0.5 point of the unkilled run's. Downpour (a push per step), EASGD
+  # (the center's shards: an elastic push every --tau steps) and sync (a
+  # push per step; the restored shards move to the job's round, so a round
+  # is lost for both workers or for neither, and every shard ends at the
+  # job's last round).
+  for algo in downpour easgd sync; do
     R=(--algo=$algo --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
     "$TROUPE" train "${R[@]}" >plain.json 2>plain.log \
       || fail "$algo: unkilled run failed"
@@ -391,14 +424,27 @@ shardrestore)
       version=$(key coord.json /shard_stats/$i/version)
       rejected=$(key coord.json /shard_stats/$i/rejected)
       dup=$(key coord.json /shard_stats/$i/duplicates)
+      applied=$version
+      [ "$algo" = sync ] && applied=$(key coord.json /shard_stats/$i/applied)
       echo "$algo shard $i: checkpoint at step $ck, lost at step $at, $lost" \
-        "pushes lost, $version applied of $sent sent" >&2
+        "pushes lost, $applied applied of $sent sent (version $version)" >&2
       [ -n "$lost" ] || fail "$algo shard $i: no count of the pushes lost"
-      [ "$algo" = easgd ] || [ "$lost" -ge $((at - ck)) ] \
-        || fail "shard $i: $lost pushes lost, fewer than the $((at - ck))" \
-                "steps between the checkpoint and the loss"
-      [ $((version + lost + rejected)) = "$sent" ] \
-        || fail "$algo shard $i: $version applied + $lost lost + $rejected" \
+      # (sync: the round under way at the loss, counted in the steps, is
+      # pushed again to the restored shard and not lost.)
+      resent=0
+      [ "$algo" = sync ] && resent=2
+      [ "$algo" = easgd ] || [ "$lost" -ge $((at - ck - resent)) ] \
+        || fail "shard $i: $lost pushes lost, fewer than the" \
+                "$((at - ck - resent)) steps between the checkpoint and the loss"
+      if [ "$algo" = sync ]; then
+        [ "$version" = $((steps / 2)) ] \
+          || fail "sync shard $i: at round $version, the job's last is" \
+                  "$((steps / 2))"
+        [ $((lost % 2)) = 0 ] \
+          || fail "sync shard $i: $lost pushes lost, not whole rounds"
+      fi
+      [ $((applied + lost + rejected)) = "$sent" ] \
+        || fail "$algo shard $i: $applied applied + $lost lost + $rejected" \
                 "rejected != $sent pushes ($dup duplicates)"
     done
     a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,17 @@ struct lbfgs_driver_state {
   nlohmann::json checkpoint_log = nlohmann::json::array();
   /// The run's seconds before the checkpoint it resumed from.
   double seconds_before = 0;
+  /// The latest checkpoint written, every file of it, kept to bring a lost
+  /// shard back (lbfgs_restore.cpp); none before the first.
+  std::optional<actors::resume_point> kept;
+  /// Counts the roll-backs to a kept checkpoint: a request's answer or
+  /// failure from before the latest one is ignored.
+  std::uint64_t generation = 0;
+  /// The passes up to this one were made before the latest roll-back.
+  std::uint64_t forgotten = 0;
+  bool rolling_back = false; ///< the shards are loading the checkpoint
+  /// The shards brought back, for the final JSON's "restored_shards".
+  nlohmann::json restored = nlohmann::json::array();
   /// The run ends at the next iteration boundary with this reason (a
   /// signal, the time limit), after a checkpoint when checkpointing.
   std::optional<std::string> stopping;
@@ -105,8 +117,26 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
 /// them, then calls `k`; a node that cannot spawn ends the run.
 void place_roles(lbfgs_driver_ptr self, std::function<void()> k);
 
+/// The checkpoint's shard files go to the shards (each loads its own), then
+/// `k` runs; a file missing or refused ends the run, `bad` says why.
+void load_shards(lbfgs_driver_ptr self,
+                 const std::map<std::string, std::string>& files,
+                 std::function<void()> k,
+                 std::function<void(const std::string&)> bad);
+
+/// Shard k was lost with `node` (`why`): with a kept checkpoint the run rolls
+/// back to it (a new shard k here, every shard and the driver from the
+/// checkpoint's files, the workers pointed at the new shard) and goes on
+/// from its iteration boundary; false: no checkpoint to roll back to.
+bool roll_back(lbfgs_driver_ptr self, std::size_t k, const std::string& node,
+               const std::string& why);
+
+/// Goes on from an iteration boundary (the next iteration).
+void go_on(lbfgs_driver_ptr self);
+
 /// A monitored role is gone: a worker's portions go back to the pool, a
-/// shard ends the run.
+/// shard is brought back from the latest checkpoint (roll_back) or ends the
+/// run.
 void role_down(lbfgs_driver_ptr self, const caf::down_msg& msg);
 
 /// Worker w is gone (down, or silent past the request timeout): its

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include <caf/error.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "actors/probe.hpp"
@@ -27,6 +28,12 @@ struct lbfgs_worker_state {
   std::shared_ptr<const lbfgs_job> job;
   portion_fn compute; ///< this worker's own (make_compute) or the shared one
   std::uint64_t pass = 0, done = 0;
+  /// Counts the driver's rebinds (a lost shard restored, the run rolled
+  /// back): a shard request's failure from before the latest is ignored.
+  std::uint64_t epoch = 0;
+  /// A shard request failed: the worker waits one request timeout for a
+  /// rebind, then ends with this error.
+  caf::error failed;
   std::vector<double> x, grad;
   actors::probe_ref probe;
 };
