@@ -111,8 +111,19 @@ bool worker_state::hold_step() {
 }
 
 void worker_state::resume() {
-  if (!paused)
+  if (!paused) {
+    // The coordinator gave the checkpoint up (its pause request timed out)
+    // before this worker reached its step boundary: the pause is not taken
+    // there, or nobody would ever resume it.
+    if (pause_reply) {
+      auto p = std::move(*pause_reply);
+      pause_reply.reset();
+      p.deliver(
+          make_error(errc::bad_request, "worker " + std::to_string(config.id)
+                                            + ": resumed before it paused"));
+    }
     return;
+  }
   paused = false;
   if (probe_)
     probe_->activity("training");

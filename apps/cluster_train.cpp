@@ -220,23 +220,18 @@ nlohmann::json run_placed(const train_options& o, actors::job_config job,
   return result;
 }
 
-run_monitoring attach_monitoring(const train_options& o,
-                                 actors::job_config& job, progress& bar) {
-  // The monitoring endpoint lives as long as the job (monitor before server:
+run_monitoring open_monitoring(const train_options& o, progress& bar) {
+  // The monitoring endpoint lives as long as the run (monitor before server:
   // the server's routes use it).
   run_monitoring m;
-  if (!o.monitor.empty() || !o.report.empty()) {
-    m.monitor = std::make_shared<net::job_monitor>();
-    m.monitor->set_algo(o.algo);
-    // A driver of its own reports a point per iteration, the objective as
-    // is.
-    if (o.algorithm_ref().run_by() == algos::runner::own_driver) {
-      m.monitor->set_step_interval(1);
-      m.monitor->set_loss_smoothing(0);
-    }
-    job.observers.push_back(m.monitor);
-    job.monitor = m.monitor->view();
-    job.node_name = net::process_name();
+  if (o.monitor.empty() && o.report.empty())
+    return m;
+  m.monitor = std::make_shared<net::job_monitor>();
+  m.monitor->set_algo(o.algo);
+  // A driver of its own reports a point per iteration, the objective as is.
+  if (o.algorithm_ref().run_by() == algos::runner::own_driver) {
+    m.monitor->set_step_interval(1);
+    m.monitor->set_loss_smoothing(0);
   }
   if (!o.monitor.empty()) {
     net::http_options ho;
@@ -248,6 +243,17 @@ run_monitoring attach_monitoring(const train_options& o,
             + std::to_string(m.endpoint->port()) + "/";
     bar.message("troupe train: monitoring at " + m.url
                 + " (the dashboard; Prometheus at " + m.url + "metrics)");
+  }
+  return m;
+}
+
+run_monitoring attach_monitoring(const train_options& o,
+                                 actors::job_config& job, progress& bar) {
+  auto m = open_monitoring(o, bar);
+  if (m.monitor) {
+    job.observers.push_back(m.monitor);
+    job.monitor = m.monitor->view();
+    job.node_name = net::process_name();
   }
   return m;
 }

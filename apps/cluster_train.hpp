@@ -60,7 +60,11 @@ struct run_monitoring {
   std::string url;
 };
 
-/// Hooks the recorder into `job` and opens the endpoint, as `o` asks.
+/// The recorder and its endpoint, as `o` asks (--monitor, --report); a run
+/// without actors feeds the recorder its steps and evaluations itself.
+run_monitoring open_monitoring(const train_options& o, progress& bar);
+
+/// open_monitoring, the recorder hooked into `job`.
 run_monitoring attach_monitoring(const train_options& o,
                                  actors::job_config& job, progress& bar);
 

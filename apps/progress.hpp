@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace troupe::apps {
@@ -29,12 +30,21 @@ struct progress_state {
   double elapsed = 0; ///< seconds since training started
 };
 
+class terminal;
+
 /// Progress on stderr: a bar with loss, accuracy, samples/s and ETA on a
-/// terminal, plain periodic lines otherwise. Throttled, so calling it every
-/// step is cheap.
+/// terminal, cut to its width, with the log's lines above it (apps/
+/// terminal.hpp); plain periodic lines otherwise. With a target accuracy
+/// the bar's percentage and ETA count toward it (from the first
+/// evaluation's accuracy), else toward the planned work. Throttled, so
+/// calling it every step is cheap.
 class progress {
 public:
-  explicit progress(progress_style style, std::string label);
+  /// `target`: the run's target accuracy, 0: none.
+  explicit progress(progress_style style, std::string label, double target = 0);
+  ~progress();
+  progress(const progress&) = delete;
+  progress& operator=(const progress&) = delete;
 
   /// Shows `s` if enough time passed since the last update (or `force`).
   void update(const progress_state& s, bool force = false);
@@ -45,10 +55,24 @@ public:
   /// Ends the bar (newline on a terminal).
   void finish(const progress_state& s);
 
+  /// The bar's line for `s` in at most `columns` characters.
+  std::string bar_line(const progress_state& s, std::size_t columns) const;
+
+  /// The fraction shown: toward the target once an evaluation ran (with
+  /// one), else of the planned work.
+  double shown_fraction(const progress_state& s);
+
 private:
   std::string render(const progress_state& s) const;
   progress_style style_;
   std::string label_;
+  double target_ = 0;
+  double first_accuracy_ = -1;     ///< the first evaluation's, with a target
+  double first_seconds_ = 0;       ///< when it came
+  double fraction_ = 0;            ///< shown (shown_fraction)
+  std::unique_ptr<terminal> term_; ///< the bar's (style bar)
+  progress_state latest_;          ///< the latest given, shown or not
+  bool pending_ = false;           ///< latest_ is not shown
   std::chrono::steady_clock::time_point last_;
   std::size_t last_step_ = 0;
   bool drawn_ = false;

@@ -145,6 +145,9 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
     return s;
   };
   std::string stop_reason = "steps done";
+  // --monitor and --report: the recorder takes the one worker's steps and
+  // the evaluations from this loop.
+  auto watch = open_monitoring(o, bar);
   while (trainer.steps() < total_steps) {
     // This run's time: a resumed run's clock (t0) includes the time before
     // its checkpoint, --max-seconds does not (as with the actor jobs).
@@ -175,6 +178,9 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
     smooth_loss
         = trainer.steps() == 1 ? r.loss : 0.98 * smooth_loss + 0.02 * r.loss;
     evaluated_final = false;
+    if (watch.monitor)
+      watch.monitor->on_step(
+          {0, trainer.steps(), r.samples, r.loss, seconds_since(t0)});
     if (trainer.steps() % eval_steps == 0 || trainer.steps() == total_steps) {
       auto t_eval = clock_type::now();
       last_eval = optim::evaluate(model, data.test, o.batch);
@@ -182,6 +188,10 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
       evaluated_final = true;
       std::copy(model.params(), model.params() + model.size(), good.begin());
       auto elapsed = seconds_since(t0);
+      if (watch.monitor)
+        watch.monitor->on_evaluation(
+            {trainer.steps(), static_cast<std::uint64_t>(samples), elapsed,
+             last_eval.accuracy, last_eval.loss});
       evaluations.push_back({{"step", trainer.steps()},
                              {"epoch", state().epoch},
                              {"seconds", elapsed},
@@ -242,6 +252,7 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
   if (o.resumed)
     result["resumed_from"]
         = {{"path", o.resumed->path}, {"steps", o.resumed->step}};
+  finish_monitoring(o, watch, result, bar);
   return result;
 }
 

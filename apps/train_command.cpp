@@ -272,14 +272,9 @@ void validate(train_options& o) {
     throw usage_error("troupe train: --checkpoint-dir: --algo=" + o.algo
                       + " cannot be checkpointed: "
                       + algo.checkpoint_refusal());
-  if (!o.report.empty()) {
-    if (!actors)
-      needs_actors("report", "records");
+  if (!o.report.empty())
     check_report_dir(o.report);
-  }
   if (!o.monitor.empty()) {
-    if (!actors)
-      needs_actors("monitor", "watches");
     try {
       net::parse_endpoint(o.monitor, "--monitor");
     } catch (const std::invalid_argument& e) {
@@ -345,7 +340,7 @@ nlohmann::json run_train(train_options o) {
     input_scaling = optim::standardize(data);
   auto load_seconds = seconds_since(t_load);
   auto name = data.train.name;
-  progress bar{style, o.algo + "/" + o.model};
+  progress bar{style, o.algo + "/" + o.model, o.target_accuracy};
   auto runner = o.algorithm->run_by();
   final_model out{o, data.train, input_scaling};
   o.on_final_params

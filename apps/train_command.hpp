@@ -105,4 +105,8 @@ int train_main(const std::vector<std::string>& args);
 /// Runs and prints like train_main, with options already parsed.
 int train_main_with(train_options opts);
 
+/// The run's last line for a person: why it stopped, the test accuracy
+/// (and whether the target was reached), seconds, epochs and samples/s.
+std::string summary_line(const nlohmann::json& result);
+
 } // namespace troupe::apps

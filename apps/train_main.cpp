@@ -1,14 +1,47 @@
 // troupe train's entry point: parse, run under the signal watch, print.
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <unistd.h>
 
 #include "apps/cli.hpp"
 #include "apps/interrupt.hpp"
+#include "apps/terminal.hpp"
 #include "apps/train_command.hpp"
 
 namespace troupe::apps {
+
+namespace {
+
+std::string fixed(double x, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, x);
+  return buf;
+}
+
+} // namespace
+
+std::string summary_line(const nlohmann::json& result) {
+  const auto& acc = result.value("test_accuracy", nlohmann::json{});
+  std::string out = "troupe train: " + result.value("stop_reason", "done")
+                    + ": test accuracy "
+                    + (acc.is_number() ? fixed(acc.get<double>(), 4) : "none");
+  const auto& target = result.value("target_accuracy", nlohmann::json{});
+  if (target.is_number())
+    out += std::string{" (target "} + fixed(target.get<double>(), 4)
+           + (result.value("reached_target", false) ? " reached)"
+                                                    : " not reached)");
+  out += " after " + fixed(result.value("seconds", 0.0), 1) + " s";
+  if (result.contains("epochs") && result["epochs"].is_number())
+    out += ", " + fixed(result["epochs"].get<double>(), 2) + " epochs";
+  out += ", "
+         + std::to_string(
+             static_cast<long>(result.value("samples_per_sec", 0.0)))
+         + " samples/s";
+  return out;
+}
 
 int train_main(const std::vector<std::string>& args) {
   train_options opts;
@@ -33,12 +66,13 @@ int train_main_with(train_options opts) {
   auto status = guarded_main("troupe train", [&] {
     auto json = opts.json;
     auto result = run_train(std::move(opts));
-    const auto& acc = result["test_accuracy"]; // null: no evaluation
-    std::cerr << "troupe train: test accuracy "
-              << (acc.is_number() ? std::to_string(acc.get<double>()) : "none")
-              << " after " << result["seconds"].get<double>() << " s, "
-              << static_cast<long>(result["samples_per_sec"].get<double>())
-              << " samples/s\n";
+    // On a terminal, broken to its width.
+    auto line = summary_line(result);
+    if (isatty(STDERR_FILENO)) {
+      auto columns = terminal_columns();
+      line = wrap_columns(line, columns > 1 ? columns - 1 : columns);
+    }
+    std::cerr << line << '\n';
     if (result.contains("error"))
       std::cerr << "troupe train: error: " << result["error"].get<std::string>()
                 << '\n';

@@ -8,7 +8,7 @@ namespace troupe::actors::detail {
 spdlog::logger& log() {
   static auto logger = [] {
     auto result = spdlog::stderr_logger_mt("troupe");
-    result->set_pattern("[%H:%M:%S.%e] [%l] %v");
+    result->set_pattern(log_pattern);
     result->set_level(spdlog::level::info);
     return result;
   }();

@@ -9,6 +9,9 @@
 
 namespace troupe::actors::detail {
 
+/// The pattern of the logger's lines.
+inline constexpr const char* log_pattern = "[%H:%M:%S.%e] [%l] %v";
+
 /// The logger of every troupe actor, named "troupe": it writes to stderr,
 /// because stdout carries results only. Level info by default; change it
 /// with log().set_level(...).

@@ -4,11 +4,14 @@
 // warning, the probe's count) and the worker goes on; LSGD's messages are
 // handled by the LSGD policy only.
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
@@ -51,6 +54,38 @@ public:
         },
     };
   }
+};
+
+using release_atom = caf::atom_constant<caf::atom("release")>;
+
+/// A policy whose step ends only when (release) arrives; counts the steps.
+class held_policy : public comm_policy {
+public:
+  explicit held_policy(std::shared_ptr<std::atomic<int>> steps)
+      : steps_(std::move(steps)) {}
+  void before_compute(worker_context&, std::function<void()> ready) override {
+    ready();
+  }
+  void after_compute(worker_context&, std::uint32_t,
+                     std::function<void()> done) override {
+    ++*steps_;
+    if (held_++ == 0) {
+      done_ = std::move(done); // the first step waits for (release)
+      return;
+    }
+    done();
+  }
+  caf::message_handler handlers(worker_context&) override {
+    return {[this](release_atom) {
+      if (done_)
+        std::exchange(done_, nullptr)();
+    }};
+  }
+
+private:
+  std::shared_ptr<std::atomic<int>> steps_;
+  int held_ = 0;
+  std::function<void()> done_;
 };
 
 /// Worker `id` of an LSQ job (seed printed by the caller), with `policy`.
@@ -185,4 +220,37 @@ TEST_CASE("LSGD's messages are the LSGD policy's: answered by an LSGD worker, "
   CHECK(gauge_of(probe_of("worker 2"), "unexpected") == 1);
   for (auto& w : {lsgd, local})
     self->send_exit(w, caf::exit_reason::user_shutdown);
+}
+
+// A checkpoint the coordinator gave up (its pause request timed out while
+// the worker was inside a long step) resumes the workers: a worker that had
+// not reached its step boundary yet must not pause there, with nobody left
+// to resume it.
+TEST_CASE("a resume before the worker reached its pause cancels the pause",
+          "[actors][worker]") {
+  const std::uint64_t seed = 5;
+  INFO("seed " << seed);
+  config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  auto steps = std::make_shared<std::atomic<int>>(0);
+  auto w = sys.spawn(worker, worker_with(0, seed, [steps](std::size_t) {
+                       return std::make_unique<held_policy>(steps);
+                     }));
+  self->send(w, messages::start_atom::value, std::uint64_t{0});
+  for (int i = 0; i < 500 && *steps == 0; ++i)
+    std::this_thread::sleep_for(10ms);
+  REQUIRE(*steps == 1); // inside its first step, held
+  // The pause waits for the step's end: the request times out.
+  bool answered = false;
+  self->request(w, caf::duration{200ms}, messages::pause_atom::value)
+      .receive([&](std::string&) { answered = true; }, [](caf::error&) {});
+  CHECK_FALSE(answered);
+  self->send(w, messages::resume_atom::value);
+  self->send(w, release_atom::value);
+  // It goes on to its last step instead of pausing after the first.
+  for (int i = 0; i < 500 && *steps < 5; ++i)
+    std::this_thread::sleep_for(10ms);
+  CHECK(*steps == 5);
+  self->send_exit(w, caf::exit_reason::user_shutdown);
 }

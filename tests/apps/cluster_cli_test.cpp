@@ -53,9 +53,9 @@ TEST_CASE("cluster flags that do not fit are refused by name") {
            {{"--algo=downpour", "--staleness-bound=-5"}, "--staleness-bound"},
            {{"--algo=downpour", "--server-optimizer=lbfgs"}, "lbfgs"},
            {{"--algo=sgd", "--workers=2"}, "--workers"},
-           {{"--algo=sgd", "--report=/tmp/r"}, "--report"},
+           {{"--algo=sgd", "--report=/proc/no/dir"}, "--report"},
            {{"--algo=downpour", "--report=/proc/no/dir"}, "--report"},
-           {{"--algo=sgd", "--monitor=127.0.0.1:0"}, "--monitor"},
+           {{"--algo=sgd", "--monitor=nohost"}, "--monitor"},
            {{"--algo=downpour", "--monitor=nohost"}, "--monitor"},
            // Consensus algorithms.
            {{"--algo=downpour", "--tau=8"}, "--tau"},

@@ -8,6 +8,7 @@
 
 #include "apps/cli.hpp"
 #include "apps/run_report.hpp"
+#include "capture.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe::apps;
@@ -57,6 +58,38 @@ TEST_CASE("a report has the curves as CSV, an SVG plot and the result") {
   // The loss falls from the top-left corner to the bottom-right one.
   CHECK_THAT(svg, Catch::Contains("points='20,40 400,260 '"));
   CHECK_THAT(svg, Catch::Contains("test accuracy"));
+}
+
+// sgd runs in one loop without actors: the loop feeds the recorder its
+// steps and evaluations, so its report is the same as an actor job's.
+TEST_CASE("sgd (one loop, no actors) writes a report of its run") {
+  auto dir = fs::path{TROUPE_BINARY_DIR} / "run_report_sgd";
+  fs::remove_all(dir);
+  auto r = troupe::test::run_train_main(
+      {"--algo=sgd", "--model=logreg", "--train-examples=2000", "--epochs=3",
+       "--seed=3", "--progress=none", "--json", "--report=" + dir.string()});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto result = nlohmann::json::parse(slurp(dir / "result.json"));
+  auto evaluations = result["evaluations"].size();
+  REQUIRE(evaluations >= 2);
+  // One line of evaluations.csv per evaluation of the run, the last one at
+  // its last step; the training curve has points up to there.
+  std::istringstream evals{slurp(dir / "evaluations.csv")};
+  std::string line, last;
+  std::size_t rows = 0;
+  std::getline(evals, line); // the header
+  while (std::getline(evals, line))
+    ++rows, last = line;
+  CHECK(rows == evaluations);
+  auto steps = result["steps"].get<std::uint64_t>();
+  CHECK_THAT(last, Catch::Contains("," + std::to_string(steps) + ","));
+  std::istringstream train{slurp(dir / "train.csv")};
+  rows = 0;
+  while (std::getline(train, line))
+    ++rows;
+  CHECK(rows >= 3);
+  CHECK(fs::exists(dir / "curves.svg"));
 }
 
 TEST_CASE("a report directory that cannot be written is refused up front") {
