@@ -82,25 +82,6 @@ void all(driver_ptr self, optim::vector_command c,
 
 } // namespace
 
-void give(driver_ptr self, std::size_t w) {
-  auto& st = self->state;
-  if (!st.table || st.table->done() || !st.live[w] || st.busy[w])
-    return;
-  if (auto p = st.table->assign(static_cast<std::uint32_t>(w))) {
-    actors::detail::log().debug("lbfgs: pass {} portion {} to worker {}",
-                                st.pass, *p, w);
-    st.busy[w] = true;
-    auto serial = ++st.handed;
-    st.assignment[w] = serial;
-    self->send(st.workers[w], grad_atom::value, st.pass,
-               static_cast<std::uint64_t>(*p));
-    // A worker that does not answer within the request timeout (hung, or
-    // its node frozen) is given up: its portions go to the others.
-    self->delayed_send(self, actors::to_chrono(st.job->request_timeout),
-                       tick_atom::value, static_cast<std::uint32_t>(w), serial);
-  }
-}
-
 namespace {
 
 void start_pass(driver_ptr self, double t, std::function<void(double)> k) {

@@ -196,6 +196,25 @@ void role_down(lbfgs_driver_ptr self, const caf::down_msg& msg) {
     }
 }
 
+void give(lbfgs_driver_ptr self, std::size_t w) {
+  auto& st = self->state;
+  if (!st.table || st.table->done() || !st.live[w] || st.busy[w])
+    return;
+  if (auto p = st.table->assign(static_cast<std::uint32_t>(w))) {
+    actors::detail::log().debug("lbfgs: pass {} portion {} to worker {}",
+                                st.pass, *p, w);
+    st.busy[w] = true;
+    auto serial = ++st.handed;
+    st.assignment[w] = serial;
+    self->send(st.workers[w], grad_atom::value, st.pass,
+               static_cast<std::uint64_t>(*p));
+    // A worker that does not answer within the request timeout (hung, or
+    // its node frozen) is given up: its portions go to the others.
+    self->delayed_send(self, actors::to_chrono(st.job->request_timeout),
+                       tick_atom::value, static_cast<std::uint32_t>(w), serial);
+  }
+}
+
 void lose_worker(lbfgs_driver_ptr self, std::size_t w) {
   auto& st = self->state;
   st.live[w] = false;
