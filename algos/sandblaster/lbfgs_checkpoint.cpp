@@ -110,9 +110,7 @@ void boundary(lbfgs_driver_ptr self, std::function<void()> k) {
   auto left = std::make_shared<std::size_t>(st.shards.size());
   auto failed = std::make_shared<bool>(false);
   // A shard lost meanwhile rolled the run back: this one is abandoned.
-  auto gone = [self, gen = st.generation] {
-    return self->state.finished || self->state.generation != gen;
-  };
+  auto gone = outdated(self);
   for (std::size_t i = 0; i < st.shards.size(); ++i)
     self->request(st.shards[i], job.request_timeout, save_atom::value)
         .then(
@@ -208,9 +206,7 @@ void load_shards(lbfgs_driver_ptr self,
                  std::function<void(const std::string&)> bad) {
   auto& st = self->state;
   auto left = std::make_shared<std::size_t>(st.shards.size());
-  auto gone = [self, gen = st.generation] {
-    return self->state.finished || self->state.generation != gen;
-  };
+  auto gone = outdated(self);
   for (std::size_t i = 0; i < st.shards.size(); ++i) {
     auto f = files.find(shard_file(i));
     if (f == files.end())

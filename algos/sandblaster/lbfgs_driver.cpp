@@ -42,9 +42,7 @@ void to_shards(
   auto left = std::make_shared<std::size_t>(st.shards.size());
   // The run ended (a failure) or rolled back to a checkpoint while this was
   // under way: its answers are ignored.
-  auto gone = [self, gen = st.generation] {
-    return self->state.finished || self->state.generation != gen;
-  };
+  auto gone = outdated(self);
   for (std::size_t k = 0; k < st.shards.size(); ++k)
     self->request(st.shards[k], st.job->request_timeout, xs...)
         .then(

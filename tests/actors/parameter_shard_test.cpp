@@ -57,6 +57,14 @@ struct fixture {
     return p;
   }
 
+  /// Worker w's push for sync round r (its r-th, on the parameters of
+  /// round r - 1).
+  push_msg round_push(worker_id w, std::uint64_t r, std::vector<float> g) {
+    auto p = push(w, r, std::move(g), 2, r);
+    p.version = r - 1;
+    return p;
+  }
+
   /// Fetches with a timeout; nullopt if no answer within `wait`.
   std::optional<params_msg> fetch(const actors::parameter_shard_actor& s,
                                   worker_id w, std::uint64_t clock,
@@ -218,16 +226,14 @@ TEST_CASE_METHOD(fixture, "sync: a restored shard catches up with the job") {
     self->send(s, track_atom::value, w, std::uint64_t{0});
   SECTION("every worker was in the same round") {
     // Both workers' round-3 pushes (they fetched at round 2).
-    auto p0 = push(0, 3, {2, 0, 0, 0}, 2, 3);
-    p0.version = 2;
+    auto p0 = round_push(0, 3, {2, 0, 0, 0});
     self->send(s, p0);
     // Round 3 waits for worker 1; its fetch of round 2 is answered at once.
     auto f = fetch(s, 1, 2);
     REQUIRE(f);
     CHECK(f->version == 2);
     CHECK_FALSE(fetch(s, 0, 3, caf::duration{200ms}));
-    auto p1 = push(1, 3, {0, 2, 0, 0}, 2, 3);
-    p1.version = 2;
+    auto p1 = round_push(1, 3, {0, 2, 0, 0});
     self->send(s, p1);
     f = fetch(s, 0, 3);
     REQUIRE(f);
@@ -237,11 +243,9 @@ TEST_CASE_METHOD(fixture, "sync: a restored shard catches up with the job") {
   SECTION("a worker had gone one round further") {
     // Worker 1 was in round 4 already (its round-3 push was applied by the
     // lost shard); worker 0's round-3 push comes first.
-    auto p0 = push(0, 3, {2, 0, 0, 0}, 2, 3);
-    p0.version = 2;
+    auto p0 = round_push(0, 3, {2, 0, 0, 0});
     self->send(s, p0);
-    auto p1 = push(1, 4, {0, 2, 0, 0}, 2, 4);
-    p1.version = 3;
+    auto p1 = round_push(1, 4, {0, 2, 0, 0});
     self->send(s, p1);
     // Round 3 is skipped here: worker 0's fetch of it is answered at once,
     // with the parameters unchanged.
@@ -250,8 +254,7 @@ TEST_CASE_METHOD(fixture, "sync: a restored shard catches up with the job") {
     CHECK(f->version == 3);
     CHECK(f->values.values() == std::vector<float>{1, 2, 3, 4});
     // Worker 0's round-4 push completes round 4 with worker 1's.
-    auto q0 = push(0, 4, {2, 0, 0, 0}, 2, 4);
-    q0.version = 3;
+    auto q0 = round_push(0, 4, {2, 0, 0, 0});
     self->send(s, q0);
     f = fetch(s, 1, 4);
     REQUIRE(f);

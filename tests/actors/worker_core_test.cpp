@@ -88,6 +88,13 @@ private:
   std::function<void()> done_;
 };
 
+/// Waits (at most 5 s) until `done()`.
+template <class F>
+void wait_until(F done) {
+  for (int i = 0; i < 500 && !done(); ++i)
+    std::this_thread::sleep_for(10ms);
+}
+
 /// Worker `id` of an LSQ job (seed printed by the caller), with `policy`.
 worker_config
 worker_with(std::uint32_t id, std::uint64_t seed,
@@ -238,8 +245,7 @@ TEST_CASE("a resume before the worker reached its pause cancels the pause",
                        return std::make_unique<held_policy>(steps);
                      }));
   self->send(w, messages::start_atom::value, std::uint64_t{0});
-  for (int i = 0; i < 500 && *steps == 0; ++i)
-    std::this_thread::sleep_for(10ms);
+  wait_until([&] { return *steps > 0; });
   REQUIRE(*steps == 1); // inside its first step, held
   // The pause waits for the step's end: the request times out.
   bool answered = false;
@@ -249,8 +255,7 @@ TEST_CASE("a resume before the worker reached its pause cancels the pause",
   self->send(w, messages::resume_atom::value);
   self->send(w, release_atom::value);
   // It goes on to its last step instead of pausing after the first.
-  for (int i = 0; i < 500 && *steps < 5; ++i)
-    std::this_thread::sleep_for(10ms);
+  wait_until([&] { return *steps >= 5; });
   CHECK(*steps == 5);
   self->send_exit(w, caf::exit_reason::user_shutdown);
 }

@@ -79,6 +79,14 @@ struct lbfgs_driver_state {
 
 using lbfgs_driver_ptr = caf::stateful_actor<lbfgs_driver_state>*;
 
+/// A test for the answers of a request sent now: true once the run ended
+/// or rolled back to a checkpoint since (the answer is to be ignored).
+inline std::function<bool()> outdated(lbfgs_driver_ptr self) {
+  return [self, gen = self->state.generation] {
+    return self->state.finished || self->state.generation != gen;
+  };
+}
+
 /// Seconds since the run started (a resumed run's include those before its
 /// checkpoint).
 double elapsed(const lbfgs_driver_state& st);
