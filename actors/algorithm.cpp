@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/coordinator.hpp"
+#include "actors/detail/coordinator_ops.hpp"
 
 namespace troupe::actors {
 
@@ -39,6 +40,16 @@ void algorithm_run::finish(coordinator_ptr, std::function<void()> done) {
 
 void algorithm_run::stop(coordinator_ptr) {
   // no roles to stop
+}
+
+void algorithm_run::shard_restored(coordinator_ptr self, std::size_t i,
+                                   const caf::actor& h) {
+  detail::rebind_workers(self, i, h);
+}
+
+bool algorithm_run::pushes_sent(
+    std::map<messages::worker_id, std::uint64_t>&) const {
+  return true; // the workers push, no role of the run
 }
 
 void algorithm_run::report(const coordinator_state&, nlohmann::json&,

@@ -93,6 +93,21 @@ public:
   /// The job is over: stops the roles this process hosts.
   virtual void stop(coordinator_ptr self);
 
+  /// Shard i, lost with its node, came back from a checkpoint with handle
+  /// `h` (coordinator_restore.cpp; algorithm::restores_shards): the roles
+  /// that push to it or fetch from it are told. The default tells every
+  /// live worker (its policy's rebind_atom handler, actors/shard_fetch.hpp);
+  /// the coordinator tells the evaluator.
+  virtual void shard_restored(coordinator_ptr self, std::size_t i,
+                              const caf::actor& h);
+
+  /// The pushes the run's roles (not the workers) sent to the shards, each
+  /// to every shard, by sender id: with the workers' counts, the pushes a
+  /// restored shard lost. False if a role's count is not known (it did not
+  /// report). The default: none, true.
+  virtual bool pushes_sent(
+      std::map<messages::worker_id, std::uint64_t>& sent) const;
+
   /// Adds the run's figures to the final JSON; `messages` and `bytes` are
   /// the job's totals, to which the roles' own traffic is added.
   virtual void report(const coordinator_state& st, nlohmann::json& out,

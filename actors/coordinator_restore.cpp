@@ -28,7 +28,8 @@ bool shards_restorable(const coordinator_state& st) {
   return true;
 }
 
-void rebind(coordinator_ptr self, std::size_t i, const caf::actor& h) {
+void rebind_workers(coordinator_ptr self, std::size_t i,
+                    const caf::actor& h) {
   auto& st = self->state;
   // A request (a typed actor sends to a dynamically typed one only so); the
   // answer is empty, a worker that ended meanwhile does not matter.
@@ -38,6 +39,14 @@ void rebind(coordinator_ptr self, std::size_t i, const caf::actor& h) {
                     st.config.request_timeout, rebind_atom::value,
                     static_cast<std::uint32_t>(i), h)
           .then([] {}, [](caf::error&) {});
+}
+
+void rebind(coordinator_ptr self, std::size_t i, const caf::actor& h) {
+  auto& st = self->state;
+  if (st.run)
+    st.run->shard_restored(self, i, h);
+  else
+    rebind_workers(self, i, h);
   if (st.eval)
     self->send(st.eval, rebind_atom::value, static_cast<std::uint32_t>(i),
                caf::actor_cast<parameter_shard_actor>(h));
@@ -87,7 +96,8 @@ nlohmann::json restored_report(const coordinator_state& st,
     sent[w.worker] = w.pushes;
   // The restored shard's counts carry on from the checkpoint's; a worker
   // that did not report (lost) sent an unknown number of pushes.
-  bool exact = ws.size() == st.workers.size();
+  bool exact = ws.size() == st.workers.size()
+               && (!st.run || st.run->pushes_sent(sent));
   for (const auto& r : st.restored) {
     nlohmann::json j{
         {"shard", r.index},

@@ -80,9 +80,13 @@ bool shards_restorable(const coordinator_state& st);
 void restore_shard(coordinator_ptr self, std::size_t i,
                    const std::string& node);
 
-/// Points the workers and the evaluator at shard i's new handle `h`
+/// Points the workers (or the algorithm's roles, algorithm_run::
+/// shard_restored) and the evaluator at shard i's new handle `h`
 /// (coordinator_restore.cpp).
 void rebind(coordinator_ptr self, std::size_t i, const caf::actor& h);
+
+/// Points every live worker at shard i's new handle `h`.
+void rebind_workers(coordinator_ptr self, std::size_t i, const caf::actor& h);
 
 /// Hot replicas (coordinator_replica.cpp): spawns and attaches each shard's
 /// backup, then calls `then` (or ends the job with placement_failed).

@@ -89,4 +89,8 @@ bool shadow::checkpointable() const noexcept {
   return true;
 }
 
+bool shadow::restores_shards(const actors::job_config&) const {
+  return settings.mode == "easgd";
+}
+
 } // namespace troupe::algos

@@ -40,6 +40,9 @@ public:
   /// Its syncers save their state (shadow_state.hpp), its workers their
   /// local optimizer (durability.md).
   bool checkpointable() const noexcept override;
+  /// S-EASGD: a center shard lost with its node comes back from the latest
+  /// checkpoint; the syncers are pointed at it (shadow_run::shard_restored).
+  bool restores_shards(const actors::job_config& job) const override;
   std::unique_ptr<actors::algorithm_run>
   start(const actors::job_config& job) const override;
   void report_worker(const messages::worker_stats& stats,

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "algos/shadow/detail/shadow_ops.hpp"
 
@@ -11,10 +12,6 @@ namespace troupe::algos::detail {
 using namespace messages;
 
 namespace {
-
-/// The syncer's pushes carry ids above every worker's (the shard keeps
-/// per-sender sequence numbers).
-constexpr worker_id syncer_base = 1u << 30;
 
 /// S-EASGD: e_i = alpha (s_i - c); member i moves by -e_i, the center by
 /// the sum of the e_i (pushed as the gradient -sum of a unit-rate step).
@@ -38,7 +35,7 @@ void easgd_apply(syncer_ptr self) {
   for (std::size_t k = 0; k < st.config.shards.size(); ++k) {
     auto& sh = st.config.shards[k];
     push_msg p;
-    p.worker = syncer_base + st.config.index;
+    p.worker = shadow_syncer_ids + st.config.index;
     p.seq = st.round;
     p.version = st.versions[k];
     p.offset = sh.range.offset;
@@ -53,13 +50,52 @@ void easgd_apply(syncer_ptr self) {
     st.probe->sent(actors::msg_type::push, bytes);
     self->send(sh.handle, std::move(p));
   }
+  ++st.pushes;
   end_round(self);
 }
 
 } // namespace
 
+void rebind_center(syncer_ptr self, std::uint32_t k, caf::actor& h) {
+  auto& st = self->state;
+  if (!from_owner(self)) {
+    actors::detail::refuse(self,
+                           "shadow syncer " + std::to_string(st.config.index),
+                           "rebind", "the coordinator's node");
+    return;
+  }
+  if (k >= st.config.shards.size() || !h)
+    return;
+  // The round under way (its fetch or push to the lost shard failed) ends
+  // as it does; the next one fetches the restored center.
+  st.config.shards[k].handle = caf::actor_cast<actors::parameter_shard_actor>(h);
+  actors::detail::log().info("shadow syncer {}: shard {} restored, rounds go "
+                             "on with it",
+                             st.config.index, k);
+  // A fetch of the center under way may wait on the lost shard until the
+  // request timeout: the round ends now (its members uncorrected) and the
+  // next one fetches from the restored shard.
+  if (st.fetching_center) {
+    st.fetching_center = false;
+    end_round(self);
+  }
+}
+
 void fetch_center(syncer_ptr self) {
   auto& st = self->state;
+  auto id = ++st.center_fetch;
+  st.fetching_center = true;
+  // Answers to a fetch abandoned at a rebind (below) are dropped.
+  auto current = [self, id] {
+    return self->state.fetching_center && self->state.center_fetch == id;
+  };
+  auto done = [self](bool failed) {
+    self->state.fetching_center = false;
+    if (failed)
+      end_round(self);
+    else
+      easgd_apply(self);
+  };
   auto pending = std::make_shared<std::size_t>(st.config.shards.size());
   auto failed = std::make_shared<bool>(false);
   for (std::size_t k = 0; k < st.config.shards.size(); ++k) {
@@ -69,28 +105,28 @@ void fetch_center(syncer_ptr self) {
     st.probe->sent(actors::msg_type::fetch, wire_size(f));
     self->request(sh.handle, st.config.timeout, f)
         .then(
-            [self, k, pending, failed](params_msg& p) {
+            [self, k, pending, failed, current, done](params_msg& p) {
+              if (!current())
+                return;
               auto& st = self->state;
               auto& r = st.config.shards[k].range;
               if (p.values.size() == r.size)
                 std::memcpy(st.center.data() + r.offset, p.values.data(),
                             r.size * sizeof(float));
               st.versions[k] = p.version;
-              if (--*pending == 0) {
-                if (*failed)
-                  end_round(self);
-                else
-                  easgd_apply(self);
-              }
+              if (--*pending == 0)
+                done(*failed);
             },
-            [self, k, pending, failed](caf::error& err) {
+            [self, k, pending, failed, current, done](caf::error& err) {
+              if (!current())
+                return;
               actors::detail::log().warn(
                   "shadow syncer {}: shard {} did not answer: "
                   "{}",
                   self->state.config.index, k, self->system().render(err));
               *failed = true;
               if (--*pending == 0)
-                end_round(self);
+                done(true);
             });
   }
 }

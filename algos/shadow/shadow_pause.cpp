@@ -29,13 +29,6 @@ std::string who(const shadow_syncer_state& st) {
   return "shadow syncer " + std::to_string(st.config.index);
 }
 
-/// The checkpoint's verbs come from the owner's node (the coordinator's) or
-/// this process.
-bool from_owner(syncer_ptr self) {
-  return actors::detail::from_here(self)
-         || actors::detail::from_node(self, self->state.config.owner);
-}
-
 /// Round drain_to is over: every member answers a flush (its corrections
 /// are applied), S-EASGD's shards too (the center's pushes are applied),
 /// then the drain is answered, or fails naming who did not answer.
@@ -141,6 +134,11 @@ caf::result<std::string> save(syncer_ptr self) {
     return caf::make_error(errc::bad_request,
                            who(st) + ": not paused between two rounds");
   return encode(saved_of(st));
+}
+
+bool from_owner(syncer_ptr self) {
+  return actors::detail::from_here(self)
+         || actors::detail::from_node(self, self->state.config.owner);
 }
 
 void resume(syncer_ptr self) {

@@ -160,6 +160,24 @@ void shadow_run::stop(coordinator_ptr self) {
       self->send_exit(s, caf::exit_reason::user_shutdown);
 }
 
+void shadow_run::shard_restored(coordinator_ptr self, std::size_t i,
+                                const caf::actor& h) {
+  for (auto& s : syncers_)
+    if (s)
+      self->send(s, rebind_atom::value, static_cast<std::uint32_t>(i), h);
+}
+
+bool shadow_run::pushes_sent(
+    std::map<messages::worker_id, std::uint64_t>& sent) const {
+  // A lost syncer's pushes are not known.
+  if (reports_.size() != syncers_.size())
+    return false;
+  for (const auto& r : reports_)
+    sent[shadow_syncer_ids + r.value("syncer", std::uint32_t{0})]
+        = r.value("pushes", std::uint64_t{0});
+  return true;
+}
+
 void shadow_run::report(const coordinator_state& st, nlohmann::json& out,
                         std::uint64_t& messages, std::uint64_t& bytes) const {
   std::uint64_t rounds = 0;

@@ -32,6 +32,11 @@ public:
   void finish(actors::coordinator_ptr self,
               std::function<void()> done) override;
   void stop(actors::coordinator_ptr self) override;
+  /// S-EASGD: the syncers (not the workers) push to the center's shards.
+  void shard_restored(actors::coordinator_ptr self, std::size_t i,
+                      const caf::actor& h) override;
+  bool pushes_sent(
+      std::map<messages::worker_id, std::uint64_t>& sent) const override;
   void report(const actors::coordinator_state& st, nlohmann::json& out,
               std::uint64_t& messages, std::uint64_t& bytes) const override;
 

@@ -34,6 +34,7 @@ std::string encode(const shadow_syncer_saved& s) {
                             s.messages, s.bytes,    s.steps_between};
   w.put("counts", counts, 6);
   w.put_f64("seconds_in_rounds", s.seconds_in_rounds);
+  w.put_u64("pushes", s.pushes);
   return w.encode();
 }
 
@@ -64,6 +65,8 @@ shadow_syncer_saved decode_shadow_syncer(const std::string& bytes,
   s.bytes = counts[4];
   s.steps_between = counts[5];
   s.seconds_in_rounds = r.f64_scalar("seconds_in_rounds");
+  if (r.has("pushes"))
+    s.pushes = r.u64_scalar("pushes");
   return s;
 }
 
@@ -80,6 +83,7 @@ shadow_syncer_saved saved_of(const shadow_syncer_state& st) {
   s.messages = st.messages;
   s.bytes = st.bytes;
   s.steps_between = st.steps_between;
+  s.pushes = st.pushes;
   s.seconds_in_rounds = st.seconds_in_rounds;
   return s;
 }
@@ -118,6 +122,7 @@ void restore(shadow_syncer_state& st, const shadow_syncer_saved& s) {
   st.messages = s.messages;
   st.bytes = s.bytes;
   st.steps_between = s.steps_between;
+  st.pushes = s.pushes;
   st.seconds_in_rounds = s.seconds_in_rounds;
 }
 

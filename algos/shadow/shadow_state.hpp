@@ -30,6 +30,8 @@ struct shadow_syncer_saved {
   std::vector<std::uint64_t> last_steps;
   std::uint64_t rounds = 0, timeouts = 0, corrections = 0, messages = 0,
                 bytes = 0, steps_between = 0;
+  /// S-EASGD's pushes to the center (absent from a file of before: 0).
+  std::uint64_t pushes = 0;
   double seconds_in_rounds = 0;
 };
 

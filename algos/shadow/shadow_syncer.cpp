@@ -265,6 +265,7 @@ std::string stats_json(const shadow_syncer_state& st) {
       {"corrections", st.corrections},
       {"messages", st.messages},
       {"bytes", st.bytes},
+      {"pushes", st.pushes},
       {"seconds_per_round",
        st.rounds > 0 ? st.seconds_in_rounds / static_cast<double>(st.rounds)
                      : 0.0},
@@ -364,6 +365,9 @@ shadow_syncer_actor::behavior_type shadow_syncer(self_ptr self,
       [self](pause_atom, std::uint64_t r) { return detail::drain(self, r); },
       [self](save_atom) { return detail::save(self); },
       [self](resume_atom) { detail::resume(self); },
+      [self](rebind_atom, std::uint32_t k, caf::actor& h) {
+        detail::rebind_center(self, k, h);
+      },
   };
 }
 

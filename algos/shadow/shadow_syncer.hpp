@@ -52,7 +52,15 @@ using shadow_syncer_actor = caf::typed_actor<
     // shadow_state.hpp).
     caf::replies_to<messages::save_atom>::with<std::string>,
     // The checkpoint is written or abandoned: rounds go on.
-    caf::reacts_to<messages::resume_atom>>;
+    caf::reacts_to<messages::resume_atom>,
+    // S-EASGD: shard k, lost with its node, was restored with this handle
+    // (from its owner's node only).
+    caf::reacts_to<messages::rebind_atom, std::uint32_t, caf::actor>>;
+
+/// S-EASGD: a syncer's pushes to the center carry the id of worker
+/// shadow_syncer_ids + its index (above every worker's; the shard keeps
+/// per-sender sequence numbers).
+constexpr messages::worker_id shadow_syncer_ids = 1u << 30;
 
 /// A syncer's view of its workers: the correction it sends them (handled by
 /// the worker's ShadowSync policy, make_shadow_policy) and the parameters
@@ -97,6 +105,10 @@ struct shadow_syncer_state {
   std::vector<bool> have;
   std::vector<std::uint64_t> steps_at, last_steps;
   std::vector<std::uint64_t> versions; ///< S-EASGD: the shards' versions
+  /// S-EASGD: the center's fetch under way (its number; answers to an
+  /// earlier one are dropped) and whether one is.
+  std::uint64_t center_fetch = 0;
+  bool fetching_center = false;
   std::vector<float> center;
   /// MA / BMUF: the syncers' sums of round r, by syncer index.
   std::map<std::uint64_t, std::map<std::uint32_t, messages::shadow_msg>> inbox;
@@ -104,6 +116,8 @@ struct shadow_syncer_state {
   // Counters.
   std::uint64_t rounds = 0, timeouts = 0, corrections = 0, messages = 0,
                 bytes = 0, steps_between = 0;
+  /// S-EASGD: pushes sent to the center (each to every shard).
+  std::uint64_t pushes = 0;
   double seconds_in_rounds = 0;
   std::chrono::steady_clock::time_point round_start;
   actors::probe_ref probe;

@@ -388,12 +388,15 @@ shardrestore)
   # lost + rejected (computed on parameters newer than the checkpoint's); a
   # duplicate is a push sent again, counted once. The accuracy is within
   # 0.5 point of the unkilled run's. Downpour (a push per step), EASGD
-  # (the center's shards: an elastic push every --tau steps) and sync (a
+  # (the center's shards: an elastic push every --tau steps), sync (a
   # push per step; the restored shards move to the job's round, so a round
   # is lost for both workers or for neither, and every shard ends at the
-  # job's last round).
-  for algo in downpour easgd sync; do
+  # job's last round) and ShadowSync by S-EASGD (the center's shards, to
+  # which the workers' node's syncer pushes once a round: the syncer is
+  # pointed at the restored shards).
+  for algo in ${SHARDRESTORE_ALGOS:-downpour easgd sync shadow}; do
     R=(--algo=$algo --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
+    [ "$algo" = shadow ] && R+=(--shadow=easgd)
     "$TROUPE" train "${R[@]}" >plain.json 2>plain.log \
       || fail "$algo: unkilled run failed"
     rm -rf ck
@@ -411,9 +414,15 @@ shardrestore)
       || fail "$algo: the coordinator did not say it restored the shards"
     steps=$(key coord.json /steps)
     [ "$steps" = "$(key plain.json /steps)" ] || fail "$algo: steps $steps"
-    sent=$(( $(key coord.json /worker_stats/0/pushes) \
-             + $(key coord.json /worker_stats/1/pushes) ))
-    [ "$algo" = easgd ] || [ "$sent" = "$steps" ] \
+    if [ "$algo" = shadow ]; then
+      sent=$(key coord.json /shadow/syncers/0/pushes)
+      grep -q "shard [01] restored, rounds go on" n1.log \
+        || fail "shadow: the syncer was not pointed at the restored shards"
+    else
+      sent=$(( $(key coord.json /worker_stats/0/pushes) \
+               + $(key coord.json /worker_stats/1/pushes) ))
+    fi
+    [ "$algo" = easgd ] || [ "$algo" = shadow ] || [ "$sent" = "$steps" ] \
       || fail "downpour: $sent pushes for $steps steps"
     for i in 0 1; do
       [ "$(key coord.json /restored_shards/$i/shard)" = "$i" ] \
@@ -433,7 +442,8 @@ shardrestore)
       # pushed again to the restored shard and not lost.)
       resent=0
       [ "$algo" = sync ] && resent=2
-      [ "$algo" = easgd ] || [ "$lost" -ge $((at - ck - resent)) ] \
+      [ "$algo" = easgd ] || [ "$algo" = shadow ] \
+        || [ "$lost" -ge $((at - ck - resent)) ] \
         || fail "shard $i: $lost pushes lost, fewer than the" \
                 "$((at - ck - resent)) steps between the checkpoint and the loss"
       if [ "$algo" = sync ]; then

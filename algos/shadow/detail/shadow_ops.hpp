@@ -38,7 +38,15 @@ void correct(syncer_ptr self, std::size_t i, const float* target);
 /// and pushes the sum of their elastic differences; ends the round.
 void fetch_center(syncer_ptr self);
 
+/// rebind_atom: S-EASGD's shard k was restored (its node lost) with handle
+/// `h`; taken from the owner's node only.
+void rebind_center(syncer_ptr self, std::uint32_t k, caf::actor& h);
+
 // -- a checkpoint (shadow_pause.cpp) ---------------------------------------
+
+/// The checkpoint's verbs (and a restored shard's handle) come from the
+/// owner's node (the coordinator's) or this process.
+bool from_owner(syncer_ptr self);
 
 /// pause_atom: start no new round; the round under way or the last one.
 caf::result<std::uint64_t> pause(syncer_ptr self);
