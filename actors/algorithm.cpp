@@ -146,6 +146,24 @@ bool algorithm::restores_shards(const job_config& job) const {
   return plan(job) == shard_plan::async;
 }
 
+bool algorithm::replicates_shards(const job_config& job) const {
+  return plan(job) == shard_plan::async && !tracks_clocks(job);
+}
+
+std::string algorithm::replica_refusal(const job_config& job) const {
+  switch (plan(job)) {
+  case shard_plan::none:
+    return "it has no parameter shards";
+  case shard_plan::sync:
+    return "its shards' rounds are not replicated";
+  default:
+    return tracks_clocks(job)
+               ? "its shards' clocks under a staleness bound are not "
+                 "replicated"
+               : "its pushes are not sent again to a backup that takes over";
+  }
+}
+
 bool algorithm::elastic(const job_config&) const noexcept {
   return false;
 }

@@ -213,6 +213,16 @@ public:
   /// (plan() == async).
   virtual bool restores_shards(const job_config& job) const;
 
+  /// Its shards may have hot backups (--shard-replicas=1): each shard
+  /// applies its pushes on arrival and forwards them to its backup, and the
+  /// workers keep their recent pushes (job_config::policy.replay) to send
+  /// them again to a backup that took over. The default: the asynchronous
+  /// parameter server without clocks (plan() == async, no staleness bound).
+  virtual bool replicates_shards(const job_config& job) const;
+
+  /// Why replicates_shards() is false, for the refusal of --shard-replicas.
+  virtual std::string replica_refusal(const job_config& job) const;
+
   /// A node may join the running job (elastic scale-up): new workers, each
   /// with steps and examples the live workers cede (cede_atom), fetch the
   /// current parameters and train like the others. Only for algorithms

@@ -231,6 +231,12 @@ public:
     return capacity_;
   }
 
+  /// The capacity for `replay` pushes of a model of `parameters` values
+  /// (each push is the whole vector, split over the shards): at most
+  /// 32 MiB of pushes, and at least 4.
+  static std::size_t capacity_for(std::size_t replay,
+                                  std::size_t parameters) noexcept;
+
 private:
   std::vector<std::deque<caf::message>> sent_;
   std::size_t capacity_;

@@ -75,6 +75,14 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
 push_log::push_log(std::size_t shards, std::size_t capacity)
     : sent_(shards), capacity_(capacity) {}
 
+std::size_t push_log::capacity_for(std::size_t replay,
+                                   std::size_t parameters) noexcept {
+  constexpr std::size_t budget = std::size_t{32} << 20;
+  auto cap = std::max<std::size_t>(
+      budget / (std::max<std::size_t>(parameters, 1) * sizeof(float)), 4);
+  return std::min(replay, cap);
+}
+
 void push_log::keep(std::size_t i, caf::message m) {
   auto& q = sent_.at(i);
   q.push_back(std::move(m));
@@ -159,12 +167,8 @@ public:
       acc_.assign(n, 0.0f);
     if (!opts_.sync && opts_.local_lr > 0)
       local_ = optim::make_optimizer<float>(opts_.local_optimizer, n);
-    if (opts_.replay > 0 && n > 0) {
-      // At most 32 MiB of pushes (each push is the whole vector, split).
-      constexpr std::size_t budget = std::size_t{32} << 20;
-      auto cap = std::max<std::size_t>(budget / (n * sizeof(float)), 4);
-      log_.emplace(shards_.size(), std::min(opts_.replay, cap));
-    }
+    if (opts_.replay > 0 && n > 0)
+      log_.emplace(shards_.size(), push_log::capacity_for(opts_.replay, n));
     if (opts_.compress.method != optim::codec::none)
       for (auto& sh : shards_)
         compressors_.emplace_back(

@@ -65,11 +65,15 @@ void set_replicas(const train_options& o, const actors::algorithm_ptr& algo,
                       + ": 0 or 1 (one hot backup per shard)");
   if (o.shard_replicas == 0)
     return;
-  if (algo->plan(job) != actors::shard_plan::async || algo->tracks_clocks(job))
-    throw usage_error("troupe train: --shard-replicas=1 backs up an "
-                      "asynchronous parameter server (downpour without "
-                      "--staleness-bound); --algo="
-                      + algo->name() + " has none to back up");
+  if (!algo->replicates_shards(job)) {
+    std::string why = "troupe train: --shard-replicas=1: --algo="
+                      + algo->name() + " keeps no hot backups of its shards ("
+                      + algo->replica_refusal(job) + ")";
+    if (algo->restores_shards(job))
+      why += "; with --checkpoint-dir, a shard lost with its node comes "
+             "back from the latest checkpoint";
+    throw usage_error(why);
+  }
   job.shard_replicas = 1;
   job.policy.replay = 64;
 }

@@ -64,8 +64,9 @@ void easgd::configure_worker(const actors::job_config& job,
   auto opts = settings;
   opts.alpha = easgd_alpha(settings, job.workers);
   config.make_policy = [shards = std::move(shards), opts,
-                        sched = local.schedule](std::size_t params) {
-    return make_easgd_policy(shards, opts, params, sched);
+                        sched = local.schedule,
+                        replay = job.policy.replay](std::size_t params) {
+    return make_easgd_policy(shards, opts, params, sched, replay);
   };
   config.yield_steps = true;
 }
@@ -75,6 +76,10 @@ bool easgd::checkpointable() const noexcept {
 }
 
 bool easgd::restores_shards(const actors::job_config&) const {
+  return true;
+}
+
+bool easgd::replicates_shards(const actors::job_config&) const {
   return true;
 }
 

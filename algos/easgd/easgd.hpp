@@ -34,6 +34,9 @@ public:
   bool checkpointable() const noexcept override;
   /// The center's shards come back from the latest checkpoint.
   bool restores_shards(const actors::job_config& job) const override;
+  /// The center's shards apply the elastic pushes on arrival; the workers
+  /// keep their recent ones for a backup that takes over.
+  bool replicates_shards(const actors::job_config& job) const override;
   /// A joining node's workers start from the center (their first exchange)
   /// and move it like the others.
   bool elastic(const actors::job_config& job) const noexcept override;

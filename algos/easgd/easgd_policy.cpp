@@ -21,12 +21,15 @@ namespace {
 class easgd_policy : public actors::comm_policy {
 public:
   easgd_policy(std::vector<actors::shard_ref> shards, optim::easgd_options opts,
-               std::size_t n, std::optional<optim::schedule_options> sched)
+               std::size_t n, std::optional<optim::schedule_options> sched,
+               std::size_t replay)
       : shards_(std::move(shards)), opts_(opts), center_(n, 0.0f),
         elastic_(n, 0.0f), versions_(shards_.size(), 0),
         fetch_(shards_, versions_) {
     if (sched)
       schedule_.emplace(*sched);
+    if (replay > 0 && n > 0)
+      log_.emplace(shards_.size(), actors::push_log::capacity_for(replay, n));
     if (opts_.momentum > 0)
       velocity_.assign(n, 0.0f);
   }
@@ -67,13 +70,17 @@ public:
   /// A center shard restored from a checkpoint (its node was lost) has a
   /// new handle: a fetch under way starts again; the elastic pushes sent
   /// to the lost one are lost (counted: the pushes reported here against
-  /// the restored shard's).
+  /// the restored shard's). A hot backup that took over is sent the recent
+  /// pushes again (its de-duplication drops those it has).
   caf::message_handler handlers(actors::worker_context& ctx) override {
     return {[this, &ctx](rebind_atom, std::uint32_t i, caf::actor& h) {
       auto scope = on_message(ctx.probe(), ctx.self(), actors::msg_type::other,
                               actors::small_message_bytes);
-      if (fetch_.rebind(ctx, i, h))
-        fetch_.restart(ctx);
+      if (!fetch_.rebind(ctx, i, h))
+        return;
+      if (log_)
+        log_->resend(ctx, i, h);
+      fetch_.restart(ctx);
     }};
   }
 
@@ -181,7 +188,8 @@ private:
     ++seq_;
     for (auto& v : elastic_)
       v = -v;
-    actors::push_all(ctx, shards_, elastic_.data(), seq_, versions_, samples);
+    actors::push_all(ctx, shards_, elastic_.data(), seq_, versions_, samples,
+                     nullptr, log_ ? &*log_ : nullptr);
   }
 
   std::vector<actors::shard_ref> shards_;
@@ -190,6 +198,7 @@ private:
   std::vector<float> center_, elastic_, velocity_;
   std::vector<std::uint64_t> versions_;
   actors::shard_fetch fetch_;
+  std::optional<actors::push_log> log_; ///< recent pushes (--shard-replicas)
   bool pending_ = false;
   /// This step's preparation is done (before_compute ran, after_compute
   /// not yet).
@@ -202,11 +211,12 @@ private:
 std::unique_ptr<actors::comm_policy>
 make_easgd_policy(std::vector<actors::shard_ref> shards,
                   optim::easgd_options opts, std::size_t parameters,
-                  std::optional<optim::schedule_options> schedule) {
+                  std::optional<optim::schedule_options> schedule,
+                  std::size_t replay) {
   if (opts.tau == 0)
     opts.tau = 1;
   return std::make_unique<easgd_policy>(std::move(shards), opts, parameters,
-                                        std::move(schedule));
+                                        std::move(schedule), replay);
 }
 
 } // namespace troupe::algos

@@ -102,6 +102,14 @@ TEST_CASE("cluster flags that do not fit are refused by name") {
            {{"--algo=sgp", "--gossip-gamma=0.2"}, "--gossip-gamma"},
            {{"--algo=sgp", "--compress=topk", "--gossip-gamma=0"},
             "--gossip-gamma"},
+           // Hot shard replicas: downpour without a bound and EASGD only.
+           {{"--algo=downpour", "--shard-replicas=2"}, "--shard-replicas=2"},
+           {{"--algo=sync", "--shard-replicas=1"}, "rounds"},
+           {{"--algo=downpour", "--staleness-bound=1", "--shard-replicas=1"},
+            "staleness bound"},
+           {{"--algo=shadow", "--shadow=easgd", "--shards=1",
+             "--shard-replicas=1"},
+            "--algo=shadow"},
            // Distributed jobs.
            {{"--algo=sgd", "--listen=127.0.0.1:0", "--expect=1"}, "--listen"},
            {{"--algo=downpour", "--listen=127.0.0.1:0"}, "--expect"},

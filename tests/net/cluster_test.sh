@@ -468,49 +468,58 @@ replicas)
   # mid-run; their hot backups (on the workers' node, the only other one)
   # take over at once, the workers send their recent pushes again, and no
   # update is lost: each shard applied or rejected every push exactly once
-  # (version + rejected = steps), lost_pushes is 0, and the accuracy is
-  # within 0.5 point of the unkilled run's. No checkpoint is involved. The
-  # shards then get new backups, in step with them at the end.
-  R=(--algo=downpour --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
-  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log || fail "unkilled run failed"
-  start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
-    --shard-replicas=1
-  start_node n1 --workers=2 --shards=0; N1=$NODE
-  start_node n2 --workers=0 --shards=2; N2=$NODE
-  wait_log coord.log "test_acc" 90 || fail "no evaluation before the kill"
-  kill -9 "$N2"
-  wait_for "$COORD" 120 || fail "coordinator exited with status $?"
-  wait_for "$N1" 30 || fail "the workers' node exited with status $?"
-  [ "$(key coord.json /stop_reason)" = "steps done" ] \
-    || fail "stop reason $(key coord.json /stop_reason)"
-  grep -q "its hot backup on .* took over" coord.log \
-    || fail "the coordinator did not say a backup took over"
-  steps=$(key coord.json /steps)
-  [ "$steps" = "$(key plain.json /steps)" ] || fail "steps $steps"
-  for i in 0 1; do
-    [ "$(key coord.json /restored_shards/$i/from)" = replica ] \
-      || fail "shard $i not reported taken over by its backup"
-    [ "$(key coord.json /replicas/$i/took_over)" = true ] \
-      || fail "replicas/$i does not say its backup took over"
-    # A new backup (in the coordinator's process, the only place left)
-    # was attached to the new primary and ends with its parameters.
-    [ "$(key coord.json /replicas/$i/same_parameters)" = true ] \
-      || fail "shard $i has no new backup in step with it"
-    lost=$(key coord.json /restored_shards/$i/lost_pushes)
-    at=$(key coord.json /restored_shards/$i/steps_at_loss)
-    version=$(key coord.json /shard_stats/$i/version)
-    rejected=$(key coord.json /shard_stats/$i/rejected)
-    dup=$(key coord.json /shard_stats/$i/duplicates)
-    echo "shard $i: primary lost at step $at, $lost pushes lost, $version" \
-      "applied + $rejected rejected of $steps, $dup sent again" >&2
-    [ "$lost" = 0 ] || fail "shard $i: $lost pushes lost"
-    [ $((version + rejected)) = "$steps" ] \
-      || fail "shard $i: $version applied + $rejected rejected != $steps"
+  # (version + rejected = the pushes sent: downpour one per step, EASGD one
+  # elastic difference per --tau steps), lost_pushes is 0, and the accuracy
+  # is within 0.5 point of the unkilled run's. No checkpoint is involved.
+  # The shards then get new backups, in step with them at the end.
+  for algo in ${REPLICAS_ALGOS:-downpour easgd}; do
+    R=(--algo=$algo --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
+    "$TROUPE" train "${R[@]}" >plain.json 2>plain.log \
+      || fail "$algo: unkilled run failed"
+    start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
+      --shard-replicas=1
+    start_node n1 --workers=2 --shards=0; N1=$NODE
+    start_node n2 --workers=0 --shards=2; N2=$NODE
+    wait_log coord.log "test_acc" 90 || fail "$algo: no evaluation before the kill"
+    kill -9 "$N2"
+    wait_for "$COORD" 120 || fail "$algo: coordinator exited with status $?"
+    wait_for "$N1" 30 || fail "$algo: the workers' node exited with status $?"
+    [ "$(key coord.json /stop_reason)" = "steps done" ] \
+      || fail "$algo: stop reason $(key coord.json /stop_reason)"
+    grep -q "its hot backup on .* took over" coord.log \
+      || fail "$algo: the coordinator did not say a backup took over"
+    steps=$(key coord.json /steps)
+    [ "$steps" = "$(key plain.json /steps)" ] || fail "$algo: steps $steps"
+    sent=$(( $(key coord.json /worker_stats/0/pushes) \
+             + $(key coord.json /worker_stats/1/pushes) ))
+    [ "$algo" = easgd ] || [ "$sent" = "$steps" ] \
+      || fail "downpour: $sent pushes for $steps steps"
+    for i in 0 1; do
+      [ "$(key coord.json /restored_shards/$i/from)" = replica ] \
+        || fail "$algo: shard $i not reported taken over by its backup"
+      [ "$(key coord.json /replicas/$i/took_over)" = true ] \
+        || fail "$algo: replicas/$i does not say its backup took over"
+      # A new backup (in the coordinator's process, the only place left)
+      # was attached to the new primary and ends with its parameters.
+      [ "$(key coord.json /replicas/$i/same_parameters)" = true ] \
+        || fail "$algo: shard $i has no new backup in step with it"
+      lost=$(key coord.json /restored_shards/$i/lost_pushes)
+      at=$(key coord.json /restored_shards/$i/steps_at_loss)
+      version=$(key coord.json /shard_stats/$i/version)
+      rejected=$(key coord.json /shard_stats/$i/rejected)
+      dup=$(key coord.json /shard_stats/$i/duplicates)
+      echo "$algo shard $i: primary lost at step $at, $lost pushes lost," \
+        "$version applied + $rejected rejected of $sent, $dup sent again" >&2
+      [ "$lost" = 0 ] || fail "$algo shard $i: $lost pushes lost"
+      [ $((version + rejected)) = "$sent" ] \
+        || fail "$algo shard $i: $version applied + $rejected rejected != $sent"
+    done
+    a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)
+    echo "$algo: accuracy with the primaries' node killed $a, unkilled $b" >&2
+    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
+      || fail "$algo: accuracy $a is not within 0.5 point of $b"
   done
-  a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)
-  echo "accuracy with the primaries' node killed $a, unkilled $b" >&2
-  awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
-    || fail "accuracy $a is not within 0.5 point of $b"
+  R=(--algo=downpour --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
   # Unkilled, a backup ends with its primary's parameters, bit for bit.
   start_coordinator coord2 "${R[@]}" --epochs=3 --listen=127.0.0.1:0 \
     --expect=2 --shard-replicas=1
