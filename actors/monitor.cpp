@@ -14,7 +14,7 @@ using namespace messages;
 
 node_monitor_actor::behavior_type node_monitor(node_monitor_actor::pointer self,
                                                std::string node_name) {
-  auto key = caf::to_string(self->node());
+  auto key = node_key(self->node());
   return {
       [node_name, key](metrics_atom) {
         return node_metrics{node_name, key, snapshot_probes()};

@@ -53,7 +53,7 @@ bool enabled_at_start() {
 std::atomic<bool> enabled{enabled_at_start()};
 
 std::string key_of(const caf::node_id& node, caf::actor_id id) {
-  return caf::to_string(node) + "/" + std::to_string(id);
+  return node_key(node) + "/" + std::to_string(id);
 }
 
 void raise_max(std::atomic<std::uint64_t>& m, std::uint64_t v) noexcept {
@@ -300,6 +300,10 @@ std::vector<actor_metrics> snapshot_probes() {
                    r.probes.end());
   }
   return out;
+}
+
+std::string node_key(const caf::node_id& node) {
+  return node ? caf::to_string(node) : std::string{"local"};
 }
 
 } // namespace troupe::actors

@@ -184,6 +184,11 @@ void set_probes_enabled(bool on) noexcept;
 /// Creates a probe and registers it with this process's monitor.
 probe_ref make_probe(std::string name, std::string role, bool expects_progress);
 
+/// A node's key in the monitor's picture: CAF's node id, or "local" in a
+/// process without the middleman (CAF's "invalid-node"). Actors' keys are
+/// "<node key>/<actor id>".
+std::string node_key(const caf::node_id& node);
+
 /// make_probe, bound to the actor `self` (its node and id).
 template <class Self>
 probe_ref make_probe(Self* self, std::string name, std::string role,

@@ -1,9 +1,15 @@
 #include "apps/cluster_train.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <iostream>
 #include <numeric>
+#include <sstream>
+#include <thread>
 
 #include "actors/job.hpp"
+#include "actors/stop_request.hpp"
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
 #include "apps/driver_train.hpp"
@@ -262,10 +268,53 @@ run_monitoring attach_monitoring(const train_options& o,
   return m;
 }
 
+namespace {
+
+/// The endpoint kept after the run (--monitor-linger).
+run_monitoring& kept_monitoring() {
+  static run_monitoring kept;
+  return kept;
+}
+
+} // namespace
+
+void linger_monitoring(const actors::stop_request& stop) {
+  auto& kept = kept_monitoring();
+  if (!kept.endpoint)
+    return;
+  auto seconds = kept.linger_seconds;
+  std::ostringstream how;
+  if (std::isinf(seconds))
+    how << "until Ctrl-C";
+  else
+    how << "for " << seconds << " s (Ctrl-C ends it sooner)";
+  std::cerr << "troupe train: the dashboard of the finished run stays at "
+            << kept.url << ' ' << how.str() << std::endl;
+  auto end = std::chrono::steady_clock::now()
+             + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                 std::chrono::duration<double>(
+                     std::min(seconds, 1e9))); // no overflow for "forever"
+  while (!stop.requested() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  kept.endpoint.reset(); // before the monitor its routes use
+  kept.monitor.reset();
+  std::cerr << "troupe train: the dashboard closed" << std::endl;
+}
+
 void finish_monitoring(const train_options& o, run_monitoring& m,
                        nlohmann::json& result, progress& bar) {
   if (m.endpoint)
     result["monitor"] = m.url;
+  // A run without actors has no coordinator to say the job ended.
+  if (m.monitor)
+    m.monitor->on_finish(result.dump());
+  if (m.endpoint && o.linger_seconds > 0) {
+    auto& kept = kept_monitoring();
+    kept.url = m.url;
+    kept.linger_seconds = o.linger_seconds;
+    kept.monitor = m.monitor; // shared: the report below still reads it
+    kept.endpoint = std::move(m.endpoint);
+  }
   if (!o.report.empty()) {
     // The result is printed even if the report cannot be written.
     try {

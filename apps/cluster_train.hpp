@@ -4,6 +4,7 @@
 
 #include "actors/job.hpp"
 #include "actors/node_agent.hpp"
+#include "actors/stop_request.hpp"
 #include "apps/progress.hpp"
 #include "apps/train_command.hpp"
 #include "net/http_server.hpp"
@@ -58,6 +59,7 @@ struct run_monitoring {
   std::shared_ptr<net::job_monitor> monitor;
   std::unique_ptr<net::http_server> endpoint;
   std::string url;
+  double linger_seconds = 0; ///< --monitor-linger (kept endpoints)
 };
 
 /// The recorder and its endpoint, as `o` asks (--monitor, --report); a run
@@ -68,9 +70,16 @@ run_monitoring open_monitoring(const train_options& o, progress& bar);
 run_monitoring attach_monitoring(const train_options& o,
                                  actors::job_config& job, progress& bar);
 
-/// Adds the endpoint's address to `result` and writes --report.
+/// Adds the endpoint's address to `result` and writes --report. With
+/// --monitor-linger the endpoint is kept for linger_monitoring().
 void finish_monitoring(const train_options& o, run_monitoring& m,
                        nlohmann::json& result, progress& bar);
+
+/// --monitor-linger: once the run's result is out, the endpoint kept by
+/// finish_monitoring() serves the finished run for the seconds asked
+/// (forever: until stopped) or until `stop` is requested (Ctrl-C), then
+/// closes. Says so on stderr. Returns at once when nothing was kept.
+void linger_monitoring(const actors::stop_request& stop);
 
 /// Runs a built job here, or with `o.listen` on the nodes that join there.
 nlohmann::json run_placed(const train_options& o, actors::job_config job,

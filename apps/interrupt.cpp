@@ -54,7 +54,9 @@ void interrupt_watch::take(int sig) {
   int none = 0;
   if (first_.compare_exchange_strong(none, sig)) {
     auto line = command_ + ": " + reason(sig)
-                + ", stopping the job cleanly (again to exit at once)\n";
+                + (job_over_ ? std::string{", closing the dashboard\n"}
+                             : std::string{", stopping the job cleanly (again "
+                                           "to exit at once)\n"});
     [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
     if (stop_)
       stop_->request(reason(sig));

@@ -39,6 +39,12 @@ public:
     return first_.load();
   }
 
+  /// The job is over (only its dashboard lingers): the first signal's line
+  /// says it closes the dashboard.
+  void job_over() noexcept {
+    job_over_ = true;
+  }
+
   /// 128 + signal() if a signal was taken, else `status`.
   int exit_status(int status) const noexcept;
 
@@ -55,6 +61,7 @@ private:
   sigset_t old_;
   std::atomic<int> first_{0};
   std::atomic<bool> done_{false};
+  std::atomic<bool> job_over_{false};
   std::thread thread_;
 };
 

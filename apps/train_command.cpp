@@ -1,8 +1,11 @@
 #include "apps/train_command.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <map>
 
 #include <caf/config_option_set.hpp>
@@ -209,6 +212,10 @@ void add_train_options(option_parser& p, train_options& o,
            "training (port 0: any free port; 127.0.0.1 keeps it local)")
       .add(o.monitor_token, "monitor-token",
            "with --monitor: require `Authorization: Bearer TOKEN`")
+      .add(o.monitor_linger, "monitor-linger",
+           "SECONDS or forever: with --monitor, the dashboard stays up "
+           "this long after the job ends, showing the finished run (Ctrl-C "
+           "ends it sooner)")
       .add(o.report, "report",
            "DIR: write train.csv, evaluations.csv, result.json, curves.svg "
            "and model.safetensors when the run ends")
@@ -243,6 +250,23 @@ void add_train_options(option_parser& p, train_options& o,
 }
 
 namespace {
+
+/// --monitor-linger's value: "" 0, "forever" infinity, else non-negative
+/// seconds.
+double linger_seconds(const std::string& text) {
+  if (text.empty())
+    return 0;
+  if (text == "forever")
+    return std::numeric_limits<double>::infinity();
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || errno != 0 || !std::isfinite(v)
+      || v < 0)
+    throw usage_error("troupe train: --monitor-linger=" + text
+                      + ": a number of seconds (>= 0) or 'forever'");
+  return v;
+}
 
 void validate(train_options& o) {
   select_algorithm(o);
@@ -281,6 +305,10 @@ void validate(train_options& o) {
       throw usage_error(std::string{"troupe train: "} + e.what());
     }
   }
+  o.linger_seconds = linger_seconds(o.monitor_linger);
+  if (o.linger_seconds > 0 && o.monitor.empty())
+    throw usage_error("troupe train: --monitor-linger keeps the dashboard of "
+                      "--monitor=HOST:PORT up; give --monitor too");
   if (!o.listen.empty()) {
     if (!actors)
       needs_actors("listen", "runs");

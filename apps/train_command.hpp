@@ -36,6 +36,10 @@ struct train_options : algos::job_options {
   bool port_guard = true;    ///< check frames on a plaintext --listen port
   std::string monitor;       ///< HOST:PORT of the monitoring endpoint
   std::string monitor_token; ///< bearer token it requires (empty: none)
+  /// --monitor-linger: SECONDS or "forever" the endpoint stays up after
+  /// the job (empty: it closes with the job); linger_seconds parsed.
+  std::string monitor_linger;
+  double linger_seconds = 0;
   std::string report;        ///< directory for curves (CSV, SVG) and result
   std::string save;          ///< file for the final model (safetensors)
   link_flags link;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "apps/cli.hpp"
+#include "apps/cluster_train.hpp"
 #include "apps/interrupt.hpp"
 #include "apps/terminal.hpp"
 #include "apps/train_command.hpp"
@@ -63,6 +64,7 @@ int train_main_with(train_options opts) {
   if (!opts.stop)
     opts.stop = std::make_shared<actors::stop_request>();
   interrupt_watch watch{opts.stop, "troupe train"};
+  auto stop = opts.stop;
   auto status = guarded_main("troupe train", [&] {
     auto json = opts.json;
     auto result = run_train(std::move(opts));
@@ -83,7 +85,12 @@ int train_main_with(train_options opts) {
                 << result["save_error"].get<std::string>() << '\n';
     return result.contains("error") || result.contains("save_error") ? 1 : 0;
   });
-  return watch.exit_status(status);
+  // The run's own status: a Ctrl-C that only ends the lingering dashboard
+  // does not make it an interrupted run.
+  auto taken = watch.signal();
+  watch.job_over();
+  linger_monitoring(*stop);
+  return taken ? watch.exit_status(status) : status;
 }
 
 } // namespace troupe::apps

@@ -176,6 +176,8 @@ void job_monitor::on_leader_change(const actors::leader_event& e) {
 void job_monitor::on_finish(const std::string&) {
   impl_->up.Set(0);
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  if (impl_->ended)
+    return; // the first end counts (a run without actors says it too)
   impl_->ended = true;
   impl_->ended_at = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - impl_->t0)

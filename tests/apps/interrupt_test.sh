@@ -9,7 +9,8 @@
 # checkpointing sync job killed, resumed, interrupted, resumed: bit for bit),
 # nodes (the same with the roles on nodes, the coordinator killed, the last
 # resume in one process), gossip (a checkpointing SGP job interrupted and
-# resumed: every step done once, the push-sum mass whole).
+# resumed: every step done once, the push-sum mass whole), linger (the
+# dashboard kept up after the job by --monitor-linger, closed by Ctrl-C).
 # Exit 0 pass, 1 fail.
 set -uo pipefail
 # Job control: background jobs keep SIGINT (without it bash starts them
@@ -114,7 +115,48 @@ check() {
   [ -n "$a" ] && [ "$a" = "$b" ] || fail "eval says $b, the run $a"
 }
 
+# http_get PORT PATH: the body of a GET on 127.0.0.1:PORT (bash's /dev/tcp,
+# at most 10 s).
+http_get() {
+  timeout 10 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$1"'
+    printf "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" "'"$2"'" >&3
+    sed "1,/^\r\{0,1\}$/d" <&3'
+}
+
 case "$SCENARIO" in
+linger)
+  # --monitor-linger: the dashboard of a finished job stays up, says the job
+  # ended, and a Ctrl-C closes it with the run's own status (0); a number
+  # of seconds closes it by itself.
+  L=(--algo=downpour --workers=2 --model=logreg --train-examples=3000
+     --seed="$SEED" --progress=none --json --monitor=127.0.0.1:0)
+  start l "${L[@]}" --monitor-linger=forever
+  wait_log l.log "stays at" 120 || fail "the dashboard did not linger"
+  port=$(grep -o 'stays at http://127.0.0.1:[0-9]*' l.log | sed 's/.*://')
+  [ -n "$port" ] || fail "no port in the lingering line"
+  body=$(http_get "$port" /api/cluster)
+  echo "after the job: ${body:0:160}" >&2
+  echo "$body" | grep -q '"running":false' \
+    || fail "the lingering dashboard does not say the job ended"
+  steps=$(key l.json /steps)
+  echo "$body" | grep -q "\"steps\":$steps[,}]" \
+    || fail "the lingering dashboard does not show the job's $steps steps"
+  page=$(http_get "$port" /)
+  [[ "$page" == *"<html"* ]] || fail "no dashboard page"
+  sleep 1
+  kill -0 "$PID" 2>/dev/null || fail "the process ended while lingering"
+  kill -INT "$PID"
+  wait_for "$PID" 20
+  status=$?
+  [ "$status" = 0 ] || fail "status $status after Ctrl-C on the lingering dashboard"
+  grep -q "closing the dashboard" l.log || fail "the Ctrl-C was not explained"
+  http_get "$port" /api/cluster >/dev/null 2>&1 && fail "the port still answers"
+  start t "${L[@]}" --monitor-linger=1
+  wait_for "$PID" 60
+  status=$?
+  [ "$status" = 0 ] || fail "a 1 s linger ended with status $status"
+  grep -q "the dashboard closed" t.log || fail "the 1 s linger did not close"
+  ;;
 actors)
   start a --algo=downpour --workers=2 "${JOB[@]}" --save=a.safetensors \
     --report=rep

@@ -8,6 +8,7 @@
 
 #include "apps/cli.hpp"
 #include "apps/run_report.hpp"
+#include "apps/svg_plot.hpp"
 #include "capture.hpp"
 
 namespace fs = std::filesystem;
@@ -55,9 +56,24 @@ TEST_CASE("a report has the curves as CSV, an SVG plot and the result") {
   CHECK(nlohmann::json::parse(slurp(dir / "result.json")) == result);
   auto svg = slurp(dir / "curves.svg");
   CHECK_THAT(svg, Catch::StartsWith("<svg xmlns='http://www.w3.org/2000/svg'"));
-  // The loss falls from the top-left corner to the bottom-right one.
-  CHECK_THAT(svg, Catch::Contains("points='20,40 400,260 '"));
-  CHECK_THAT(svg, Catch::Contains("test accuracy"));
+  // The loss falls from the plot area's top-left corner to its bottom-right
+  // one: its axes run over round ticks that just cover the data (0.10 ..
+  // 0.20 s, 1.5 .. 2.0), here exactly its range.
+  auto a = area_of(plot{});
+  std::ostringstream corners;
+  corners << "points='" << a.left << ',' << a.top << ' ' << a.left + a.width
+          << ',' << a.top + a.height << " '";
+  CHECK_THAT(svg, Catch::Contains(corners.str()));
+  for (const char* tick : {">0.10<", ">0.20<", ">1.5<", ">2.0<", ">time (s)<"})
+    CHECK_THAT(svg, Catch::Contains(tick));
+  // One evaluation is still a chart: a dot, its values on hover.
+  CHECK_THAT(svg, Catch::Contains("Test accuracy"));
+  CHECK_THAT(svg, Catch::Contains("<title>test accuracy: time (s) 0.2, "
+                                  "accuracy 0.75</title>"));
+  auto index = slurp(dir / "index.html");
+  CHECK_THAT(index, Catch::Contains("<svg")); // inline: no server needed
+  CHECK_THAT(index, Catch::Contains("<th>test_accuracy</th><td>0.75</td>"));
+  CHECK(fs::exists(dir / "throughput.svg"));
 }
 
 // sgd runs in one loop without actors: the loop feeds the recorder its
