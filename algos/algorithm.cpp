@@ -72,15 +72,17 @@ void algorithm::build(job_build&) {
 }
 
 std::string algorithm::servers(const actors::job_config& job) const {
-  return job.shards > 0 ? std::to_string(job.shards) + " shards"
-                        : std::string{"no shards"};
+  if (job.shards == 0)
+    return "no shards";
+  return std::to_string(job.shards) + (job.shards == 1 ? " shard" : " shards");
 }
 
 std::string algorithm::describe(const job_build& b) const {
   const auto& o = b.options;
   auto data = b.train ? b.train->name : o.data;
   auto params = b.job.init ? b.job.init->size() : 0;
-  return name() + " with " + std::to_string(b.job.workers) + " workers and "
+  return name() + " with " + std::to_string(b.job.workers)
+         + (b.job.workers == 1 ? " worker and " : " workers and ")
          + servers(b.job) + ", " + o.model + " on " + data + " ("
          + std::to_string(b.examples) + " examples, " + std::to_string(params)
          + " parameters), " + std::to_string(b.steps_per_worker)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The dashboard of a running job, rendered by a real headless Chromium: the
-# rendered page lists the job's actors, draws a non-empty loss chart and
-# shows no error. A screenshot is kept as an artifact.
+# rendered page lists the job's actors, draws a non-empty loss chart with
+# axis ticks, per-worker rates over a window with their sum, and shows no
+# error; a finished job's dashboard kept up by --monitor-linger says it
+# ended and gives the whole run's rates. Screenshots (1400 and 600 px
+# wide) are kept as artifacts.
 #   dashboard_test.sh TROUPE JSON_GET ARTIFACT_DIR
 set -uo pipefail
 TROUPE=$1 JSON_GET=$2 ARTIFACTS=$3
@@ -64,7 +67,11 @@ bars=$(grep -o 'id="chart-throughput"[^>]*data-points="[0-9]*"' dom.html | grep 
 [ "${bars:-0}" -eq 2 ] || fail "the throughput chart has ${bars:-0} bars, not 2"
 grep -q '<div id="error" style="display: none;"' dom.html \
   || fail "the page shows an error: $(grep -o '<div id="error"[^<]*' dom.html)"
-echo "rendered: 6 actors, loss chart with $points points" >&2
+ticks=$(grep -o 'class="tick"' dom.html | wc -l)
+[ "$ticks" -ge 8 ] || fail "the charts have $ticks axis ticks"
+grep -q 'id="rates-title">samples/s per worker ([0-9]* s window; sum [0-9]*)' dom.html \
+  || fail "no windowed rates: $(grep -o 'id="rates-title">[^<]*' dom.html)"
+echo "rendered: 6 actors, loss chart with $points points, $ticks ticks" >&2
 
 # Without the token in the URL the page says why it cannot refresh.
 render --dump-dom "http://127.0.0.1:$PORT/" >dom_no_token.html
@@ -75,5 +82,29 @@ render --screenshot="$ARTIFACTS/dashboard.png" --window-size=1400,1000 "$URL" \
   >/dev/null || fail "no screenshot"
 [ "$(head -c 8 "$ARTIFACTS/dashboard.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] \
   || fail "the screenshot is not a PNG"
+render --screenshot="$ARTIFACTS/dashboard-600.png" --window-size=600,1100 "$URL" \
+  >/dev/null || fail "no screenshot at 600 px"
 echo "screenshot: $ARTIFACTS/dashboard.png ($(stat -c %s "$ARTIFACTS/dashboard.png") bytes)" >&2
+kill "$JOB" 2>/dev/null
+wait "$JOB" 2>/dev/null
+
+# A finished job whose dashboard lingers: it says the job ended, with the
+# whole run's rates.
+timeout 200 "$TROUPE" train --algo=downpour --model=logreg --workers=2 \
+  --train-examples=6000 --seed="$SEED" --progress=none \
+  --monitor=127.0.0.1:0 --monitor-linger=120 >job.json 2>job.log &
+JOB=$!
+for _ in $(seq 600); do
+  grep -q "stays at" job.log && break
+  kill -0 "$JOB" 2>/dev/null || fail "the job ended without lingering"
+  sleep 0.1
+done
+PORT=$(grep -o 'stays at http://127.0.0.1:[0-9]*' job.log | sed 's/.*://')
+[ -n "$PORT" ] || fail "no lingering dashboard within 60 s"
+render --dump-dom "http://127.0.0.1:$PORT/" >dom_ended.html \
+  || fail "chromium failed: $(tail -3 chromium.log)"
+grep -q 'downpour · ended' dom_ended.html || fail "the finished job is not shown ended"
+grep -q 'samples/s per worker (whole run; sum [0-9]*)' dom_ended.html \
+  || fail "no whole-run rates: $(grep -o 'id="rates-title">[^<]*' dom_ended.html)"
+echo "the finished job's dashboard: ended, whole-run rates" >&2
 echo PASS >&2
