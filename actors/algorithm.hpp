@@ -105,8 +105,8 @@ public:
   /// to every shard, by sender id: with the workers' counts, the pushes a
   /// restored shard lost. False if a role's count is not known (it did not
   /// report). The default: none, true.
-  virtual bool pushes_sent(
-      std::map<messages::worker_id, std::uint64_t>& sent) const;
+  virtual bool
+  pushes_sent(std::map<messages::worker_id, std::uint64_t>& sent) const;
 
   /// Adds the run's figures to the final JSON; `messages` and `bytes` are
   /// the job's totals, to which the roles' own traffic is added.

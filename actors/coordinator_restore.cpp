@@ -28,8 +28,7 @@ bool shards_restorable(const coordinator_state& st) {
   return true;
 }
 
-void rebind_workers(coordinator_ptr self, std::size_t i,
-                    const caf::actor& h) {
+void rebind_workers(coordinator_ptr self, std::size_t i, const caf::actor& h) {
   auto& st = self->state;
   // A request (a typed actor sends to a dynamically typed one only so); the
   // answer is empty, a worker that ended meanwhile does not matter.

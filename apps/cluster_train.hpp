@@ -75,6 +75,10 @@ run_monitoring attach_monitoring(const train_options& o,
 void finish_monitoring(const train_options& o, run_monitoring& m,
                        nlohmann::json& result, progress& bar);
 
+/// --monitor-linger's value: "" 0, "forever" infinity, else non-negative
+/// seconds; throws usage_error otherwise.
+double linger_seconds(const std::string& text);
+
 /// --monitor-linger: once the run's result is out, the endpoint kept by
 /// finish_monitoring() serves the finished run for the seconds asked
 /// (forever: until stopped) or until `stop` is requested (Ctrl-C), then

@@ -77,26 +77,37 @@ plot over_time(std::string title, std::string y_label, plot_line line) {
 std::vector<plot> charts(const nlohmann::json& series) {
   const auto& train = series.at("train");
   const auto& evals = series.at("evaluations");
-  auto accuracy = over_time("Test accuracy", "accuracy",
-                            {"test accuracy", "#2471a3",
-                             points(evals, "seconds", "accuracy")});
+  auto accuracy = over_time(
+      "Test accuracy", "accuracy",
+      {"test accuracy", "#2471a3", points(evals, "seconds", "accuracy")});
   accuracy.y_limits = std::make_pair(0.0, 1.0);
-  return {over_time("Training loss (smoothed)", "loss",
-                    {"training loss", "#c0392b",
-                     points(train, "seconds", "loss")}),
-          accuracy,
-          over_time("Throughput", "samples/s",
-                    {"samples/s", "#1e8449",
-                     points(train, "seconds", "samples_per_sec")})};
+  return {
+      over_time("Training loss (smoothed)", "loss",
+                {"training loss", "#c0392b", points(train, "seconds", "loss")}),
+      accuracy,
+      over_time("Throughput", "samples/s",
+                {"samples/s", "#1e8449",
+                 points(train, "seconds", "samples_per_sec")})};
 }
 
 /// The figures of the result that a reader looks for first.
 std::string figures_table(const nlohmann::json& result) {
-  static const char* keys[]
-      = {"algo",           "model",       "workers",      "shards",
-         "seed",           "steps",       "samples",      "seconds",
-         "test_accuracy",  "test_loss",   "stop_reason",  "reached_target",
-         "samples_per_sec", "messages",   "bytes_sent",   "param_hash"};
+  static const char* keys[] = {"algo",
+                               "model",
+                               "workers",
+                               "shards",
+                               "seed",
+                               "steps",
+                               "samples",
+                               "seconds",
+                               "test_accuracy",
+                               "test_loss",
+                               "stop_reason",
+                               "reached_target",
+                               "samples_per_sec",
+                               "messages",
+                               "bytes_sent",
+                               "param_hash"};
   std::ostringstream html;
   html << "<table>";
   for (const char* k : keys)

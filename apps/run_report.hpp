@@ -14,8 +14,9 @@ void check_report_dir(const std::string& dir);
 /// curve), evaluations.csv, result.json, curves.svg (training loss and
 /// test accuracy over time) and throughput.svg (samples/s), charts with
 /// axes, grid and the run's title (svg_plot.hpp), and index.html, which
-/// shows them with the run's main figures and opens without a server. `series` is a job_monitor's
-/// series(). Throws std::runtime_error naming the file it could not write.
+/// shows them with the run's main figures and opens without a server. `series`
+/// is a job_monitor's series(). Throws std::runtime_error naming the file it
+/// could not write.
 void write_report(const std::string& dir, const nlohmann::json& series,
                   const nlohmann::json& result);
 

@@ -80,7 +80,8 @@ double scale_of(double max_abs) {
 
 std::string tick_label(double value, double step, double scale) {
   auto s = step / scale;
-  int decimals = s >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(s) - 1e-9));
+  int decimals
+      = s >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(s) - 1e-9));
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*f", std::min(decimals, 9), value / scale);
   std::string out = buf;
@@ -99,12 +100,23 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&#39;"; break;
-    default: out += c;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&#39;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -201,8 +213,8 @@ std::string svg_group(const plot& p, double x, double y) {
       svg << "<line x1='" << a.left + a.width - 110 << "' x2='"
           << a.left + a.width - 92 << "' y1='" << ly - 4 << "' y2='" << ly - 4
           << "' stroke='" << l.colour << "' stroke-width='2'/><text x='"
-          << a.left + a.width - 88 << "' y='" << ly
-          << "' font-size='11'>" << xml_escape(l.name) << "</text>";
+          << a.left + a.width - 88 << "' y='" << ly << "' font-size='11'>"
+          << xml_escape(l.name) << "</text>";
     }
   }
   svg << "</g>";

@@ -1,11 +1,8 @@
 #include "apps/train_command.hpp"
 
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
-#include <limits>
 #include <map>
 
 #include <caf/config_option_set.hpp>
@@ -250,23 +247,6 @@ void add_train_options(option_parser& p, train_options& o,
 }
 
 namespace {
-
-/// --monitor-linger's value: "" 0, "forever" infinity, else non-negative
-/// seconds.
-double linger_seconds(const std::string& text) {
-  if (text.empty())
-    return 0;
-  if (text == "forever")
-    return std::numeric_limits<double>::infinity();
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || errno != 0 || !std::isfinite(v)
-      || v < 0)
-    throw usage_error("troupe train: --monitor-linger=" + text
-                      + ": a number of seconds (>= 0) or 'forever'");
-  return v;
-}
 
 void validate(train_options& o) {
   select_algorithm(o);

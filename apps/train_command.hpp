@@ -40,8 +40,8 @@ struct train_options : algos::job_options {
   /// the job (empty: it closes with the job); linger_seconds parsed.
   std::string monitor_linger;
   double linger_seconds = 0;
-  std::string report;        ///< directory for curves (CSV, SVG) and result
-  std::string save;          ///< file for the final model (safetensors)
+  std::string report; ///< directory for curves (CSV, SVG) and result
+  std::string save;   ///< file for the final model (safetensors)
   link_flags link;
   // -- durable jobs (not part of the job's spec) ---------------------------
   std::string checkpoint_dir;           ///< DIR for checkpoints (empty: none)

@@ -63,11 +63,11 @@ void easgd::configure_worker(const actors::job_config& job,
                              std::vector<actors::shard_ref> shards) const {
   auto opts = settings;
   opts.alpha = easgd_alpha(settings, job.workers);
-  config.make_policy = [shards = std::move(shards), opts,
-                        sched = local.schedule,
-                        replay = job.policy.replay](std::size_t params) {
-    return make_easgd_policy(shards, opts, params, sched, replay);
-  };
+  config.make_policy
+      = [shards = std::move(shards), opts, sched = local.schedule,
+         replay = job.policy.replay](std::size_t params) {
+          return make_easgd_policy(shards, opts, params, sched, replay);
+        };
   config.yield_steps = true;
 }
 

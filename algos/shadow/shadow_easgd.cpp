@@ -68,7 +68,8 @@ void rebind_center(syncer_ptr self, std::uint32_t k, caf::actor& h) {
     return;
   // The round under way (its fetch or push to the lost shard failed) ends
   // as it does; the next one fetches the restored center.
-  st.config.shards[k].handle = caf::actor_cast<actors::parameter_shard_actor>(h);
+  st.config.shards[k].handle
+      = caf::actor_cast<actors::parameter_shard_actor>(h);
   actors::detail::log().info("shadow syncer {}: shard {} restored, rounds go "
                              "on with it",
                              st.config.index, k);

@@ -109,11 +109,11 @@ TEST_CASE("an S-EASGD syncer told of a restored center shard goes on with "
         from = w;
         first.assign(values.data(), values.data() + values.size());
       },
-                caf::after(std::chrono::seconds{10}) >>
-                    [&] { FAIL("no push reached the restored shard"); });
-  auto waited = std::chrono::duration<double>(std::chrono::steady_clock::now()
-                                              - t0)
-                    .count();
+      caf::after(std::chrono::seconds{10}) >>
+          [&] { FAIL("no push reached the restored shard"); });
+  auto waited
+      = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
   INFO("first push " << waited << " s after the rebind");
   CHECK(waited < 10.0);
   CHECK(from == algos::shadow_syncer_ids + 0);

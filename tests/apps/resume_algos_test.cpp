@@ -181,9 +181,9 @@ TEST_CASE("a resumed SSP run keeps its staleness bound and its examples") {
   // over 0.66-0.77 (40 runs of seed 36, resumed or not); here 12
   // uninterrupted runs spread over 0.788-0.796 and 21 resumed ones (from
   // each of 7 checkpoints) over 0.790-0.794.
-  auto r = run_three("downpour", "36",
-                     {"--shards=2", "--staleness-bound=1", "--epochs=6",
-                      "--lr=0.1"});
+  auto r = run_three(
+      "downpour", "36",
+      {"--shards=2", "--staleness-bound=1", "--epochs=6", "--lr=0.1"});
   check_ledger_and_accuracy(r);
   CHECK(r.resumed["staleness_bound"] == 1);
   CHECK(r.resumed["max_clock_gap"].get<std::uint64_t>() <= 1);
