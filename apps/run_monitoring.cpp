@@ -7,15 +7,19 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 #include "actors/stop_request.hpp"
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/run_report.hpp"
+#include "net/board.hpp"
 #include "net/monitor.hpp"
 
 namespace troupe::apps {
@@ -37,12 +41,24 @@ run_monitoring open_monitoring(const train_options& o, progress& bar) {
     net::http_options ho;
     ho.listen = net::parse_endpoint(o.monitor, "--monitor");
     ho.token = o.monitor_token;
-    ho.public_paths = {"/"};
+    ho.public_paths = net::job_monitor::public_paths();
     m.endpoint = std::make_unique<net::http_server>(ho, m.monitor->routes());
     m.url = "http://" + ho.listen.host + ":"
             + std::to_string(m.endpoint->port()) + "/";
     bar.message("troupe train: monitoring at " + m.url
                 + " (the dashboard; Prometheus at " + m.url + "metrics)");
+  }
+  if (!o.report.empty()) {
+    // A running report for `troupe board`, replaced by the report itself.
+    nlohmann::json live{{"algo", o.algo},
+                        {"model", o.model},
+                        {"workers", o.workers},
+                        {"seed", o.seed},
+                        {"pid", static_cast<long>(::getpid())},
+                        {"monitor", m.url.empty() ? nlohmann::json(nullptr)
+                                                  : nlohmann::json(m.url)}};
+    std::ofstream out{std::filesystem::path{o.report} / net::live_file};
+    out << live.dump() << '\n';
   }
   return m;
 }
@@ -110,6 +126,8 @@ void finish_monitoring(const train_options& o, run_monitoring& m,
                        nlohmann::json& result, progress& bar) {
   if (m.endpoint)
     result["monitor"] = m.url;
+  if (o.complete_result)
+    o.complete_result(result);
   // A run without actors has no coordinator to say the job ended.
   if (m.monitor)
     m.monitor->on_finish(result.dump());
@@ -124,6 +142,9 @@ void finish_monitoring(const train_options& o, run_monitoring& m,
     // The result is printed even if the report cannot be written.
     try {
       write_report(o.report, m.monitor->series(), result);
+      std::error_code ec;
+      std::filesystem::remove(std::filesystem::path{o.report} / net::live_file,
+                              ec);
       result["report"] = o.report;
       bar.message("troupe train: report written to " + o.report);
     } catch (const std::exception& e) {

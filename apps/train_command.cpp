@@ -353,28 +353,34 @@ nlohmann::json run_train(train_options o) {
   final_model out{o, data.train, input_scaling};
   o.on_final_params
       = [&out](const float* p, std::size_t n) { out.params.assign(p, p + n); };
+  // The run's options in its result, also in its report's result.json
+  // (finish_monitoring calls it before writing).
+  o.complete_result = [&o, name, load_seconds, input_scaling,
+                       runner](nlohmann::json& result) {
+    result["algo"] = o.algo;
+    result["model"] = o.model;
+    result["data"] = name;
+    result["workers"] = o.workers;
+    result["shards"] = o.algorithm->uses_shards(o) ? o.shards : 0;
+    result["batch"] = o.batch;
+    // An algorithm that ignores --lr finds its own step (a line search).
+    auto own_step = runner == algos::runner::own_driver;
+    result["lr"] = own_step ? nlohmann::json(nullptr) : nlohmann::json(o.lr);
+    result["optimizer"] = own_step ? o.algo : o.optimizer;
+    result["seed"] = o.seed;
+    result["target_accuracy"] = o.target_accuracy > 0
+                                    ? nlohmann::json(o.target_accuracy)
+                                    : nlohmann::json(nullptr);
+    result["data_load_seconds"] = load_seconds;
+    result["input_scaling"]
+        = {{"mean", input_scaling.mean}, {"stddev", input_scaling.stddev}};
+  };
   auto result = runner == algos::runner::own_driver
                     ? run_driver_train(o, std::move(data), bar)
                 : runner == algos::runner::coordinator
                     ? run_cluster(o, std::move(data), bar)
                     : run_single(o, data, bar);
-  result["algo"] = o.algo;
-  result["model"] = o.model;
-  result["data"] = name;
-  result["workers"] = o.workers;
-  result["shards"] = o.algorithm->uses_shards(o) ? o.shards : 0;
-  result["batch"] = o.batch;
-  // An algorithm that ignores --lr finds its own step (a line search).
-  auto own_step = runner == algos::runner::own_driver;
-  result["lr"] = own_step ? nlohmann::json(nullptr) : nlohmann::json(o.lr);
-  result["optimizer"] = own_step ? o.algo : o.optimizer;
-  result["seed"] = o.seed;
-  result["target_accuracy"] = o.target_accuracy > 0
-                                  ? nlohmann::json(o.target_accuracy)
-                                  : nlohmann::json(nullptr);
-  result["data_load_seconds"] = load_seconds;
-  result["input_scaling"]
-      = {{"mean", input_scaling.mean}, {"stddev", input_scaling.stddev}};
+  o.complete_result(result);
   out.save(result, bar);
   return result;
 }

@@ -40,6 +40,9 @@ struct train_options : algos::job_options {
   /// the job (empty: it closes with the job); linger_seconds parsed.
   std::string monitor_linger;
   double linger_seconds = 0;
+  /// Adds the run's options (algo, model, seed, ...) to its result; set by
+  /// run_train, called before the report is written.
+  std::function<void(nlohmann::json&)> complete_result;
   std::string report; ///< directory for curves (CSV, SVG) and result
   std::string save;   ///< file for the final model (safetensors)
   link_flags link;

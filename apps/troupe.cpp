@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/board_command.hpp"
 #include "apps/model_commands.hpp"
 #include "apps/node_command.hpp"
 #include "apps/top_command.hpp"
@@ -23,6 +24,8 @@ commands:
             local processes (--local=M) or over ssh (--hosts=FILE)
   top       watch a running job's actors in the terminal
             (troupe top --connect=HOST:PORT, the job's --monitor address)
+  board     compare runs in a browser, finished and running
+            (troupe board --logdir=DIR, their --report=DIR/NAME)
   eval      evaluate a saved model on a test set
             (troupe eval --model=FILE [--data=...]; train --save writes it)
   predict   print a saved model's predictions
@@ -54,6 +57,8 @@ int main(int argc, char** argv) {
     return troupe::apps::launch_main(args);
   if (command == "top")
     return troupe::apps::top_main(args);
+  if (command == "board")
+    return troupe::apps::board_main(args);
   if (command == "eval")
     return troupe::apps::eval_main(args);
   if (command == "predict")
@@ -63,7 +68,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::cerr << "troupe: unknown command '" << command
-            << "' (commands: train, node, launch, top, eval, predict, version; "
+            << "' (commands: train, node, launch, top, board, eval, predict, "
+               "version; "
                "see troupe --help)\n";
   return 2;
 }

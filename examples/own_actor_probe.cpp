@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   auto monitor = std::make_shared<net::job_monitor>();
   monitor->set_algo("downpour");
   net::http_options http; // 127.0.0.1, any free port
-  http.public_paths = {"/"};
+  http.public_paths = net::job_monitor::public_paths();
   net::http_server server{http, monitor->routes()};
   std::cout << "dashboard at http://127.0.0.1:" << server.port() << "/"
             << std::endl;

@@ -241,12 +241,21 @@ nlohmann::json job_monitor::series() const {
   return {{"train", impl_->train}, {"evaluations", impl_->evaluations}};
 }
 
+std::set<std::string> job_monitor::public_paths() {
+  return {"/", "/chart.js"};
+}
+
 std::map<std::string, http_handler> job_monitor::routes() {
   return {
       {"/",
        [](const std::string&) {
          return http_response{200, "text/html; charset=utf-8",
                               dashboard_html()};
+       }},
+      {"/chart.js",
+       [](const std::string&) {
+         return http_response{200, "text/javascript; charset=utf-8",
+                              chart_js()};
        }},
       {"/api/cluster",
        [this](const std::string&) {

@@ -6,8 +6,10 @@
 
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,8 +58,13 @@ public:
   /// curve sampled every `step_interval` steps, and every evaluation.
   nlohmann::json series() const;
 
-  /// The routes of the endpoint: /, /metrics, /api/series, /api/cluster.
+  /// The routes of the endpoint: /, /chart.js, /metrics, /api/series,
+  /// /api/cluster.
   std::map<std::string, http_handler> routes();
+
+  /// The routes that carry no data (the page and its script), for
+  /// http_options::public_paths: served without the token.
+  static std::set<std::string> public_paths();
 
   /// Training-curve points keep one step in this many (default 10).
   void set_step_interval(std::uint64_t n);
