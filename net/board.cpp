@@ -268,26 +268,23 @@ http_response run_board::series(const std::string& query) const {
 }
 
 std::map<std::string, http_handler> run_board::routes() const {
-  return {
-      {"/",
-       [](const std::string&) {
-         return http_response{200, "text/html; charset=utf-8", board_html()};
-       }},
-      {"/chart.js",
-       [](const std::string&) {
-         return http_response{200, "text/javascript; charset=utf-8",
-                              chart_js()};
-       }},
-      {"/api/runs",
-       [this](const std::string&) {
-         return http_response{200, "application/json", runs().dump()};
-       }},
-      {"/api/series",
-       [this](const std::string& query) { return series(query); }}};
+  auto routes = asset_routes();
+  routes.insert(
+      {{"/",
+        [](const std::string&) {
+          return http_response{200, "text/html; charset=utf-8", board_html()};
+        }},
+       {"/api/runs",
+        [this](const std::string&) {
+          return http_response{200, "application/json", runs().dump()};
+        }},
+       {"/api/series",
+        [this](const std::string& query) { return series(query); }}});
+  return routes;
 }
 
 std::set<std::string> run_board::public_paths() {
-  return {"/", "/chart.js"};
+  return page_paths();
 }
 
 } // namespace troupe::net

@@ -242,32 +242,45 @@ nlohmann::json job_monitor::series() const {
 }
 
 std::set<std::string> job_monitor::public_paths() {
-  return {"/", "/chart.js"};
+  return page_paths();
+}
+
+std::map<std::string, http_handler> asset_routes() {
+  return {{"/chart.js",
+           [](const std::string&) {
+             return http_response{200, "text/javascript; charset=utf-8",
+                                  chart_js()};
+           }},
+          {"/page.css", [](const std::string&) {
+             return http_response{200, "text/css; charset=utf-8", page_css()};
+           }}};
+}
+
+std::set<std::string> page_paths() {
+  return {"/", "/chart.js", "/page.css"};
 }
 
 std::map<std::string, http_handler> job_monitor::routes() {
-  return {
-      {"/",
-       [](const std::string&) {
-         return http_response{200, "text/html; charset=utf-8",
-                              dashboard_html()};
-       }},
-      {"/chart.js",
-       [](const std::string&) {
-         return http_response{200, "text/javascript; charset=utf-8",
-                              chart_js()};
-       }},
-      {"/api/cluster",
-       [this](const std::string&) {
-         return http_response{200, "application/json", cluster().dump()};
-       }},
-      {"/metrics",
-       [this](const std::string&) {
-         return http_response{200, "text/plain; version=0.0.4", metrics_text()};
-       }},
-      {"/api/series", [this](const std::string&) {
-         return http_response{200, "application/json", series().dump()};
-       }}};
+  auto routes = asset_routes();
+  routes.insert(
+      {{"/",
+        [](const std::string&) {
+          return http_response{200, "text/html; charset=utf-8",
+                               dashboard_html()};
+        }},
+       {"/api/cluster",
+        [this](const std::string&) {
+          return http_response{200, "application/json", cluster().dump()};
+        }},
+       {"/metrics",
+        [this](const std::string&) {
+          return http_response{200, "text/plain; version=0.0.4",
+                               metrics_text()};
+        }},
+       {"/api/series", [this](const std::string&) {
+          return http_response{200, "application/json", series().dump()};
+        }}});
+  return routes;
 }
 
 } // namespace troupe::net
