@@ -8,6 +8,7 @@
 
 #include "apps/cli.hpp"
 #include "apps/svg_plot.hpp"
+#include "net/board.hpp"
 
 namespace troupe::apps {
 
@@ -92,25 +93,9 @@ std::vector<plot> charts(const nlohmann::json& series) {
 
 /// The figures of the result that a reader looks for first.
 std::string figures_table(const nlohmann::json& result) {
-  static const char* keys[] = {"algo",
-                               "model",
-                               "workers",
-                               "shards",
-                               "seed",
-                               "steps",
-                               "samples",
-                               "seconds",
-                               "test_accuracy",
-                               "test_loss",
-                               "stop_reason",
-                               "reached_target",
-                               "samples_per_sec",
-                               "messages",
-                               "bytes_sent",
-                               "param_hash"};
   std::ostringstream html;
   html << "<table>";
-  for (const char* k : keys)
+  for (const auto& k : net::result_figures())
     if (result.contains(k) && !result[k].is_null())
       html << "<tr><th>" << k << "</th><td>"
            << xml_escape(result[k].is_string() ? result[k].get<std::string>()

@@ -23,13 +23,6 @@ namespace {
 constexpr std::size_t max_runs = 1000;
 constexpr std::size_t max_json_bytes = std::size_t{16} << 20;
 
-/// The result's numbers a reader compares first.
-const char* const figure_keys[]
-    = {"algo",           "model",           "workers",    "shards",
-       "seed",           "steps",           "samples",    "seconds",
-       "epochs",         "test_accuracy",   "test_loss",  "stop_reason",
-       "reached_target", "samples_per_sec", "bytes_sent", "param_hash"};
-
 std::string read_capped(const fs::path& path, std::size_t max_bytes) {
   std::error_code ec;
   auto size = fs::file_size(path, ec);
@@ -146,7 +139,7 @@ nlohmann::json describe(const std::string& name, const fs::path& dir) {
       auto result = read_json(dir / "result.json");
       nlohmann::json figures = nlohmann::json::object(),
                      options = nlohmann::json::object();
-      for (const char* k : figure_keys)
+      for (const auto& k : result_figures())
         if (result.contains(k))
           figures[k] = result[k];
       for (auto& [k, v] : result.items())
@@ -215,6 +208,16 @@ nlohmann::json read_csv_rows(const std::string& path, std::size_t max_bytes) {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+const std::vector<std::string>& result_figures() {
+  static const std::vector<std::string> keys{
+      "algo",           "model",           "workers",   "shards",
+      "seed",           "steps",           "samples",   "seconds",
+      "epochs",         "test_accuracy",   "test_loss", "stop_reason",
+      "reached_target", "samples_per_sec", "messages",  "bytes_sent",
+      "param_hash"};
+  return keys;
 }
 
 run_board::run_board(std::string logdir) : logdir_(std::move(logdir)) {}

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,10 @@ namespace troupe::net {
 /// of a malformed one, or a file over `max_bytes`.
 nlohmann::json read_csv_rows(const std::string& path,
                              std::size_t max_bytes = std::size_t{64} << 20);
+
+/// The keys of a run's result a reader compares first (the board's figures,
+/// the report's index.html table), in that order.
+const std::vector<std::string>& result_figures();
 
 class run_board {
 public:

@@ -7,33 +7,7 @@
 #   board_page_test.sh TROUPE ARTIFACT_DIR
 set -uo pipefail
 TROUPE=$1 ARTIFACTS=$2
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-  echo "SKIP: chromium is not installed (apt-get install chromium)" >&2
-  exit 77
-fi
-WORK=$(mktemp -d /tmp/troupe-board.XXXXXX)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-cd "$WORK"
-SEED=${TROUPE_TEST_SEED:-7}
-echo "seed $SEED, in $WORK" >&2
-fail() {
-  echo "FAIL: $*" >&2
-  for f in *.log; do [ -f "$f" ] && { echo "--- $f" >&2; tail -5 "$f" >&2; }; done
-  exit 1
-}
-wait_log() { # FILE TEXT SECONDS
-  for _ in $(seq $(($3 * 10))); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
+source "$(dirname "$0")/browser.sh" board
 http_get() { # PORT PATH: the status line and body
   timeout 10 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$1"'
     printf "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" "'"$2"'" >&3
@@ -57,11 +31,6 @@ wait_log board.log "at http://" 30 || fail "the board did not start"
 PORT=$(grep -o 'at http://127.0.0.1:[0-9]*' board.log | sed 's/.*://')
 grep -q "3 runs under runs" board.log || fail "the board does not count 3 runs"
 
-render() {
-  timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
-    --disable-dev-shm-usage --user-data-dir="$WORK/profile" \
-    --virtual-time-budget=6000 "$@" 2>>chromium.log
-}
 URL="http://127.0.0.1:$PORT/"
 render --dump-dom "$URL" >dom.html || fail "chromium failed: $(tail -3 chromium.log)"
 for run in downpour easgd running; do

@@ -111,6 +111,38 @@ check_done() { # check_done NAME: the coordinator finished well
   [ "$(key "$1.json" /reached_target)" = true ] || fail "target not reached"
 }
 
+# kill_shard_node TEXT COORD_ARGS...: job R (of $algo) run unkilled into
+# plain.json, then as a coordinator given COORD_ARGS with its workers on
+# node n1 and its 2 shards on node n2, which is SIGKILLed once coord.log
+# shows TEXT. The job must still finish every step (coord.json); sets N1
+# and steps.
+kill_shard_node() {
+  local text=$1
+  shift
+  "$TROUPE" train "${R[@]}" >plain.json 2>plain.log \
+    || fail "$algo: unkilled run failed"
+  start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 "$@"
+  start_node n1 --workers=2 --shards=0; N1=$NODE
+  start_node n2 --workers=0 --shards=2; N2=$NODE
+  wait_log coord.log "$text" 90 || fail "$algo: no '$text' before the kill"
+  kill -9 "$N2"
+  wait_for "$COORD" 120 || fail "$algo: coordinator exited with status $?"
+  wait_for "$N1" 30 || fail "$algo: the workers' node exited with status $?"
+  [ "$(key coord.json /stop_reason)" = "steps done" ] \
+    || fail "$algo: stop reason $(key coord.json /stop_reason)"
+  steps=$(key coord.json /steps)
+  [ "$steps" = "$(key plain.json /steps)" ] || fail "$algo: steps $steps"
+}
+
+# within_half_point: coord.json's accuracy within 0.5 point of plain.json's.
+within_half_point() {
+  local a b
+  a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)
+  echo "$algo: accuracy with the shards' node killed $a, unkilled $b" >&2
+  awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
+    || fail "$algo: accuracy $a is not within 0.5 point of $b"
+}
+
 case "$SCENARIO" in
 sync)
   # Coordinator + 2 nodes reaches the target; a fixed-length run gives the
@@ -397,23 +429,11 @@ shardrestore)
   for algo in ${SHARDRESTORE_ALGOS:-downpour easgd sync shadow}; do
     R=(--algo=$algo --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
     [ "$algo" = shadow ] && R+=(--shadow=easgd)
-    "$TROUPE" train "${R[@]}" >plain.json 2>plain.log \
-      || fail "$algo: unkilled run failed"
     rm -rf ck
-    start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
-      --checkpoint-dir=ck --checkpoint-every=50
-    start_node n1 --workers=2; N1=$NODE
-    start_node n2 --workers=0 --shards=2; N2=$NODE
-    wait_log coord.log "checkpoint at step" 90 || fail "$algo: no checkpoint"
-    kill -9 "$N2"
-    wait_for "$COORD" 120 || fail "$algo: coordinator exited with status $?"
-    wait_for "$N1" 30 || fail "$algo: the workers' node exited with status $?"
-    [ "$(key coord.json /stop_reason)" = "steps done" ] \
-      || fail "$algo: stop reason $(key coord.json /stop_reason)"
+    kill_shard_node "checkpoint at step" --checkpoint-dir=ck \
+      --checkpoint-every=50
     grep -q "restored here from the checkpoint" coord.log \
       || fail "$algo: the coordinator did not say it restored the shards"
-    steps=$(key coord.json /steps)
-    [ "$steps" = "$(key plain.json /steps)" ] || fail "$algo: steps $steps"
     if [ "$algo" = shadow ]; then
       sent=$(key coord.json /shadow/syncers/0/pushes)
       grep -q "shard [01] restored, rounds go on" n1.log \
@@ -457,10 +477,7 @@ shardrestore)
         || fail "$algo shard $i: $applied applied + $lost lost + $rejected" \
                 "rejected != $sent pushes ($dup duplicates)"
     done
-    a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)
-    echo "$algo: accuracy with the shards' node killed $a, unkilled $b" >&2
-    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
-      || fail "$algo: accuracy $a is not within 0.5 point of $b"
+    within_half_point
   done
   ;;
 replicas)
@@ -474,22 +491,9 @@ replicas)
   # The shards then get new backups, in step with them at the end.
   for algo in ${REPLICAS_ALGOS:-downpour easgd}; do
     R=(--algo=$algo --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
-    "$TROUPE" train "${R[@]}" >plain.json 2>plain.log \
-      || fail "$algo: unkilled run failed"
-    start_coordinator coord "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
-      --shard-replicas=1
-    start_node n1 --workers=2 --shards=0; N1=$NODE
-    start_node n2 --workers=0 --shards=2; N2=$NODE
-    wait_log coord.log "test_acc" 90 || fail "$algo: no evaluation before the kill"
-    kill -9 "$N2"
-    wait_for "$COORD" 120 || fail "$algo: coordinator exited with status $?"
-    wait_for "$N1" 30 || fail "$algo: the workers' node exited with status $?"
-    [ "$(key coord.json /stop_reason)" = "steps done" ] \
-      || fail "$algo: stop reason $(key coord.json /stop_reason)"
+    kill_shard_node "test_acc" --shard-replicas=1
     grep -q "its hot backup on .* took over" coord.log \
       || fail "$algo: the coordinator did not say a backup took over"
-    steps=$(key coord.json /steps)
-    [ "$steps" = "$(key plain.json /steps)" ] || fail "$algo: steps $steps"
     sent=$(( $(key coord.json /worker_stats/0/pushes) \
              + $(key coord.json /worker_stats/1/pushes) ))
     [ "$algo" = easgd ] || [ "$sent" = "$steps" ] \
@@ -514,10 +518,7 @@ replicas)
       [ $((version + rejected)) = "$sent" ] \
         || fail "$algo shard $i: $version applied + $rejected rejected != $sent"
     done
-    a=$(key coord.json /test_accuracy) b=$(key plain.json /test_accuracy)
-    echo "$algo: accuracy with the primaries' node killed $a, unkilled $b" >&2
-    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(d < 0.005 && d > -0.005) }' \
-      || fail "$algo: accuracy $a is not within 0.5 point of $b"
+    within_half_point
   done
   R=(--algo=downpour --workers=2 --shards=2 "${JOB[@]}" --epochs=30)
   # Unkilled, a backup ends with its primary's parameters, bit for bit.

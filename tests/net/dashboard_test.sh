@@ -8,26 +8,7 @@
 #   dashboard_test.sh TROUPE JSON_GET ARTIFACT_DIR
 set -uo pipefail
 TROUPE=$1 JSON_GET=$2 ARTIFACTS=$3
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-  echo "SKIP: chromium is not installed (apt-get install chromium)" >&2
-  exit 77
-fi
-WORK=$(mktemp -d /tmp/troupe-dashboard.XXXXXX)
-JOB=
-cleanup() {
-  [ -n "$JOB" ] && kill "$JOB" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-cd "$WORK"
-SEED=${TROUPE_TEST_SEED:-7}
-echo "seed $SEED, in $WORK" >&2
-fail() {
-  echo "FAIL: $*" >&2
-  tail -20 job.log >&2
-  exit 1
-}
+source "$(dirname "$0")/browser.sh" dashboard
 
 # A job that trains for a while, with the endpoint and a token.
 timeout 200 "$TROUPE" train --algo=downpour --model=mlp --workers=2 --shards=2 \
@@ -35,6 +16,7 @@ timeout 200 "$TROUPE" train --algo=downpour --model=mlp --workers=2 --shards=2 \
   --progress=lines --monitor=127.0.0.1:0 --monitor-token=s3cret \
   >job.json 2>job.log &
 JOB=$!
+PIDS+=("$JOB")
 PORT=
 for _ in $(seq 600); do
   PORT=$(grep -o 'monitoring at http://127.0.0.1:[0-9]*' job.log | sed 's/.*://')
@@ -43,17 +25,7 @@ for _ in $(seq 600); do
   sleep 0.1
 done
 [ -n "$PORT" ] || fail "no monitoring address within 60 s"
-for _ in $(seq 600); do
-  grep -q test_acc job.log && break
-  sleep 0.1
-done
-grep -q test_acc job.log || fail "no evaluation within 60 s"
-
-render() { # render URL ARGS... -> stdout: the DOM after the scripts ran
-  timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
-    --disable-dev-shm-usage --user-data-dir="$WORK/profile" \
-    --virtual-time-budget=5000 "$@" 2>>chromium.log
-}
+wait_log job.log test_acc 60 || fail "no evaluation within 60 s"
 
 URL="http://127.0.0.1:$PORT/#token=s3cret"
 render --dump-dom "$URL" >dom.html || fail "chromium failed: $(tail -3 chromium.log)"
@@ -94,6 +66,7 @@ timeout 200 "$TROUPE" train --algo=downpour --model=logreg --workers=2 \
   --train-examples=6000 --seed="$SEED" --progress=none \
   --monitor=127.0.0.1:0 --monitor-linger=120 >job.json 2>job.log &
 JOB=$!
+PIDS+=("$JOB")
 for _ in $(seq 600); do
   grep -q "stays at" job.log && break
   kill -0 "$JOB" 2>/dev/null || fail "the job ended without lingering"
