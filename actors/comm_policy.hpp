@@ -99,6 +99,10 @@ public:
   }
 };
 
+/// Records the rate of the worker's local step (the probe's "lr" gauge: the
+/// dashboard's learning-rate chart).
+void note_lr(worker_context& ctx, double lr);
+
 /// The swappable communication part of a worker. Both hooks are
 /// continuation-passing: they may answer at once or after replies arrive,
 /// and must call their continuation exactly once unless they call fail().

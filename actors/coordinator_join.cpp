@@ -95,9 +95,9 @@ void give_back(coordinator_ptr self, std::uint32_t id, std::uint64_t steps,
   for (std::size_t i = 0; i < st.workers.size(); ++i)
     if (st.live[i] && !st.gone[i])
       to.push_back(static_cast<std::uint32_t>(i));
-  log().warn("joining worker {} did not start: its {} steps go back to {} "
-             "live worker(s); its {} examples are left out of the run",
-             id, steps, to.size(), examples);
+  log().warn("joining worker {} did not start: its {} steps go back to {}; "
+             "its {} examples are left out of the run",
+             id, steps, optim::counted(to.size(), "live worker"), examples);
   if (to.empty()) {
     st.steps_unassigned += steps;
     return;
@@ -170,10 +170,11 @@ void settle(coordinator_ptr self, const pool_ptr& pool,
     maybe_done(self);
     return;
   }
-  log().info("node {} joined the running job with {} worker(s) at step {}: "
-             "{} steps and {} examples ceded by {} worker(s)",
-             optim::quote(rec.node), rec.workers.size(), rec.steps_at_join,
-             rec.steps, rec.examples, rec.ceded_by.size());
+  log().info("node {} joined the running job with {} at step {}: "
+             "{} steps and {} examples ceded by {}",
+             optim::quote(rec.node), optim::counted(rec.workers.size(), "worker"),
+             rec.steps_at_join, rec.steps, rec.examples,
+             optim::counted(rec.ceded_by.size(), "worker"));
   for (auto& o : st.config.observers)
     o->on_node_joined({rec.node, "", rec.seconds});
   if (st.cluster_monitor)

@@ -41,17 +41,22 @@ void attach(coordinator_ptr self, std::size_t i, caf::actor b,
       .then(
           [self, i, b, one, primary](bool) {
             auto& st = self->state;
-            if (st.shards[i].handle != primary || st.finishing) {
-              // Its primary was lost meanwhile, or the job is ending.
+            if (st.shards[i].handle != primary || st.result) {
+              // Its primary was lost meanwhile, or the job has ended.
               self->send_exit(b, caf::exit_reason::user_shutdown);
               one();
               return;
             }
+            // Kept even while the job ends: the primary forwards to it and
+            // asks it for its figures, and the end stops it (deliver).
+            // The answer comes behind every push the primary forwarded
+            // before it, so a fast job may end first.
             st.backups[i] = caf::actor_cast<parameter_shard_actor>(b);
             self->monitor(b);
             log().info("shard {}: hot backup on {} in step with its primary "
-                       "on {}",
-                       i, backup_node_name(st, i), shard_node_name(st, i));
+                       "on {}{}",
+                       i, backup_node_name(st, i), shard_node_name(st, i),
+                       st.finishing ? " (as the job ends)" : "");
             one();
           },
           [self, i, failed](caf::error& err) {

@@ -27,8 +27,9 @@ public:
   void after_compute(worker_context& ctx, std::uint32_t,
                      std::function<void()> done) override {
     auto& rep = ctx.replica();
-    opt_->step(rep.params(), rep.grads(), rep.size(),
-               schedule_ ? schedule_->lr(ctx.steps()) : lr_);
+    auto lr = schedule_ ? schedule_->lr(ctx.steps()) : lr_;
+    opt_->step(rep.params(), rep.grads(), rep.size(), lr);
+    note_lr(ctx, lr);
     done();
   }
 

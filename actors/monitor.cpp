@@ -7,6 +7,8 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/detail/caller.hpp"
+#include "actors/detail/log.hpp"
+#include "optim/quote.hpp"
 
 namespace troupe::actors {
 
@@ -17,7 +19,9 @@ node_monitor_actor::behavior_type node_monitor(node_monitor_actor::pointer self,
   auto key = node_key(self->node());
   return {
       [node_name, key](metrics_atom) {
-        return node_metrics{node_name, key, snapshot_probes()};
+        return node_metrics{node_name, key, snapshot_probes(),
+                            read_process_usage(),
+                            detail::recent_log_lines(max_log_tail)};
       },
   };
 }
@@ -40,6 +44,29 @@ void cluster_view::update(const node_metrics& m) {
     }
     if (n->state == "lost")
       return; // a late answer does not revive a lost node
+    // The process's rates since its last answer (counters that went back,
+    // a restarted process, count from zero).
+    double dt = std::chrono::duration<double>(now - n->seen).count();
+    if (!added && dt > 0) {
+      auto delta = [dt](double now_v, double before) {
+        return now_v >= before ? (now_v - before) / dt : 0.0;
+      };
+      n->cpu_cores = delta(m.usage.cpu_seconds.value,
+                           n->usage.cpu_seconds.value);
+      n->rx_per_sec = delta(static_cast<double>(m.usage.net_rx_bytes),
+                            static_cast<double>(n->usage.net_rx_bytes));
+      n->tx_per_sec = delta(static_cast<double>(m.usage.net_tx_bytes),
+                            static_cast<double>(n->usage.net_tx_bytes));
+    }
+    n->usage = m.usage;
+    // A peer's lines: at most max_log_tail of at most max_log_line bytes,
+    // escaped (no control character or invalid UTF-8 reaches a page).
+    n->log_tail.clear();
+    auto first = m.log_tail.size() > max_log_tail
+                     ? m.log_tail.size() - max_log_tail
+                     : 0;
+    for (auto i = first; i < m.log_tail.size(); ++i)
+      n->log_tail.push_back(optim::sanitize(m.log_tail[i], max_log_line));
     n->state = "up";
     n->seen = now;
     n->actors = m.actors;
@@ -120,6 +147,15 @@ cluster_view::actors_locked(bool running, clock::time_point now) const {
   return out;
 }
 
+std::uint64_t cluster_view::bytes_sent() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::uint64_t total = 0;
+  for (auto& n : nodes_)
+    for (auto& a : n.actors)
+      total += a.bytes_out;
+  return total;
+}
+
 std::vector<cluster_view::actor_view> cluster_view::actors(bool running) const {
   std::lock_guard<std::mutex> guard{mtx_};
   return actors_locked(running, clock::now());
@@ -130,8 +166,15 @@ nlohmann::json cluster_view::to_json(bool running) const {
   std::lock_guard<std::mutex> guard{mtx_};
   auto views = actors_locked(running, now);
   std::map<std::string, std::string> names; // actor key -> name
-  for (auto& v : views)
+  // What each actor's peers received from it: its messages out where it
+  // does not count its own sends (the coordinator, the evaluator).
+  std::map<std::string, std::uint64_t> received_from;
+  for (auto& v : views) {
     names[v.metrics.key] = v.metrics.name;
+    for (auto& p : v.metrics.peers)
+      if (p.key != v.metrics.key)
+        received_from[p.key] += p.messages;
+  }
   auto nodes = nlohmann::json::array();
   for (auto& n : nodes_)
     nodes.push_back(
@@ -140,7 +183,16 @@ nlohmann::json cluster_view::to_json(bool running) const {
          {"last_seen_ms",
           std::chrono::duration_cast<std::chrono::milliseconds>(now - n.seen)
               .count()},
-         {"actors", n.actors.size()}});
+         {"actors", n.actors.size()},
+         {"cpu_seconds", n.usage.cpu_seconds.value},
+         {"cpu_cores", n.cpu_cores},
+         {"rss_bytes", n.usage.rss_bytes},
+         {"threads", n.usage.threads},
+         {"net_rx_bytes", n.usage.net_rx_bytes},
+         {"net_tx_bytes", n.usage.net_tx_bytes},
+         {"net_rx_per_sec", n.rx_per_sec},
+         {"net_tx_per_sec", n.tx_per_sec},
+         {"log", n.log_tail}});
   auto actors = nlohmann::json::array();
   std::map<std::pair<std::string, std::string>, std::uint64_t> links;
   for (auto& v : views) {
@@ -187,7 +239,7 @@ nlohmann::json cluster_view::to_json(bool running) const {
          {"mailbox", m.mailbox},
          {"mailbox_max", m.mailbox_max},
          {"messages_in", m.messages_in},
-         {"messages_out", m.messages_out},
+         {"messages_out", std::max(m.messages_out, received_from[m.key])},
          {"bytes_in", m.bytes_in},
          {"bytes_out", m.bytes_out},
          {"handler_ms", m.handler_ns / 1e6},

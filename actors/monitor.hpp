@@ -28,6 +28,10 @@ namespace troupe::actors {
 using node_monitor_actor = caf::typed_actor<
     caf::replies_to<messages::metrics_atom>::with<messages::node_metrics>>;
 
+/// This process's use of its host, read from Linux's /proc (zeros where it
+/// cannot be read).
+messages::process_usage read_process_usage();
+
 /// Spawn with `sys.spawn(node_monitor, "host:pid")`.
 node_monitor_actor::behavior_type node_monitor(node_monitor_actor::pointer self,
                                                std::string node_name);
@@ -67,6 +71,11 @@ public:
   };
   std::vector<actor_view> actors(bool running) const;
 
+  /// The bytes every actor counted sending, summed over the latest answers
+  /// (a lost node's as last seen): the job's traffic so far, as of the last
+  /// poll.
+  std::uint64_t bytes_sent() const;
+
   /// Called with the node's name when a node is first seen or lost.
   std::function<void(const std::string&)> on_node_up, on_node_lost;
 
@@ -75,6 +84,10 @@ private:
     std::string name, key, state = "up";
     clock::time_point seen;
     std::vector<messages::actor_metrics> actors;
+    messages::process_usage usage;       ///< the latest
+    std::vector<std::string> log_tail;   ///< capped and escaped
+    /// Rates between the last two answers: CPU (cores busy), network bytes/s.
+    double cpu_cores = 0, rx_per_sec = 0, tx_per_sec = 0;
   };
   struct rate {
     double samples = 0, per_sec = 0;

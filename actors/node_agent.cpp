@@ -149,10 +149,11 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
         try {
           auto built = st.config.build(spec);
           st.job = std::move(built.job);
-          detail::log().info("job set up: {} with {} workers and {} shards",
+          detail::log().info("job set up: {} with {} and {}",
                              st.job->algorithm ? st.job->algorithm->name()
                                                : std::string{"?"},
-                             st.job->workers, st.job->shards);
+                             optim::counted(st.job->workers, "worker"),
+                             optim::counted(st.job->shards, "shard"));
           return built.fingerprint;
         } catch (const std::exception& e) {
           return failure(errc::invalid_job,

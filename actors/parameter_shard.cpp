@@ -154,6 +154,7 @@ void on_push(parameter_shard_state& st, push_msg& p) {
       st.probe->progress();
       st.probe->observe("push_staleness", r.staleness, bounds);
       st.probe->gauge("version", static_cast<double>(r.version));
+      st.probe->gauge("lr", st.store->current_lr());
     }
     if (r.status == optim::push_status::non_finite
         || r.status == optim::push_status::bad_range)

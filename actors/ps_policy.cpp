@@ -201,6 +201,14 @@ public:
       if (log_)
         log_->resend(ctx, i, h);
       refetch_ = !fetch_.restart(ctx);
+      // A checkpoint's flush waiting on the lost shard is done: its node
+      // may never answer (reached through the coordinator's), and the
+      // restored shard holds none of the pushes since that checkpoint.
+      if (i < flush_waits_.size() && flush_waits_[i]) {
+        auto wait = std::move(flush_waits_[i]);
+        flush_waits_[i] = nullptr;
+        wait();
+      }
     }};
   }
 
@@ -220,8 +228,10 @@ public:
       grad = acc_.data();
     }
     // Downpour's replica keeps moving on its own copy between fetches.
-    if (local_)
+    if (local_) {
       local_->step(rep.params(), rep.grads(), n, opts_.local_lr);
+      actors::note_lr(ctx, opts_.local_lr);
+    }
     auto step = ctx.steps() + 1; // this step, counted from 1
     if (opts_.sync || step % opts_.n_push == 0) {
       push(ctx, grad, acc_.empty() ? samples : acc_samples_);
@@ -263,11 +273,24 @@ public:
       done();
       return;
     }
-    for (auto& sh : shards_)
+    flush_waits_.assign(shards_.size(), nullptr);
+    for (std::size_t k = 0; k < shards_.size(); ++k) {
+      // Settled once: by the answer, the error or the shard's restoration.
+      auto answered = std::make_shared<bool>(false);
+      auto once = [this, answered, k, one] {
+        if (*answered)
+          return;
+        *answered = true;
+        if (k < flush_waits_.size())
+          flush_waits_[k] = nullptr;
+        one();
+      };
+      flush_waits_[k] = once;
       ctx.self()
-          ->request(sh.handle, ctx.request_timeout(), flush_atom::value)
-          .then([one](std::uint64_t) { one(); },
-                [one](caf::error&) { one(); }); // lost: its save fails
+          ->request(shards_[k].handle, ctx.request_timeout(), flush_atom::value)
+          .then([once](std::uint64_t) { once(); },
+                [once](caf::error&) { once(); }); // lost: its save fails
+    }
   }
 
   void save(optim::state_writer& w, const std::string& prefix) const override {
@@ -312,6 +335,8 @@ private:
   std::uint64_t seq_ = 0;
   shard_fetch fetch_;
   bool refetch_ = false; ///< a rebind between fetches: the next step fetches
+  /// A checkpoint's flush to shard k under way (settled by a rebind of k).
+  std::vector<std::function<void()>> flush_waits_;
 };
 
 } // namespace

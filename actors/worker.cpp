@@ -212,11 +212,8 @@ void worker_state::step() {
       policy->on_step(*this, r.loss);
       if (config.step_counter)
         config.step_counter->store(counters.steps);
-      if (probe_) {
-        probe_->progress();
-        probe_->gauge("steps", static_cast<double>(counters.steps));
-        probe_->gauge("samples", static_cast<double>(counters.samples));
-      }
+      if (probe_)
+        note_step(r.loss);
       if (config.coordinator) {
         actor->send(config.coordinator, progress_msg{config.id, counters.steps,
                                                      r.samples, real{r.loss}});

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -141,6 +142,11 @@ public:
   bool in_step = false; ///< a step is under way (waiting for replies)
   bool finished_ = false;
   probe_ref probe_;
+  /// The probe's "loss" gauge: the minibatch loss smoothed (NaN: none yet).
+  double loss_ema_ = std::numeric_limits<double>::quiet_NaN();
+  /// A step done, in the probe: its progress and the gauges steps, samples
+  /// and loss (worker_gauges.cpp).
+  void note_step(double loss);
   /// Peer-to-peer algorithms: the job's workers in rank order (monitored).
   std::vector<caf::actor> peers;
   /// Steps in a row whose gradient had a non-finite value.

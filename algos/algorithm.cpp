@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "actors/coordinator.hpp"
+#include "optim/model_spec.hpp"
 
 namespace troupe::algos {
 
@@ -83,7 +84,8 @@ std::string algorithm::describe(const job_build& b) const {
   auto params = b.job.init ? b.job.init->size() : 0;
   return name() + " with " + std::to_string(b.job.workers)
          + (b.job.workers == 1 ? " worker and " : " workers and ")
-         + servers(b.job) + ", " + o.model + " on " + data + " ("
+         + servers(b.job) + ", " + optim::model_label(o.model) + " on " + data
+         + " ("
          + std::to_string(b.examples) + " examples, " + std::to_string(params)
          + " parameters), " + std::to_string(b.steps_per_worker)
          + " steps of batch " + std::to_string(o.batch) + " per worker, seed "

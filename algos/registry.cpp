@@ -85,6 +85,22 @@ algorithm_handle make_algorithm(const std::string& name) {
                               + known + ")");
 }
 
+std::vector<std::string>
+algorithms_where(const std::function<bool(const algorithm&)>& holds) {
+  std::vector<std::string> names;
+  for (const auto& e : registered_algorithms())
+    if (holds(*e.make()))
+      names.push_back(e.name);
+  return names;
+}
+
+std::string joined_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
 void register_roles(actors::role_registry& roles) {
   actors::register_shared_roles(roles);
   for (const auto& e : registered_algorithms())

@@ -39,6 +39,16 @@ bool has_algorithm(const std::string& name);
 /// is none.
 algorithm_handle make_algorithm(const std::string& name);
 
+/// The names of the registered algorithms (in registration order) for which
+/// `holds` is true of a fresh object with its default options: the sets the
+/// CLI's help and refusals name ("downpour, easgd"), never a list kept by
+/// hand.
+std::vector<std::string>
+algorithms_where(const std::function<bool(const algorithm&)>& holds);
+
+/// "a", "a and b", "a, b and c".
+std::string joined_names(const std::vector<std::string>& names);
+
 /// Registers the roles a node agent spawns by name: the shared ones
 /// (actors::register_shared_roles: shard, worker) and every registered
 /// algorithm's own (algorithm::add_roles). Throws std::invalid_argument if

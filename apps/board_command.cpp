@@ -1,3 +1,4 @@
+#include "actors/detail/log.hpp"
 #include "apps/board_command.hpp"
 
 #include <atomic>
@@ -25,6 +26,7 @@ extern "C" void on_board_signal(int) {
 } // namespace
 
 int board_main(const std::vector<std::string>& args) {
+  actors::detail::set_log_program("troupe board");
   std::string logdir, listen = "127.0.0.1:8766", token, token_file;
   double seconds = 0;
   option_parser p{"troupe board"};

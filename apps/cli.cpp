@@ -224,13 +224,18 @@ std::string wrapped(const std::string& text, std::size_t width,
 
 } // namespace
 
+void option_parser::section(std::string title, std::vector<std::string> names) {
+  sections_.emplace_back(std::move(title), std::move(names));
+}
+
 std::string option_parser::help() const {
   // Fits an 80-column terminal: names in the first 30 columns, the
   // descriptions wrapped in the other 50.
   constexpr std::size_t column = 30, width = 80;
   std::ostringstream out;
-  out << "usage: " << command_ << " [--name=value ...]\n\noptions:\n";
-  // The common options first, then each group under its heading.
+  out << "usage: " << command_ << " [--name=value ...]\n";
+  // The common options first (by section), then each group under its
+  // heading.
   std::vector<std::string> groups;
   for (const auto& o : opts_) {
     auto category = to_std(o.category());
@@ -238,30 +243,47 @@ std::string option_parser::help() const {
         && std::find(groups.begin(), groups.end(), category) == groups.end())
       groups.push_back(category);
   }
-  auto list = [&](const std::string& category) {
-    for (const auto& o : opts_) {
-      if (to_std(o.category()) != category)
-        continue;
-      std::string lhs
-          = "  --" + to_std(o.long_name()) + "=<" + to_std(o.type_name()) + ">";
-      const std::string indent(column, ' ');
-      if (lhs.size() + 1 < column)
-        out << lhs << std::string(column - lhs.size(), ' ');
-      else
-        out << lhs << '\n' << indent;
-      out << wrapped(to_std(o.description()), width - column, indent) << '\n';
-    }
+  auto heading = [&](const std::string& title) {
+    out << '\n' << wrapped(title + ":", width, "") << '\n';
   };
-  list("global");
+  auto entry = [&](const caf::config_option& o) {
+    std::string lhs
+        = "  --" + to_std(o.long_name()) + "=<" + to_std(o.type_name()) + ">";
+    const std::string indent(column, ' ');
+    if (lhs.size() + 1 < column)
+      out << lhs << std::string(column - lhs.size(), ' ');
+    else
+      out << lhs << '\n' << indent;
+    out << wrapped(to_std(o.description()), width - column, indent) << '\n';
+  };
+  std::set<std::string> listed;
+  for (const auto& [title, names] : sections_) {
+    bool any = false;
+    for (const auto& name : names)
+      for (const auto& o : opts_)
+        if (to_std(o.category()) == "global" && to_std(o.long_name()) == name
+            && listed.insert(name).second) {
+          if (!any)
+            heading(title);
+          any = true;
+          entry(o);
+        }
+  }
+  bool rest = false;
+  for (const auto& o : opts_)
+    if (to_std(o.category()) == "global"
+        && listed.count(to_std(o.long_name())) == 0) {
+      if (!rest)
+        heading(sections_.empty() ? "options" : "other options");
+      rest = true;
+      entry(o);
+    }
   for (const auto& g : groups) {
     auto title = group_titles.find(g);
-    out << '\n'
-        << wrapped(
-               (title != group_titles.end() ? title->second : g + " options")
-                   + ":",
-               width, "")
-        << '\n';
-    list(g);
+    heading(title != group_titles.end() ? title->second : g + " options");
+    for (const auto& o : opts_)
+      if (to_std(o.category()) == g)
+        entry(o);
   }
   out << help_footer;
   return out.str();

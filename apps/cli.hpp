@@ -73,6 +73,11 @@ public:
   /// Extra text at the end of help().
   std::string help_footer;
 
+  /// Lists the common options `names` under the heading `title` in help(),
+  /// in the order sections are declared; common options no section names
+  /// follow under "other options". Without sections, one flat list.
+  void section(std::string title, std::vector<std::string> names);
+
 private:
   std::vector<std::string> read_config(const std::string& path) const;
   /// --config's lines followed by `args`.
@@ -81,6 +86,7 @@ private:
   caf::config_option_set opts_;
   std::string config_;
   std::set<std::string> given_;
+  std::vector<std::pair<std::string, std::vector<std::string>>> sections_;
 };
 
 /// Runs a subcommand's body and turns what it throws into a message on

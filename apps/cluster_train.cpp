@@ -216,8 +216,6 @@ nlohmann::json run_placed(const train_options& o, actors::job_config job,
     co.link = link_settings(o.link, "troupe train");
     co.on_listening = o.on_listening;
     co.guard = o.port_guard;
-    bar.message("troupe train: waiting for " + std::to_string(o.expect)
-                + " node(s) to join at " + o.listen);
     result
         = net::run_distributed(std::move(job), to_spec(o), fingerprint, co, rt);
   }
@@ -258,7 +256,6 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   auto result = run_placed(o, std::move(job), prepared.fingerprint, bar, rt);
   if (o.on_final_params && !final_params->empty())
     o.on_final_params(final_params->data(), final_params->size());
-  bar.message("troupe train: " + result["stop_reason"].get<std::string>());
   result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
   finish_monitoring(o, watch, result, bar);
   return result;

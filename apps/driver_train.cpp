@@ -88,7 +88,6 @@ nlohmann::json run_driver_train(const train_options& o,
   algorithm->complete_result(result, *test, params);
   if (o.on_final_params && !params.empty())
     o.on_final_params(params.data(), params.size());
-  bar.message("troupe train: " + result.value("stop_reason", std::string{}));
   finish_monitoring(o, watch, result, bar);
   return result;
 }

@@ -8,6 +8,7 @@
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
 #include "apps/model_commands.hpp"
+#include "optim/model_spec.hpp"
 #include "optim/param_hash.hpp"
 #include "optim/trainer.hpp"
 
@@ -77,7 +78,7 @@ int eval_main(const std::vector<std::string>& args) {
                               [](float x) { return std::isfinite(x); });
     auto e = optim::evaluate(m, test, batch);
     nlohmann::json out{{"model", model_path},
-                       {"architecture", info.model},
+                       {"architecture", optim::model_label(info.model)},
                        {"parameters", m.size()},
                        {"param_hash", optim::hash_params(m.params(), m.size())},
                        {"finite_weights", finite},
@@ -86,7 +87,8 @@ int eval_main(const std::vector<std::string>& args) {
                        {"batch", batch},
                        {"test_accuracy", e.accuracy},
                        {"test_loss", e.loss}};
-    std::cerr << "troupe eval: " << info.model << " from " << model_path
+    std::cerr << "troupe eval: " << optim::model_label(info.model) << " from "
+              << model_path
               << ": test accuracy " << e.accuracy << ", loss " << e.loss
               << " on " << e.samples << " examples of " << test.name << '\n';
     if (!finite)

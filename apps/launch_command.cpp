@@ -14,8 +14,10 @@
 #include <thread>
 #include <unistd.h>
 
+#include "actors/detail/log.hpp"
 #include "apps/cli.hpp"
 #include "apps/node_command.hpp"
+#include "apps/output_relay.hpp"
 #include "apps/train_command.hpp"
 
 extern char** environ;
@@ -83,7 +85,8 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-pid_t start(const std::vector<std::string>& argv) {
+/// Starts `argv` with its stdout and stderr on `out` (-1: this process's).
+pid_t start(const std::vector<std::string>& argv, int out = -1) {
   std::vector<char*> raw;
   for (auto& a : argv)
     raw.push_back(const_cast<char*>(a.c_str()));
@@ -97,8 +100,15 @@ pid_t start(const std::vector<std::string>& argv) {
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  if (out >= 0) {
+    posix_spawn_file_actions_adddup2(&files, out, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&files, out, STDERR_FILENO);
+  }
   pid_t pid = 0;
-  auto rc = posix_spawnp(&pid, raw[0], nullptr, &attr, raw.data(), environ);
+  auto rc = posix_spawnp(&pid, raw[0], &files, &attr, raw.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   if (rc != 0)
     throw std::runtime_error("cannot start " + argv[0]);
@@ -159,6 +169,9 @@ Train flags as for troupe train (--listen defaults to 127.0.0.1:0 with
 } // namespace
 
 int launch_main(const std::vector<std::string>& args) {
+  // The coordinator's lines read as troupe train's; the nodes' are
+  // relayed as "troupe node N: ...".
+  actors::detail::set_log_program("troupe train");
   std::uint64_t local = 0;
   std::string hosts_file, rsh = "ssh", remote = "troupe", advertise;
   std::vector<std::string> rest;
@@ -226,6 +239,7 @@ int launch_main(const std::vector<std::string>& args) {
     }
     o.expect = hosts.size();
     std::vector<child> children;
+    output_relay output;
     o.on_listening = [&](std::uint16_t port) {
       auto node_args = [&](const host_entry& h, const std::string& at) {
         std::vector<std::string> a{"node",
@@ -249,7 +263,10 @@ int launch_main(const std::vector<std::string>& args) {
             command += " " + shell_quote(x);
           argv.push_back(command);
         }
-        children.push_back({h.host, start(argv)});
+        auto name = local > 0 ? std::to_string(children.size() + 1) : h.host;
+        int out = output.open(name);
+        children.push_back({h.host, start(argv, out)});
+        ::close(out);
       }
     };
     int status = 0;
@@ -257,9 +274,11 @@ int launch_main(const std::vector<std::string>& args) {
       status = train_main_with(o);
     } catch (...) {
       reap(children, std::chrono::seconds{10});
+      output.stop(std::chrono::seconds{1});
       throw;
     }
     reap(children, std::chrono::seconds{10});
+    output.stop(std::chrono::seconds{1});
     for (auto& c : children)
       if (c.status != 0)
         std::cerr << "troupe launch: node " << c.host << " (pid " << c.pid

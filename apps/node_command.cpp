@@ -12,6 +12,7 @@
 namespace troupe::apps {
 
 int node_main(const std::vector<std::string>& args) {
+  actors::detail::set_log_program("troupe node");
   std::string join;
   std::uint64_t workers = 1, shards = 0, threads = 0;
   double grace = 0;

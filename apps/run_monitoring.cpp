@@ -21,6 +21,7 @@
 #include "apps/run_report.hpp"
 #include "net/board.hpp"
 #include "net/monitor.hpp"
+#include "optim/model_spec.hpp"
 
 namespace troupe::apps {
 
@@ -51,7 +52,7 @@ run_monitoring open_monitoring(const train_options& o, progress& bar) {
   if (!o.report.empty()) {
     // A running report for `troupe board`, replaced by the report itself.
     nlohmann::json live{{"algo", o.algo},
-                        {"model", o.model},
+                        {"model", optim::model_label(o.model)},
                         {"workers", o.workers},
                         {"seed", o.seed},
                         {"pid", static_cast<long>(::getpid())},

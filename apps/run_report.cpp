@@ -1,6 +1,7 @@
 #include "apps/run_report.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,9 +30,23 @@ void write_csv(const fs::path& path, const nlohmann::json& rows,
   for (std::size_t c = 0; c < columns.size(); ++c)
     out << (c ? "," : "") << columns[c];
   out << '\n';
+  // Counts as the integers they are (a double's default 6 digits printed
+  // 1234567 samples as 1.23457e+06), other numbers to 9 digits.
+  auto cell = [](const nlohmann::json& v) -> std::string {
+    if (v.is_number_integer())
+      return v.dump();
+    if (v.is_number()) {
+      char buf[40];
+      std::snprintf(buf, sizeof(buf), "%.9g", v.get<double>());
+      return buf;
+    }
+    return "0";
+  };
   for (const auto& row : rows) {
-    for (std::size_t c = 0; c < columns.size(); ++c)
-      out << (c ? "," : "") << row.value(columns[c], 0.0);
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      auto it = row.find(columns[c]);
+      out << (c ? "," : "") << (it == row.end() ? "0" : cell(*it));
+    }
     out << '\n';
   }
   if (!out)
@@ -169,9 +184,9 @@ void write_report(const std::string& dir, const nlohmann::json& series,
   const auto& train = series.at("train");
   const auto& evals = series.at("evaluations");
   write_csv(root / "train.csv", train,
-            {"seconds", "steps", "samples", "loss", "samples_per_sec"});
+            {"seconds", "steps", "samples", "bytes", "loss", "samples_per_sec"});
   write_csv(root / "evaluations.csv", evals,
-            {"seconds", "steps", "samples", "accuracy", "loss"});
+            {"seconds", "steps", "samples", "bytes", "accuracy", "loss"});
   open_for_writing(root / "result.json") << result.dump(2) << '\n';
   auto title = run_title(result);
   auto plots = charts(series);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "optim/model_file.hpp"
+#include "optim/model_spec.hpp"
 
 namespace troupe::apps {
 
@@ -47,8 +48,10 @@ void apply_init(const train_options& o, const optim::dataset& train,
   auto refuse = [&](const std::string& what) {
     throw usage_error("troupe train: --init=" + o.init + " " + what);
   };
-  if (info.model != o.model)
-    refuse("holds a " + info.model + " model, not --model=" + o.model);
+  if (!optim::same_architecture(info.model, o.model))
+    refuse("holds a " + optim::model_label(info.model)
+           + " model, not --model=" + optim::model_label(o.model)
+           + " (their layers differ)");
   if (!(info.sample_shape == train.sample_shape))
     refuse("was trained on samples of shape "
            + optim::to_string(info.sample_shape) + ", the data's are "

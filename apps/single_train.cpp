@@ -7,6 +7,7 @@
 
 #include "apps/cluster_train.hpp"
 #include "apps/durable.hpp"
+#include "optim/model_spec.hpp"
 #include "optim/param_hash.hpp"
 #include "optim/state_file.hpp"
 #include "optim/trainer.hpp"
@@ -56,7 +57,8 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
                                o.seed};
   auto eval_steps = std::max<std::size_t>(epoch_steps(o.eval_every), 1);
 
-  bar.message("troupe train: " + o.model + " on " + train.name + " ("
+  bar.message("troupe train: " + optim::model_label(o.model) + " on "
+              + train.name + " ("
               + std::to_string(n) + " examples, " + std::to_string(model.size())
               + " parameters), " + std::to_string(total_steps)
               + " steps of batch " + std::to_string(o.batch) + ", seed "

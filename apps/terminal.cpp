@@ -76,7 +76,15 @@ struct terminal::screen {
 
 namespace {
 
-/// The logger's sink while a bar is shown: each line above the bar.
+/// `text` broken to the terminal's width (a column spare: some terminals
+/// wrap a line that fills the last column).
+std::string wrapped_line(const std::string& text) {
+  auto columns = terminal_columns();
+  return wrap_columns(text, columns > 1 ? columns - 1 : columns);
+}
+
+/// The logger's sink while a bar is shown: each line above the bar, broken
+/// to the terminal's width.
 class bar_sink : public spdlog::sinks::base_sink<std::mutex> {
 public:
   explicit bar_sink(std::shared_ptr<terminal::screen> s)
@@ -86,9 +94,14 @@ protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     spdlog::memory_buf_t out;
     formatter_->format(msg, out);
+    std::string text{out.data(), out.size()};
+    while (!text.empty() && text.back() == '\n')
+      text.pop_back();
+    text = wrapped_line(text);
     std::lock_guard<std::mutex> guard{screen_->mtx};
     screen_->clear_bar();
-    std::fwrite(out.data(), 1, out.size(), stderr);
+    std::fputs(text.c_str(), stderr);
+    std::fputc('\n', stderr);
     screen_->show_bar();
   }
   void flush_() override {
@@ -98,6 +111,11 @@ protected:
 private:
   std::shared_ptr<terminal::screen> screen_;
 };
+
+/// The screen of the terminal alive (print_line) and the lock on stderr's
+/// lines without one.
+std::mutex active_mtx;
+std::weak_ptr<terminal::screen> active_screen;
 
 /// The logger's sinks before a terminal took them over.
 std::vector<spdlog::sink_ptr>& saved_sinks() {
@@ -111,11 +129,17 @@ terminal::terminal() : screen_(std::make_shared<screen>()) {
   auto& log = actors::detail::log();
   saved_sinks() = log.sinks();
   auto sink = std::make_shared<bar_sink>(screen_);
-  sink->set_pattern(actors::detail::log_pattern);
-  log.sinks() = {sink};
+  sink->set_formatter(actors::detail::make_log_formatter());
+  log.sinks() = {sink, actors::detail::log_ring()};
+  std::lock_guard<std::mutex> guard{active_mtx};
+  active_screen = screen_;
 }
 
 terminal::~terminal() {
+  {
+    std::lock_guard<std::mutex> guard{active_mtx};
+    active_screen.reset();
+  }
   auto& log = actors::detail::log();
   log.flush();
   log.sinks() = saved_sinks();
@@ -137,6 +161,22 @@ void terminal::line(const std::string& text) {
   std::fputs(text.c_str(), stderr);
   std::fputc('\n', stderr);
   screen_->show_bar();
+}
+
+void print_line(const std::string& text) {
+  std::lock_guard<std::mutex> guard{active_mtx};
+  if (auto s = active_screen.lock()) {
+    auto lines = wrapped_line(text);
+    std::lock_guard<std::mutex> bar_guard{s->mtx};
+    s->clear_bar();
+    std::fputs(lines.c_str(), stderr);
+    std::fputc('\n', stderr);
+    s->show_bar();
+    return;
+  }
+  std::fputs(text.c_str(), stderr);
+  std::fputc('\n', stderr);
+  std::fflush(stderr);
 }
 
 void terminal::end_bar() {

@@ -24,6 +24,11 @@ std::string fit_columns(const std::string& text, std::size_t columns);
 /// by two spaces.
 std::string wrap_columns(const std::string& text, std::size_t columns);
 
+/// Writes `text` (no newline at its end) as a line of its own on stderr:
+/// above the bar while a terminal shows one, else plainly; whole lines
+/// from several threads never mix.
+void print_line(const std::string& text);
+
 class terminal {
 public:
   /// Routes the logger's lines (actors/detail/log.hpp) through this

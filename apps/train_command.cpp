@@ -1,6 +1,8 @@
 #include "apps/train_command.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -13,11 +15,13 @@
 #include "apps/data_source.hpp"
 #include "apps/driver_train.hpp"
 #include "apps/durable.hpp"
+#include "apps/job_flags.hpp"
 #include "apps/progress.hpp"
 #include "apps/run_report.hpp"
 #include "apps/saved_model.hpp"
 #include "apps/single_train.hpp"
 #include "optim/dataset.hpp"
+#include "optim/model_spec.hpp"
 #include "optim/quote.hpp"
 
 namespace troupe::apps {
@@ -28,48 +32,6 @@ using clock_type = std::chrono::steady_clock;
 
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-/// Per-model defaults, tuned on Fashion-MNIST (see docs/benchmarks.md); the
-/// one place they are written, --help included.
-struct model_defaults {
-  const char* model;
-  double lr;
-  double epochs;
-  double lr_decay;
-  double lr_step_epochs;
-};
-
-constexpr model_defaults model_table[] = {
-    {"mlp", 0.05, 10, 0.5, 2},
-    {"lenet", 0.03, 12, 0.5, 3},
-    {"logreg", 0.02, 5, 0.5, 2},
-};
-
-const model_defaults& defaults_for(const std::string& model) {
-  for (const auto& d : model_table)
-    if (model == d.model)
-      return d;
-  return model_table[0]; // an unknown model is refused by make_model
-}
-
-/// "default 0.5" if every model agrees, else "default: mlp 2, lenet 3, ...".
-std::string per_model(double model_defaults::*field) {
-  auto fmt = [](double x) {
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%g", x);
-    return std::string{buf};
-  };
-  bool same = true;
-  for (const auto& d : model_table)
-    same = same && d.*field == model_table[0].*field;
-  if (same)
-    return "default " + fmt(model_table[0].*field);
-  std::string out = "default:";
-  for (const auto& d : model_table)
-    out += std::string{&d == model_table ? " " : ", "} + d.model + " "
-           + fmt(d.*field);
-  return out;
 }
 
 } // namespace
@@ -102,57 +64,6 @@ void select_algorithm(train_options& o) {
   o.algorithm = algos::make_algorithm(o.algo);
 }
 
-void add_job_flags(option_parser& p, algos::job_options& o) {
-  p.add(o.model, "model", "logreg | mlp | lenet (default mlp)")
-      .add(o.data, "data",
-           "fashion-mnist (default) | DIR of IDX files | libsvm FILE | "
-           "synthetic-logreg")
-      .add(o.standardize, "standardize",
-           "standardize inputs with the training set's mean and stddev")
-      .add(o.workers, "workers", "number of workers (sgd: 1)")
-      .add(o.shards, "shards", "parameter-server shards (sgd: 1)")
-      .add(o.shard_replicas, "shard-replicas",
-           "hot backups per shard, 0 or 1: a shard's node lost costs no "
-           "update (downpour without --staleness-bound)")
-      .add(o.batch, "batch", "minibatch size per worker (default 64)")
-      .add(o.lr, "lr", "learning rate (" + per_model(&model_defaults::lr) + ")")
-      .add(o.seed, "seed", "random seed (default 1; same seed, same run)")
-      .add(o.epochs, "epochs",
-           "epochs (" + per_model(&model_defaults::epochs) + ")")
-      .add(o.max_seconds, "max-seconds",
-           "stop after this many seconds (default: no limit)")
-      .add(o.target_accuracy, "target-accuracy",
-           "stop once test accuracy reaches this")
-      .add(o.max_steps, "max-steps",
-           "stop after this many optimizer steps (lbfgs: iterations, "
-           "default 100)")
-      .add(o.train_examples, "train-examples",
-           "train on the first N examples only (0: all)")
-      .add(o.optimizer, "optimizer",
-           "sgd | momentum (default) | nesterov (lsgd's default, the "
-           "paper's) | adagrad | adam")
-      .add(o.momentum, "momentum", "momentum factor (default 0.9)")
-      .add(o.weight_decay, "weight-decay",
-           "L2 penalty (default 0; lsgd: 1e-4, the paper's; sgp, dssync, "
-           "shadow and lbfgs: 1e-4)")
-      .add(o.schedule, "schedule", "constant | step (default) | cosine")
-      .add(o.lr_decay, "lr-decay",
-           "step schedule: factor per period ("
-               + per_model(&model_defaults::lr_decay) + ")")
-      .add(o.lr_step_epochs, "lr-step-epochs",
-           "step schedule: period in epochs ("
-               + per_model(&model_defaults::lr_step_epochs) + ")")
-      .add(o.warmup_epochs, "warmup-epochs", "linear warm-up (epochs)")
-      .add(o.eval_every, "eval-every",
-           "epochs between test evaluations (default 0.25 with a target, else "
-           "1)")
-      .add(o.threads, "threads", "actor scheduler threads (0: one per core)")
-      .add(o.request_timeout, "request-timeout",
-           "seconds before an unanswered request fails the job (default 60)")
-      .add(o.init, "init",
-           "FILE: start from a model saved by --save (it must match --model "
-           "and the data) instead of the seed's initialization");
-}
 
 namespace {
 
@@ -172,13 +83,6 @@ std::map<std::string, std::vector<std::string>> flag_owners() {
   return owners;
 }
 
-/// "a, b and c".
-std::string joined(const std::vector<std::string>& xs) {
-  std::string out;
-  for (std::size_t i = 0; i < xs.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == xs.size() ? " and " : ", ") + xs[i];
-  return out;
-}
 
 } // namespace
 
@@ -230,6 +134,23 @@ void add_train_options(option_parser& p, train_options& o,
            "DIR: continue the job of DIR's latest complete checkpoint (its "
            "flags unless given again; flags that change the job are refused)");
   add_link_options(p, o.link);
+  p.section("the job", {"config", "algo", "model", "data", "workers",
+                        "shards", "shard-replicas", "seed", "threads"});
+  p.section("training", {"batch", "lr", "optimizer", "momentum",
+                         "weight-decay", "schedule", "lr-decay",
+                         "lr-step-epochs", "warmup-epochs", "standardize",
+                         "train-examples", "init"});
+  p.section("when to stop and evaluate",
+            {"epochs", "max-steps", "max-seconds", "target-accuracy",
+             "eval-every"});
+  p.section("output", {"progress", "json", "report", "save", "monitor",
+                       "monitor-token", "monitor-linger"});
+  p.section("checkpoints", {"checkpoint-dir", "checkpoint-every", "keep",
+                            "resume"});
+  p.section("across processes",
+            {"listen", "expect", "token", "token-file", "tls-cert", "tls-key",
+             "tls-ca", "heartbeat", "node-timeout", "join-timeout",
+             "request-timeout", "port-guard"});
   o.algorithm->bind(p.options());
   p.group_titles[o.algo]
       = "options of --algo=" + o.algo + " (" + o.algorithm->summary() + ")";
@@ -241,7 +162,7 @@ void add_train_options(option_parser& p, train_options& o,
     auto it = owners.find(name);
     if (it == owners.end())
       return {};
-    return "--" + name + " applies to " + joined(it->second)
+    return "--" + name + " applies to " + algos::joined_names(it->second)
            + ", not to --algo=" + chosen;
   };
 }
@@ -306,7 +227,7 @@ void validate(train_options& o) {
   }
   if (algo.run_by() == algos::runner::own_driver)
     return; // no rates, epochs or evaluations: its own checks covered it
-  const auto& d = defaults_for(o.model);
+  const auto& d = defaults_for(optim::model_label(o.model));
   if (o.weight_decay < 0 && o.weight_decay != -1)
     throw usage_error("troupe train: --weight-decay must be zero or positive");
   // The algorithm's defaults: its rate, optimizer and weight decay.
@@ -338,6 +259,15 @@ void validate(train_options& o) {
 } // namespace
 
 nlohmann::json run_train(train_options o) {
+  // --model=FILE.json: its checked description is the model from here on
+  // (the nodes, checkpoints and saved models carry the text, not the path).
+  if (optim::names_model_file(o.model)) {
+    try {
+      o.model = optim::read_model_description(o.model);
+    } catch (const optim::data_error& e) {
+      throw usage_error(std::string{"troupe train: --model="} + e.what());
+    }
+  }
   apply_resume(o);
   validate(o);
   auto style = parse_progress_style(o.progress);
@@ -348,7 +278,8 @@ nlohmann::json run_train(train_options o) {
     input_scaling = optim::standardize(data);
   auto load_seconds = seconds_since(t_load);
   auto name = data.train.name;
-  progress bar{style, o.algo + "/" + o.model, o.target_accuracy};
+  progress bar{style, o.algo + "/" + optim::model_label(o.model),
+               o.target_accuracy};
   auto runner = o.algorithm->run_by();
   final_model out{o, data.train, input_scaling};
   o.on_final_params
@@ -358,7 +289,9 @@ nlohmann::json run_train(train_options o) {
   o.complete_result = [&o, name, load_seconds, input_scaling,
                        runner](nlohmann::json& result) {
     result["algo"] = o.algo;
-    result["model"] = o.model;
+    result["model"] = optim::model_label(o.model);
+    if (optim::is_model_description(o.model))
+      result["model_description"] = nlohmann::json::parse(o.model);
     result["data"] = name;
     result["workers"] = o.workers;
     result["shards"] = o.algorithm->uses_shards(o) ? o.shards : 0;

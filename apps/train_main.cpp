@@ -6,6 +6,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "actors/detail/log.hpp"
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/interrupt.hpp"
@@ -45,6 +46,7 @@ std::string summary_line(const nlohmann::json& result) {
 }
 
 int train_main(const std::vector<std::string>& args) {
+  actors::detail::set_log_program("troupe train");
   train_options opts;
   option_parser parser{"troupe train"};
   try {

@@ -1,6 +1,10 @@
-# cmake -DIN=FILE -DOUT=FILE.cpp -DNAME=function -P embed.cmake: writes a C++
-# source defining `const std::string& troupe::net::NAME()` that returns the
-# bytes of IN (assets compiled into the binary; no files at run time).
+# cmake -DIN=FILE -DOUT=FILE.cpp -DNAME=function [-DNAMESPACE=ns] -P
+# embed.cmake: writes a C++ source defining `const std::string& ns::NAME()`
+# (ns: troupe::net by default) that returns the bytes of IN (assets compiled
+# into the binary; no files at run time).
+if(NOT NAMESPACE)
+  set(NAMESPACE troupe::net)
+endif()
 file(READ "${IN}" hex HEX)
 string(LENGTH "${hex}" n)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
@@ -8,7 +12,7 @@ string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x
 file(WRITE "${OUT}.tmp" "// Generated from ${IN} by cmake/embed.cmake; do not edit.
 #include <string>
 
-namespace troupe::net {
+namespace ${NAMESPACE} {
 
 namespace {
 const unsigned char bytes[] = {
@@ -21,7 +25,7 @@ const std::string& ${NAME}() {
   return s;
 }
 
-} // namespace troupe::net
+} // namespace ${NAMESPACE}
 ")
 # Only touch OUT when it changes, so unrelated builds do not recompile it.
 configure_file("${OUT}.tmp" "${OUT}" COPYONLY)

@@ -95,16 +95,42 @@ typename Inspector::result_type inspect(Inspector& f, actor_metrics& x) {
            x.histograms, x.peers);
 }
 
-/// A node's actors, as its monitor saw them.
+/// What a node's process uses of its host (Linux /proc): cumulative
+/// counters; the coordinator's view derives the rates.
+struct process_usage {
+  real cpu_seconds;              ///< user + system time of the process
+  std::uint64_t rss_bytes = 0;   ///< resident memory
+  std::uint64_t threads = 0;
+  std::uint64_t net_rx_bytes = 0; ///< the host's interfaces but loopback
+  std::uint64_t net_tx_bytes = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, process_usage& x) {
+  return f(caf::meta::type_name("process_usage"), x.cpu_seconds, x.rss_bytes,
+           x.threads, x.net_rx_bytes, x.net_tx_bytes);
+}
+
+/// A node's actors, as its monitor saw them, its process's use of the host
+/// and its last log lines.
 struct node_metrics {
   std::string node;     ///< host:pid
   std::string node_key; ///< the CAF node id, the prefix of actor keys
   std::vector<actor_metrics> actors;
+  process_usage usage;
+  /// The node's last log lines, oldest first (at most max_log_tail, each
+  /// at most max_log_line bytes; the receiver enforces both).
+  std::vector<std::string> log_tail;
 };
+
+/// Caps on node_metrics::log_tail.
+inline constexpr std::size_t max_log_tail = 20;
+inline constexpr std::size_t max_log_line = 400;
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_metrics& x) {
-  return f(caf::meta::type_name("node_metrics"), x.node, x.node_key, x.actors);
+  return f(caf::meta::type_name("node_metrics"), x.node, x.node_key, x.actors,
+           x.usage, x.log_tail);
 }
 
 /// Prints every field (doubles as bit patterns), for logs and tests.

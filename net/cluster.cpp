@@ -1,5 +1,6 @@
 #include "net/cluster.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 
@@ -11,7 +12,9 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/detail/log.hpp"
+#include "algos/registry.hpp"
 #include "net/guard.hpp"
+#include "optim/quote.hpp"
 #include "net/placement.hpp"
 #include "net/registrar.hpp"
 
@@ -82,6 +85,23 @@ std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
   return guard->port();
 }
 
+
+/// Why a node may not join `job` once it runs (its algorithm is not
+/// elastic), naming the algorithms that take late nodes.
+std::string elastic_refusal(const actors::job_config& job) {
+  auto name = job.algorithm->name();
+  auto takers = algos::algorithms_where([](const algos::algorithm& a) {
+    return a.elastic(actors::job_config{});
+  });
+  if (std::find(takers.begin(), takers.end(), name) != takers.end())
+    return "its algorithm, " + name + ", does not take nodes joining a "
+           "running job with these options";
+  return "its algorithm, " + name + ", does not take nodes joining a running "
+         "job (" + (takers.empty() ? std::string{"none does"}
+                                    : algos::joined_names(takers) + " do")
+         + ")";
+}
+
 } // namespace
 
 nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
@@ -114,10 +134,7 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
                       + (job.algorithm->elastic(job)
                              ? std::string{"a checkpointing job does not take "
                                            "nodes joining it yet"}
-                             : "its algorithm, " + job.algorithm->name()
-                                   + ", does not take nodes joining a running "
-                                     "job (downpour without a staleness "
-                                     "bound does)");
+                             : elastic_refusal(job));
   auto adm = std::make_shared<admission>();
   rc.on_admitted = [adm](const caf::node_id& id) { adm->admit(id); };
   auto reg = sys.spawn(registrar, std::move(rc));
@@ -133,10 +150,10 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
     stop_registrar();
     throw;
   }
-  actors::detail::log().info(
-      "coordinator listening on {}:{}{}, waiting for {} node(s)",
-      opts.listen.host, port, opts.link.tls.enabled() ? " (TLS)" : "",
-      opts.expect);
+  actors::detail::log().info("listening on {}:{}{}, waiting for {} to join",
+                             opts.listen.host, port,
+                             opts.link.tls.enabled() ? " (TLS)" : "",
+                             optim::counted(opts.expect, "node"));
   if (opts.on_listening)
     opts.on_listening(port);
   std::vector<caf::actor> agents;
@@ -181,8 +198,9 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
       w += x == static_cast<std::int32_t>(n) ? 1 : 0;
     for (auto x : where.shard_node)
       s += x == static_cast<std::int32_t>(n) ? 1 : 0;
-    actors::detail::log().info("node {} hosts {} worker(s) and {} shard(s)",
-                               hellos[n].node, w, s);
+    actors::detail::log().info("node {} hosts {} and {}", hellos[n].node,
+                               optim::counted(w, "worker"),
+                               optim::counted(s, "shard"));
   }
   nlohmann::json result;
   try {

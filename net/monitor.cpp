@@ -131,6 +131,7 @@ void job_monitor::on_step(const actors::step_event& e) {
     st.train.push_back({{"seconds", e.seconds},
                         {"steps", st.total_steps},
                         {"samples", st.total_samples},
+                        {"bytes", st.view->bytes_sent()},
                         {"loss", st.smooth_loss},
                         {"samples_per_sec",
                          e.seconds > 0 ? st.total_samples / e.seconds : 0.0}});
@@ -144,6 +145,7 @@ void job_monitor::on_evaluation(const actors::evaluation_event& e) {
   impl_->evaluations.push_back({{"seconds", e.seconds},
                                 {"steps", e.steps},
                                 {"samples", e.samples},
+                                {"bytes", impl_->view->bytes_sent()},
                                 {"accuracy", e.accuracy},
                                 {"loss", e.loss}});
 }

@@ -125,7 +125,8 @@ membership serve(caf::actor_system& sys, const node_options& opts,
                           + " refused this node: " + optim::sanitize(refused)},
             false};
   }
-  actors::detail::log().info("node {} joined the job at {}", hello.node, where);
+  actors::detail::log().info("joined the job at {} as node {}", where,
+                             hello.node);
   self->monitor(agent);
   self->monitor(reg);
   membership m;

@@ -3,6 +3,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "optim/detail/pool_window.hpp"
+
 namespace troupe::optim {
 
 template <class T>
@@ -31,21 +33,12 @@ void max_pool2d<T>::pool_row(const T* x, T* y, std::int32_t* idx,
 }
 
 template <class T>
-max_pool2d<T>::max_pool2d(int k) : k_(k) {
-  if (k < 1)
-    throw std::invalid_argument("max_pool2d: kernel must be at least 1, got "
-                                + std::to_string(k));
-}
+max_pool2d<T>::max_pool2d(int k) : k_(detail::pool_kernel(k, "max_pool2d")) {}
 
 template <class T>
 shape max_pool2d<T>::setup(const shape& in) {
-  if (in.c <= 0 || in.h < k_ || in.w < k_)
-    throw std::invalid_argument(
-        "input {" + std::to_string(in.c) + ", " + std::to_string(in.h) + ", "
-        + std::to_string(in.w) + "} is smaller than the " + std::to_string(k_)
-        + "x" + std::to_string(k_) + " window");
+  out_ = detail::pool_output(in, k_);
   in_ = in;
-  out_ = shape{in.c, in.h / k_, in.w / k_};
   return out_;
 }
 

@@ -85,4 +85,8 @@ std::string sanitize(std::string_view bytes, std::size_t limit) {
   return text + suffix(bytes, shown);
 }
 
+std::string counted(std::uint64_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string{noun} + (n == 1 ? "" : "s");
+}
+
 } // namespace troupe::optim

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,9 @@ std::string quote(std::string_view bytes, std::size_t limit = quote_limit);
 /// with quote and backslash as they are): for text that is a message
 /// itself, such as a peer's reason for refusing us.
 std::string sanitize(std::string_view bytes, std::size_t limit = 200);
+
+/// "1 worker", "0 shards", "3 nodes": `n` and `noun`, with an "s" unless
+/// `n` is 1.
+std::string counted(std::uint64_t n, std::string_view noun);
 
 } // namespace troupe::optim

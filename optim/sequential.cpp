@@ -1,5 +1,7 @@
 #include "optim/sequential.hpp"
 
+#include "optim/model_spec.hpp"
+
 #include <map>
 #include <stdexcept>
 
@@ -74,8 +76,17 @@ void sequential<T>::finalize() {
     }
     if (ptr->output_layout() != layout::same)
       lay = ptr->output_layout();
+    if (cur.size() > max_activation_values)
+      throw std::invalid_argument(
+          name + ": gives " + describe(cur) + ", "
+          + std::to_string(cur.size()) + " values per sample; at most "
+          + std::to_string(max_activation_values));
     offsets.push_back(table.total());
     ptr->declare(table, name);
+    if (table.total() > max_model_parameters)
+      throw std::invalid_argument(
+          name + ": the model would have " + std::to_string(table.total())
+          + " parameters; at most " + std::to_string(max_model_parameters));
     names.push_back(std::move(name));
   }
   if (lay == layout::planes && cur.c > 1)
@@ -139,44 +150,7 @@ const std::vector<std::string>& model_names() {
 
 template <class T>
 sequential<T> make_model(const std::string& name, shape input, int classes) {
-  sequential<T> m{input};
-  if (name == "logreg") {
-    m.template add<dense<T>>(classes);
-  } else if (name == "mlp") {
-    m.template add<dense<T>>(256);
-    m.template add<relu<T>>();
-    m.template add<dense<T>>(128);
-    m.template add<relu<T>>();
-    m.template add<dense<T>>(classes);
-  } else if (name == "lenet") {
-    conv2d_options c1;
-    c1.out_channels = 6;
-    c1.kernel = 5;
-    c1.padding = 2;
-    conv2d_options c2;
-    c2.out_channels = 16;
-    c2.kernel = 5;
-    m.template add<conv2d<T>>(c1);
-    m.template add<relu<T>>();
-    m.template add<max_pool2d<T>>(2);
-    m.template add<conv2d<T>>(c2);
-    m.template add<relu<T>>();
-    m.template add<max_pool2d<T>>(2);
-    m.template add<flatten<T>>();
-    m.template add<dense<T>>(120);
-    m.template add<relu<T>>();
-    m.template add<dense<T>>(84);
-    m.template add<relu<T>>();
-    m.template add<dense<T>>(classes);
-  } else {
-    std::string known;
-    for (const auto& x : model_names())
-      known += (known.empty() ? "" : ", ") + x;
-    throw std::invalid_argument("unknown model " + quote(name)
-                                + " (known: " + known + ")");
-  }
-  m.finalize();
-  return m;
+  return build_model<T>(name, input, classes);
 }
 
 template class sequential<float>;

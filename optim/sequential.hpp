@@ -133,16 +133,25 @@ private:
   bool finalized_ = false;
 };
 
+/// The most parameters a model may have (4 GiB of floats) and the most
+/// values one sample's activation may have after a layer: finalize()
+/// refuses a larger model before allocating it.
+inline constexpr std::size_t max_model_parameters = std::size_t{1} << 30;
+inline constexpr std::size_t max_activation_values = std::size_t{1} << 24;
+
 /// Names of the built-in models: "logreg", "mlp", "lenet".
 const std::vector<std::string>& model_names();
 
-/// Builds (and finalizes, not initializes) a built-in model for 28x28 single
-/// channel inputs and 10 classes:
+/// Builds (and finalizes, not initializes) a built-in model, or a model
+/// description (optim/model_spec.hpp: build_model), for 28x28 single
+/// channel inputs and 10 classes by default. The built-ins are the
+/// descriptions models/*.json:
 /// - logreg: dense 784-10
 /// - mlp: dense 784-256, relu, dense 256-128, relu, dense 128-10
 /// - lenet: conv5x5 1->6 pad 2, relu, maxpool 2, conv5x5 6->16, relu,
 ///   maxpool 2, flatten, dense 400-120, relu, dense 120-84, relu, dense 84-10
-/// Throws std::invalid_argument for an unknown name, listing the known ones.
+/// Throws std::invalid_argument for an unknown name, listing the known ones,
+/// and for a description it cannot build, naming the layer and the problem.
 template <class T>
 sequential<T> make_model(const std::string& name, shape input = {1, 28, 28},
                          int classes = 10);

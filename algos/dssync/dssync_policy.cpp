@@ -68,7 +68,9 @@ public:
   void after_compute(actors::worker_context& ctx, std::uint32_t,
                      std::function<void()> done) override {
     auto& rep = ctx.replica();
-    opt_->step(rep.params(), rep.grads(), rep.size(), lr(ctx));
+    auto rate = lr(ctx);
+    opt_->step(rep.params(), rep.grads(), rep.size(), rate);
+    actors::note_lr(ctx, rate);
     round_ = ctx.steps();
     auto groups = dssync_groups(opts_, round_);
     members_.clear();

@@ -101,6 +101,7 @@ public:
     const float* g = rep.grads();
     auto lr
         = static_cast<float>(schedule_ ? schedule_->lr(ctx.steps()) : opts_.lr);
+    actors::note_lr(ctx, lr);
     // Plain: x <- x - eta g. EAMSGD: x already holds x + delta v, so
     // x <- x - eta g and v <- delta v - eta g.
     for (std::size_t i = 0; i < n; ++i)

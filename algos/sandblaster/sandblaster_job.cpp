@@ -11,6 +11,7 @@
 #include "algos/sandblaster/lbfgs_driver.hpp"
 #include "algos/sandblaster/sandblaster.hpp"
 #include "optim/batch_objective.hpp"
+#include "optim/model_spec.hpp"
 #include "optim/param_hash.hpp"
 #include "optim/trainer.hpp"
 
@@ -76,7 +77,8 @@ std::string sandblaster::describe(const job_build& b) const {
   auto params = b.job.init ? b.job.init->size() : 0;
   auto data = b.train ? b.train->name : o.data;
   return "lbfgs (Sandblaster) with " + std::to_string(o.workers)
-         + " workers and " + std::to_string(o.shards) + " shards, " + o.model
+         + " workers and " + std::to_string(o.shards) + " shards, "
+         + optim::model_label(o.model)
          + " on " + data + " (" + std::to_string(train_examples)
          + " examples in " + std::to_string(lbfgs ? lbfgs->portions : 0)
          + " portions, " + std::to_string(params) + " parameters), memory "

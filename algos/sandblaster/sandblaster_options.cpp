@@ -46,8 +46,10 @@ void sandblaster::check_flags(const job_options& o,
     fail("--weight-decay (the L2 penalty) must be zero or positive");
 }
 
-void sandblaster::resolve(job_options&, double) const {
+void sandblaster::resolve(job_options& o, double) const {
   // the step comes from the line search: no rate, optimizer or epochs
+  if (o.weight_decay == -1)
+    o.weight_decay = default_l2;
 }
 
 std::vector<std::string> sandblaster::ignored_flags() const {

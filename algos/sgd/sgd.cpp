@@ -5,7 +5,7 @@
 namespace troupe::algos {
 
 std::string sgd::summary() const {
-  return "one worker, no actors (the default)";
+  return "the default: one worker, no actors";
 }
 
 std::shared_ptr<algorithm> sgd::clone() const {

@@ -60,7 +60,9 @@ public:
     auto& rep = ctx.replica();
     auto n = x_.size();
     // The gradient was taken at z; the step moves the numerator x.
-    opt_->step(x_.data(), rep.grads(), n, lr(ctx));
+    auto rate = lr(ctx);
+    opt_->step(x_.data(), rep.grads(), n, rate);
+    actors::note_lr(ctx, rate);
     auto k = ctx.steps();
     std::vector<std::uint32_t> targets;
     for (auto j :

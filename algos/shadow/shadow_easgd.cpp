@@ -80,6 +80,13 @@ void rebind_center(syncer_ptr self, std::uint32_t k, caf::actor& h) {
     st.fetching_center = false;
     end_round(self);
   }
+  // A checkpoint's flush waiting on the lost shard is done: the restored
+  // shard holds none of this syncer's pushes since that checkpoint.
+  if (k < st.flush_waits.size() && st.flush_waits[k]) {
+    auto wait = std::move(st.flush_waits[k]);
+    st.flush_waits[k] = nullptr;
+    wait();
+  }
 }
 
 void fetch_center(syncer_ptr self) {

@@ -70,13 +70,28 @@ void flush(syncer_ptr self) {
                 failed("worker " + std::to_string(id), err);
               });
   }
+  st.flush_waits.assign(st.config.shards.size(), nullptr);
   for (std::size_t k = 0; k < st.config.shards.size(); ++k) {
     ++p->left;
+    // Settled once: by the answer, the error, or the shard's restoration
+    // (rebind_center: a lost shard's node may never answer, when this
+    // node reached it through the coordinator's).
+    auto answered = std::make_shared<bool>(false);
+    auto once = [self, answered, k](auto then) {
+      if (*answered)
+        return;
+      *answered = true;
+      auto& waits = self->state.flush_waits;
+      if (k < waits.size())
+        waits[k] = nullptr;
+      then();
+    };
+    st.flush_waits[k] = [once, settle] { once(settle); };
     self->request(st.config.shards[k].handle, st.config.timeout,
                   flush_atom::value)
-        .then([settle](std::uint64_t) { settle(); },
-              [failed, k](caf::error& err) {
-                failed("shard " + std::to_string(k), err);
+        .then([once, settle](std::uint64_t) { once(settle); },
+              [once, failed, k](caf::error& err) {
+                once([&] { failed("shard " + std::to_string(k), err); });
               });
   }
   settle();

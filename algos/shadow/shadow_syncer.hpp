@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -127,6 +128,10 @@ struct shadow_syncer_state {
   bool paused = false, timer = false;
   std::uint64_t drain_to = 0;
   std::optional<caf::typed_response_promise<messages::ack_atom>> drained;
+  /// S-EASGD: a flush to shard k under way settles as done when shard k is
+  /// restored meanwhile (the lost shard cannot answer; the restored one
+  /// holds none of this syncer's pushes since the checkpoint). Empty: none.
+  std::vector<std::function<void()>> flush_waits;
 };
 
 /// Spawn with `sys.spawn(shadow_syncer, config)`; rounds start with the

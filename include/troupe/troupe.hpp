@@ -19,6 +19,8 @@
 #include <troupe/net/monitor.hpp>
 #include <troupe/net/node.hpp>
 #include <troupe/net/system.hpp>
+#include <troupe/optim/activation.hpp>
+#include <troupe/optim/avg_pool2d.hpp>
 #include <troupe/optim/conv2d.hpp>
 #include <troupe/optim/dataset.hpp>
 #include <troupe/optim/dense.hpp>

@@ -9,9 +9,11 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
+#include "actors/detail/log.hpp"
 #include "actors/monitor.hpp"
 #include "actors/probe.hpp"
 #include "harness.hpp"
+#include "test_config.hpp"
 
 using namespace troupe;
 using namespace troupe::actors;
@@ -258,4 +260,67 @@ TEST_CASE("the cluster view: ok, stuck, lost, done and idle; links; rates") {
   CHECK(s["worker 2"] == "done");
   // After the job, nothing is stuck.
   CHECK(states(view.to_json(false))["worker 0"] == "idle");
+}
+
+TEST_CASE("a node's messages out count what its peers received from it") {
+  // The coordinator does not count its own sends; the workers count what
+  // they received from it.
+  cluster_view view;
+  auto coord = actor("a/1", "coordinator", "coordinator", true, 10);
+  auto w0 = actor("a/2", "worker 0", "worker", true, 10);
+  w0.peers = {{"a/1", 5, 3}, {"a/2", 5, 99}}; // its own steps do not count
+  w0.messages_out = 40;
+  auto w1 = actor("a/3", "worker 1", "worker", true, 10);
+  w1.peers = {{"a/1", 5, 4}, {"a/2", 5, 2}};
+  view.update({"A", "a", {coord, w0, w1}});
+  std::map<std::string, std::uint64_t> out;
+  auto j = view.to_json(true);
+  for (auto& a : j["actors"])
+    out[a["name"].get<std::string>()] = a["messages_out"].get<std::uint64_t>();
+  CHECK(out["coordinator"] == 7);
+  CHECK(out["worker 0"] == 40); // its own count is larger than 2
+  CHECK(out["worker 1"] == 0);
+}
+
+TEST_CASE("a node's use of its host and last log lines, capped and escaped") {
+  // This process's own figures, read from /proc.
+  auto u = read_process_usage();
+  CHECK(u.rss_bytes > 1000000);
+  CHECK(u.threads >= 1);
+  CHECK(u.cpu_seconds.value >= 0);
+  // A node monitor answers with them and with the log's last lines.
+  actors::detail::log().info("monitor test line {}", 42);
+  troupe::test::typed_config<> cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  auto mon = sys.spawn(node_monitor, std::string{"here:1"});
+  node_metrics m;
+  self->request(mon, std::chrono::seconds{5}, messages::metrics_atom::value)
+      .receive([&](node_metrics& x) { m = std::move(x); },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
+  CHECK(m.usage.rss_bytes > 1000000);
+  REQUIRE(!m.log_tail.empty());
+  CHECK(m.log_tail.size() <= messages::max_log_tail);
+  CHECK(m.log_tail.back() == "troupe: monitor test line 42");
+  self->send_exit(mon, caf::exit_reason::user_shutdown);
+  // A hostile node's tail: 1000 lines of 10 KB with control characters.
+  cluster_view view;
+  std::vector<std::string> tail(1000, std::string(10000, 'x') + "\x1b[2J");
+  tail.back() = "last \x1b[31mred";
+  view.update({"H", "h", {}, {messages::real{1.0}, 1, 1, 0, 0}, tail});
+  std::this_thread::sleep_for(std::chrono::milliseconds{200});
+  view.update({"H", "h", {}, {messages::real{1.1}, 1, 1, 100000, 0}, tail});
+  auto j = view.to_json(true)["nodes"][0];
+  REQUIRE(j["log"].size() == messages::max_log_tail);
+  for (auto& line : j["log"])
+    CHECK(line.get<std::string>().size() <= messages::max_log_line + 40);
+  auto last = j["log"].back().get<std::string>();
+  CHECK(last.find('\x1b') == std::string::npos);
+  CHECK(last.rfind("last ", 0) == 0);
+  // Rates between the two answers: 0.1 s of CPU and 100000 bytes in about
+  // 0.2 s.
+  CHECK(j["cpu_cores"].get<double>() > 0.1);
+  CHECK(j["cpu_cores"].get<double>() <= 0.5 + 1e-9);
+  CHECK(j["net_rx_per_sec"].get<double>() > 100000 / 2.0);
+  CHECK(j["net_rx_per_sec"].get<double>() <= 100000 / 0.2 + 1);
 }

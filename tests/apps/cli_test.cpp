@@ -108,6 +108,37 @@ TEST_CASE("--help fits an 80-column terminal for every algorithm") {
   }
 }
 
+TEST_CASE("--help groups the common options, then the algorithm's own") {
+  auto r = run({"--algo=downpour", "--help"});
+  CHECK(r.status == 0);
+  // The sections in their order, the algorithm's group last; no common
+  // option left outside a section.
+  std::size_t at = 0;
+  for (auto heading :
+       {"\nthe job:\n", "\ntraining:\n", "\nwhen to stop and evaluate:\n",
+        "\noutput:\n", "\ncheckpoints:\n", "\nacross processes:\n",
+        "\noptions of --algo=downpour"}) {
+    INFO(heading);
+    auto pos = r.out.find(heading);
+    REQUIRE(pos != std::string::npos);
+    CHECK(pos > at);
+    at = pos;
+  }
+  CHECK_THAT(r.out, !Catch::Contains("other options:"));
+  // Every option once.
+  for (auto name : {"\n  --config=<", "\n  --algo=<", "\n  --lr=<",
+                    "\n  --resume=<", "\n  --tls-ca=<", "\n  --monitor-linger=<",
+                    "\n  --n-push=<", "\n  --staleness-bound=<"}) {
+    INFO(name);
+    auto first = r.out.find(name);
+    REQUIRE(first != std::string::npos);
+    CHECK(r.out.find(name, first + 1) == std::string::npos);
+  }
+  // The per-algorithm defaults come from the algorithms themselves.
+  CHECK_THAT(r.out, Catch::Contains("nesterov for lsgd"));
+  CHECK_THAT(r.out, Catch::Contains("(downpour and easgd)"));
+}
+
 TEST_CASE("the same seed gives a bitwise identical run") {
   std::uint64_t seed = GENERATE(1, 7);
   INFO("seed " << seed);

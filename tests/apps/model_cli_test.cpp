@@ -220,3 +220,48 @@ TEST_CASE("eval and predict refuse mistakes naming them") {
   CHECK_THAT(r.err, Catch::Contains("standard input")
                         && Catch::Contains("index 785 exceeds"));
 }
+
+TEST_CASE("--model=FILE.json trains a description and the saved model keeps it") {
+  std::cout << "a model description, seed 5" << std::endl;
+  auto desc = dir() + "/gelu-net.json";
+  std::ofstream{desc} << R"({"layers": [
+      {"type": "dense", "units": 64}, {"type": "gelu"},
+      {"type": "dense", "units": 32}, {"type": "tanh"},
+      {"type": "dense", "units": "classes"}]})";
+  auto file = dir() + "/gelu-net.safetensors";
+  for (std::string algo : {"sgd", "downpour"}) {
+    INFO("--algo=" << algo);
+    auto args = quick("5", {"--model=" + desc, "--algo=" + algo,
+                            "--save=" + file, "--max-steps=60"});
+    if (algo != "sgd")
+      args.push_back("--workers=2");
+    auto r = train(args);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    auto run = last_json(r.out);
+    CHECK(run["model"] == "gelu-net");
+    CHECK(run["model_description"]["layers"][1]["type"] == "gelu");
+    CHECK(run["test_accuracy"].get<double>() > 0.5);
+    // The saved model holds the description: eval rebuilds it.
+    auto e = eval({"--model=" + file});
+    INFO(e.err);
+    REQUIRE(e.status == 0);
+    auto j = last_json(e.out);
+    CHECK(j["architecture"] == "gelu-net");
+    CHECK(j["test_accuracy"] == run["test_accuracy"]);
+  }
+  // --init from it takes the same layers, not another model.
+  auto warm = train(quick("5", {"--model=" + desc, "--init=" + file}));
+  CHECK(warm.status == 0);
+  auto wrong = train(quick("5", {"--model=mlp", "--init=" + file}));
+  CHECK(wrong.status == 2);
+  CHECK_THAT(wrong.err, Catch::Contains("holds a gelu-net model, not "
+                                        "--model=mlp (their layers differ)"));
+  // A broken description is refused naming the file and the layer.
+  auto bad = dir() + "/bad.json";
+  std::ofstream{bad} << R"({"layers": [{"type": "dense", "units": "many"}]})";
+  auto r = train(quick("5", {"--model=" + bad}));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains("troupe train: --model=" + bad
+                                    + ": layer 1 (dense): units must be"));
+}

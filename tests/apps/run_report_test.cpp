@@ -49,10 +49,10 @@ TEST_CASE("a report has the curves as CSV, an SVG plot and the result") {
   check_report_dir(dir.string());
   write_report(dir.string(), series, result);
   CHECK(slurp(dir / "train.csv")
-        == "seconds,steps,samples,loss,samples_per_sec\n"
-           "0.1,10,640,2,6400\n0.2,20,1280,1.5,6400\n");
+        == "seconds,steps,samples,bytes,loss,samples_per_sec\n"
+           "0.1,10,640,0,2,6400\n0.2,20,1280,0,1.5,6400\n");
   CHECK(slurp(dir / "evaluations.csv")
-        == "seconds,steps,samples,accuracy,loss\n0.2,20,1280,0.75,0.9\n");
+        == "seconds,steps,samples,bytes,accuracy,loss\n0.2,20,1280,0,0.75,0.9\n");
   CHECK(nlohmann::json::parse(slurp(dir / "result.json")) == result);
   auto svg = slurp(dir / "curves.svg");
   CHECK_THAT(svg, Catch::StartsWith("<svg xmlns='http://www.w3.org/2000/svg'"));
@@ -110,4 +110,23 @@ TEST_CASE("sgd (one loop, no actors) writes a report of its run") {
 
 TEST_CASE("a report directory that cannot be written is refused up front") {
   CHECK_THROWS_AS(check_report_dir("/proc/troupe-no/such"), usage_error);
+}
+
+TEST_CASE("a report's CSV keeps counts exact and reals to 9 digits") {
+  auto dir = fs::path{TROUPE_BINARY_DIR} / "run_report_csv_test";
+  fs::remove_all(dir);
+  // A double's default 6 digits printed 1234567 samples as 1.23457e+06.
+  nlohmann::json series{{"train",
+                         {{{"seconds", 12345.678901},
+                           {"steps", 30},
+                           {"samples", 1234567},
+                           {"bytes", 123456789999},
+                           {"loss", 0.123456789012},
+                           {"samples_per_sec", 100.0}}}},
+                        {"evaluations", nlohmann::json::array()}};
+  check_report_dir(dir.string());
+  write_report(dir.string(), series, nlohmann::json{{"test_accuracy", 0.5}});
+  CHECK(slurp(dir / "train.csv")
+        == "seconds,steps,samples,bytes,loss,samples_per_sec\n"
+           "12345.6789,30,1234567,123456789999,0.123456789,100\n");
 }

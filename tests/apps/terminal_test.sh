@@ -32,16 +32,19 @@ timeout 120 script -qfec "$CMD" /dev/null >out.txt 2>&1 </dev/null \
 sed -e 's/\x1b\[K//g' out.txt | tr '\r' '\n' | grep -v '^$' >segments.txt
 bars=$(grep -c 'ETA' segments.txt)
 [ "$bars" -ge 3 ] || fail "only $bars bar redraws"
-# Every line fits in 80 columns (characters, not bytes); the log's lines
-# may be longer (the terminal wraps them, below the bar's line).
-long=$(grep -v '^\[[0-9:.]*\] \[' segments.txt \
-  | LC_ALL=C.UTF-8 awk 'length($0) > 80' | head -1)
+# Every line fits in 80 columns (characters, not bytes): the bar is cut to
+# the width, and every message and log line is broken to it.
+long=$(LC_ALL=C.UTF-8 awk 'length($0) > 80' segments.txt | head -1)
 [ -z "$long" ] || fail "a line wider than 80 columns: $long"
+# One style: every line that is not the bar (or a broken line's
+# continuation) is "troupe train: ...".
+other=$(grep -v 'ETA' segments.txt | grep -v '^troupe train: \|^  ' | head -1)
+[ -z "$other" ] || fail "a line in another style: $other"
 # The log's lines start a line of their own; no bar text before them.
-logs=$(grep -c '\] \[info\] ' segments.txt)
+logs=$(grep -c '^troupe train: checkpoint at step' segments.txt)
 [ "$logs" -ge 1 ] || fail "the job logged nothing to test against"
-glued=$(grep '\] \[info\] \|\] \[warning\] ' segments.txt | grep -v '^\[[0-9:.]*\] \[' | head -1)
-[ -z "$glued" ] || fail "a log line glued onto the bar: $glued"
+glued=$(grep '.troupe [a-z]*\( [^ :]*\)\?: ' segments.txt | head -1)
+[ -z "$glued" ] || fail "a line glued onto the bar: $glued"
 # The bar counts toward the target: it says so, and never shows 100%.
 grep -q '% of 0.99' segments.txt || fail "the bar does not count toward the target"
 grep 'ETA' segments.txt | grep -q ' 100% ' && fail "100% shown for a target not reached"
@@ -53,4 +56,26 @@ echo "$last" | grep -q '^troupe train: .*test accuracy 0\.[0-9]* (target 0\.9900
   || fail "the run does not end with the summary: $last"
 grep -q '^{' segments.txt && fail "JSON on the terminal without --json"
 echo "$bars bar redraws, $logs log lines, all within 80 columns" >&2
+
+# troupe launch --local: the nodes' lines come through this terminal too,
+# each naming its node, never glued onto the coordinator's bar.
+CMD="stty cols 80 rows 24; exec '$TROUPE' launch --local=2 --algo=downpour \
+--workers=2 --model=logreg --train-examples=6000 --epochs=20 --seed=$SEED"
+timeout 120 script -qfec "$CMD" /dev/null >out.txt 2>&1 </dev/null \
+  || fail "troupe launch failed under a terminal (status $?)"
+sed -e 's/\x1b\[K//g' out.txt | tr '\r' '\n' | grep -v '^$' >segments.txt
+for n in 1 2; do
+  grep -q "^troupe node $n: joined the job at 127.0.0.1:[0-9]* as node " \
+    segments.txt || fail "node $n's lines are not relayed as troupe node $n"
+  grep -q "^troupe node $n: the job ended" segments.txt \
+    || fail "node $n's last line is missing"
+done
+glued=$(grep '.troupe [a-z]*\( [^ :]*\)\?: ' segments.txt | head -1)
+[ -z "$glued" ] || fail "launch: a line glued onto the bar: $glued"
+long=$(LC_ALL=C.UTF-8 awk 'length($0) > 80' segments.txt | head -1)
+[ -z "$long" ] || fail "launch: a line wider than 80 columns: $long"
+other=$(grep -v 'ETA' segments.txt \
+  | grep -v '^troupe train: \|^troupe node [12]: \|^  ' | head -1)
+[ -z "$other" ] || fail "launch: a line in another style: $other"
+echo "launch: the nodes' lines relayed, all within 80 columns" >&2
 echo "PASS"

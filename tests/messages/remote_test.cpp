@@ -229,7 +229,11 @@ static node_metrics sample_node_metrics() {
   a.gauges = {{"samples", real{-0.0}}};
   a.histograms = {{"push_staleness", {0, 1, 2}, {1, 2, 3, 4}, real{7.5}}};
   a.peers = {{"node/8", 3, 4}};
-  return {"host:1", "node", {a}};
+  return {"host:1",
+          "node",
+          {a},
+          {real{1.25}, 1u << 20, 9, 1234, 5678},
+          {"troupe node: joined", "troupe node: warning: \x01"}};
 }
 
 TEST_CASE("special floats and every message type cross a process boundary",

@@ -19,6 +19,12 @@ timeout 120 "$TROUPE" train --algo=downpour --workers=2 "${R[@]}" \
   --report=runs/downpour 2>a.log || fail "the downpour run failed"
 timeout 120 "$TROUPE" train --algo=easgd --workers=2 --shards=1 "${R[@]}" \
   --report=runs/easgd 2>b.log || fail "the easgd run failed"
+# The curves carry the bytes the job sent so far (the board's "bytes sent"
+# axis): a column that grows to the run's traffic.
+head -1 runs/downpour/train.csv | grep -q '^seconds,steps,samples,bytes,' \
+  || fail "train.csv has no bytes column: $(head -1 runs/downpour/train.csv)"
+awk -F, 'NR > 1 { if ($4 < last) bad = 1; last = $4 } END { exit bad || last <= 0 }' \
+  runs/downpour/train.csv || fail "the bytes column does not grow: $(tail -2 runs/downpour/train.csv)"
 timeout 200 "$TROUPE" train --algo=downpour --model=mlp --workers=2 \
   --train-examples=12000 --epochs=200 --seed="$SEED" --progress=none \
   --report=runs/running --monitor=127.0.0.1:0 >/dev/null 2>c.log &

@@ -43,7 +43,22 @@ ticks=$(grep -o 'class="tick"' dom.html | wc -l)
 [ "$ticks" -ge 8 ] || fail "the charts have $ticks axis ticks"
 grep -q 'id="rates-title">samples/s per worker ([0-9]* s window; sum [0-9]*)' dom.html \
   || fail "no windowed rates: $(grep -o 'id="rates-title">[^<]*' dom.html)"
-echo "rendered: 6 actors, loss chart with $points points, $ticks ticks" >&2
+points_of() {
+  grep -o "id=\"$1\"[^>]*data-points=\"[0-9]*\"" dom.html | grep -o '[0-9]*"$' | tr -d '"'
+}
+# Each worker's smoothed loss and the shards' learning rate (a line each),
+# the shards' staleness histogram (a bar per bucket: 0, 1, 2, 3-4, ... >64).
+[ "$(points_of chart-worker-loss)" -ge 2 ] || fail "the per-worker loss chart is empty"
+[ "$(points_of chart-lr)" -ge 2 ] || fail "the learning-rate chart is empty"
+[ "$(points_of chart-staleness)" -eq 9 ] \
+  || fail "the staleness chart has $(points_of chart-staleness) bars, not 9"
+grep -q 'id="staleness-title">staleness of applied pushes ([1-9][0-9]* pushes' dom.html \
+  || fail "no staleness counts: $(grep -o 'id="staleness-title">[^<]*' dom.html)"
+# The node's row: its CPU, memory and threads.
+row=$(tr -d '\n' <dom.html | grep -o '<table id="nodes">.*</table>' | grep -o '<tbody>.*' | head -c 2000)
+echo "$row" | grep -q '<td>[0-9]*\.[0-9][0-9]</td><td>[0-9.]* MiB</td><td>[1-9][0-9]*</td>' \
+  || fail "the nodes table lacks CPU, memory or threads: $row"
+echo "rendered: 6 actors, loss chart with $points points, $ticks ticks; per-worker loss, rates, staleness, node use" >&2
 
 # Without the token in the URL the page says why it cannot refresh.
 render --dump-dom "http://127.0.0.1:$PORT/" >dom_no_token.html

@@ -10,6 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include "grad_check.hpp"
+#include "optim/activation.hpp"
+#include "optim/avg_pool2d.hpp"
 #include "optim/conv2d.hpp"
 #include "optim/dense.hpp"
 #include "optim/flatten.hpp"
@@ -199,6 +201,74 @@ TEST_CASE("relu passes positives, blocks negatives, gradients away from 0") {
   for (Eigen::Index i = 0; i < x.size(); ++i)
     CHECK(out.data()[i] == std::max(x.data()[i], 0.0));
   check_gradients(b, x, 33);
+}
+
+TEST_CASE("tanh, sigmoid and gelu: values, stability and gradients") {
+  // Reference values: tanh(1), sigmoid(1), 1 * Phi(1), -1 * Phi(-1).
+  struct value_case {
+    activation_kind k;
+    double x, y;
+  };
+  for (const auto& vc :
+       {value_case{activation_kind::tanh, 1.0, 0.76159415595576489},
+        value_case{activation_kind::tanh, -2.0, -0.96402758007581690},
+        value_case{activation_kind::sigmoid, 0.0, 0.5},
+        value_case{activation_kind::sigmoid, 1.0, 0.73105857863000488},
+        value_case{activation_kind::sigmoid, -800.0, 0.0},
+        value_case{activation_kind::sigmoid, 800.0, 1.0},
+        value_case{activation_kind::gelu, 1.0, 0.84134474606854293},
+        value_case{activation_kind::gelu, -1.0, -0.15865525393145707},
+        value_case{activation_kind::gelu, 0.0, 0.0}}) {
+    INFO(to_string(vc.k) << "(" << vc.x << ")");
+    activation<double> a{vc.k};
+    CHECK(a.setup(shape{1, 1, 1}) == shape{1, 1, 1});
+    matrix<double> x(1, 1), y;
+    x(0, 0) = vc.x;
+    a.forward(x, y);
+    CHECK(std::isfinite(y(0, 0)));
+    CHECK(y(0, 0) == Approx(vc.y).margin(1e-15));
+  }
+  for (auto k : {activation_kind::tanh, activation_kind::sigmoid,
+                 activation_kind::gelu}) {
+    INFO(to_string(k));
+    auto b = bind_layer(std::make_unique<activation<double>>(k),
+                        shape{2, 3, 4}, 35);
+    CHECK(b.out == shape{2, 3, 4});
+    CHECK(b.table.total() == 0);
+    CHECK(b.lay->kind() == to_string(k));
+    rng gen{36};
+    check_gradients(b, random_matrix(24, 3, gen, -3, 3), 37);
+  }
+}
+
+TEST_CASE("avg_pool2d takes window means and spreads gradients evenly") {
+  for (int k : {2, 3}) {
+    INFO("k " << k);
+    const shape in{2, 7, 8};
+    auto b = bind_layer(std::make_unique<avg_pool2d<double>>(k), in, 65);
+    CHECK(b.out == shape{2, 7 / k, 8 / k});
+    CHECK(b.lay->kind() == "avgpool");
+    const int batch = 3;
+    rng gen{66};
+    const matrix<double> x = random_matrix(in.size(), batch, gen);
+    matrix<double> out;
+    b.lay->forward(x, out);
+    // The mean of each window, planes (C, B, H, W).
+    for (int pl = 0; pl < in.c * batch; ++pl)
+      for (int oh = 0; oh < b.out.h; ++oh)
+        for (int ow = 0; ow < b.out.w; ++ow) {
+          double sum = 0;
+          for (int di = 0; di < k; ++di)
+            for (int dj = 0; dj < k; ++dj)
+              sum += x.data()[(pl * in.h + oh * k + di) * in.w + ow * k + dj];
+          CHECK(out.data()[(pl * b.out.h + oh) * b.out.w + ow]
+                == Approx(sum / (k * k)).epsilon(1e-14));
+        }
+    check_gradients(b, x, 67);
+  }
+  CHECK_THROWS_AS(avg_pool2d<double>{0}, std::invalid_argument);
+  avg_pool2d<double> big{4};
+  CHECK_THROWS_AS(big.setup(shape{1, 3, 8}), std::invalid_argument);
 }
 
 TEST_CASE("conv2d matches the textbook convolution") {

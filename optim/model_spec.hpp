@@ -1,0 +1,68 @@
+// A model described as data: a JSON object naming its layers in order, with
+// their options. The built-in models are such descriptions (models/*.json,
+// compiled into the library), and `--model=FILE.json` trains one of the
+// user's. The description travels as text: in the job spec to the nodes, in
+// checkpoints and in a saved model's "troupe.model" entry.
+//
+//   {"name": "mlp",
+//    "layers": [{"type": "dense", "units": 256}, {"type": "relu"},
+//               {"type": "dense", "units": 128}, {"type": "relu"},
+//               {"type": "dense", "units": "classes"}]}
+//
+// Layer types and their options (docs/models.md):
+//   dense       units: 1..1048576 or "classes" (the data's class count)
+//   conv2d      out_channels: 1..4096, kernel: 1..64, stride: 1..64 (1),
+//               padding: 0..64 (0)
+//   max_pool2d, avg_pool2d   kernel: 1..64
+//   relu, tanh, sigmoid, gelu, flatten   (no options)
+
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "optim/sequential.hpp"
+
+namespace troupe::optim {
+
+/// The largest description accepted, in bytes, and the most layers.
+inline constexpr std::size_t max_model_description = 1 << 20;
+inline constexpr std::size_t max_model_layers = 256;
+
+/// The layer types a description may use.
+const std::vector<std::string>& model_layer_types();
+
+/// Whether `model` is a description (JSON text) rather than a name.
+bool is_model_description(const std::string& model);
+
+/// The checked description of `model` in canonical form (compact JSON,
+/// keys sorted): a built-in name gives its compiled-in description; a
+/// description is checked. Throws std::invalid_argument naming the layer and
+/// the problem ("layer 3 (conv2d): kernel must be an integer from 1 to 64"),
+/// or, for an unknown name, listing the built-in ones.
+std::string model_description(const std::string& model);
+
+/// What to call the model in messages: a built-in's name, a description's
+/// "name" ("custom" without one).
+std::string model_label(const std::string& model);
+
+/// The description in FILE (`--model=FILE.json`), checked and canonical,
+/// named after the file's stem when it has no "name"; throws data_error
+/// naming the file and the problem.
+std::string read_model_description(const std::string& path);
+
+/// Whether two models (names or descriptions) have the same layers, names
+/// aside; false if either cannot be described.
+bool same_architecture(const std::string& a, const std::string& b);
+
+/// Whether a --model value names a file to read (it ends in ".json").
+bool names_model_file(const std::string& model);
+
+/// Builds (and finalizes, not initializes) the model of a description (or a
+/// built-in name) for samples of shape `input` and `classes` classes.
+/// Throws std::invalid_argument naming the layer and the problem, also when
+/// the model's output per sample is not `classes` values.
+template <class T>
+sequential<T> build_model(const std::string& model, shape input, int classes);
+
+} // namespace troupe::optim
