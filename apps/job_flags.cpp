@@ -71,6 +71,12 @@ std::string resolved_defaults(
   return out;
 }
 
+/// "a, b and c": the registered algorithms for which `holds` is true.
+std::string
+names_where(const std::function<bool(const algos::algorithm&)>& holds) {
+  return algos::joined_names(algos::algorithms_where(holds));
+}
+
 } // namespace
 
 const model_defaults& defaults_for(const std::string& label) {
@@ -91,25 +97,22 @@ void add_job_flags(option_parser& p, algos::job_options& o) {
            "standardize inputs with the training set's mean and stddev")
       .add(o.workers, "workers",
            "number of workers (1 for "
-               + algos::joined_names(
-                   algos::algorithms_where([](const algos::algorithm& a) {
-                     return a.run_by() == algos::runner::single_loop;
-                   }))
+               + names_where([](const algos::algorithm& a) {
+                   return a.run_by() == algos::runner::single_loop;
+                 })
                + ")")
       .add(o.shards, "shards",
            "parameter-server shards (default 1; none for "
-               + algos::joined_names(
-                   algos::algorithms_where([](const algos::algorithm& a) {
-                     return !a.uses_shards(algos::job_options{});
-                   }))
+               + names_where([](const algos::algorithm& a) {
+                   return !a.uses_shards(algos::job_options{});
+                 })
                + ")")
       .add(o.shard_replicas, "shard-replicas",
            "hot backups per shard, 0 or 1: a shard's node lost costs no "
            "update ("
-               + algos::joined_names(
-                   algos::algorithms_where([](const algos::algorithm& a) {
-                     return a.replicates_shards(actors::job_config{});
-                   }))
+               + names_where([](const algos::algorithm& a) {
+                   return a.replicates_shards(actors::job_config{});
+                 })
                + ")")
       .add(o.batch, "batch", "minibatch size per worker (default 64)")
       .add(o.lr, "lr", "learning rate (" + per_model(&model_defaults::lr) + ")")

@@ -29,6 +29,12 @@ function niceTicks(lo, hi, target) {
 }
 function tickLabel(v, step) {
   const m = Math.max(Math.abs(v), Math.abs(step));
+  if (m > 0 && m < 1e-3) { // 2e-5 rather than 0.00002: narrow ticks
+    const e = Math.floor(Math.log10(m)), p = Math.pow(10, e), s = step / p;
+    const d = s >= 1 ? 0 : Math.min(6, Math.ceil(-Math.log10(s) - 1e-9));
+    const out = (v / p).toFixed(d);
+    return /^-?[0.]*$/.test(out) ? "0" : out + "e" + e;
+  }
   const [scale, suffix] = m >= 1e10 ? [1e9, "G"] : m >= 1e7 ? [1e6, "M"] : m >= 1e4 ? [1e3, "k"] : [1, ""];
   const s = step / scale, d = s >= 1 ? 0 : Math.min(9, Math.ceil(-Math.log10(s) - 1e-9));
   const out = (v / scale).toFixed(d);

@@ -2,19 +2,10 @@
 
 #include <stdexcept>
 
-#include "optim/detail/pool_window.hpp"
-
 namespace troupe::optim {
 
 template <class T>
-avg_pool2d<T>::avg_pool2d(int k) : k_(detail::pool_kernel(k, "avg_pool2d")) {}
-
-template <class T>
-shape avg_pool2d<T>::setup(const shape& in) {
-  out_ = detail::pool_output(in, k_);
-  in_ = in;
-  return out_;
-}
+avg_pool2d<T>::avg_pool2d(int k) : pool2d<T>(k, "avg_pool2d") {}
 
 template <class T>
 void avg_pool2d<T>::forward(const matrix<T>& in, matrix<T>& out) {

@@ -3,8 +3,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "optim/detail/pool_window.hpp"
-
 namespace troupe::optim {
 
 template <class T>
@@ -33,14 +31,7 @@ void max_pool2d<T>::pool_row(const T* x, T* y, std::int32_t* idx,
 }
 
 template <class T>
-max_pool2d<T>::max_pool2d(int k) : k_(detail::pool_kernel(k, "max_pool2d")) {}
-
-template <class T>
-shape max_pool2d<T>::setup(const shape& in) {
-  out_ = detail::pool_output(in, k_);
-  in_ = in;
-  return out_;
-}
+max_pool2d<T>::max_pool2d(int k) : pool2d<T>(k, "max_pool2d") {}
 
 template <class T>
 void max_pool2d<T>::forward(const matrix<T>& in, matrix<T>& out) {

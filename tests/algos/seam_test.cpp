@@ -5,6 +5,7 @@
 // messages); algos/ declares its code in troupe::algos; every registered
 // algorithm answers to its name.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -256,4 +257,38 @@ TEST_CASE("an algorithm's settings live in the algorithm, not in the job; "
   for (const auto& h : hits)
     UNSCOPED_INFO(h);
   CHECK(hits.empty());
+}
+
+TEST_CASE("no source file is over 400 lines") {
+  // Issue [10]'s bound, for every C++, shell, Python, CMake and page file of
+  // the tree (build folders and the fuzz corpora aside).
+  const fs::path root{TROUPE_SOURCE_DIR};
+  const std::vector<std::string> kinds{".cpp", ".hpp", ".sh", ".py",
+                                       ".cmake", ".html", ".js", ".css"};
+  std::vector<std::string> long_files;
+  for (const auto& folder :
+       {"actors", "algos", "apps", "bench", "cmake", "examples", "include",
+        "messages", "net", "optim", "scripts", "tests"}) {
+    if (!fs::exists(root / folder))
+      continue;
+    for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
+      auto ext = entry.path().extension().string();
+      auto name = entry.path().filename().string();
+      if (!entry.is_regular_file()
+          || entry.path().string().find("/corpus/") != std::string::npos
+          || (std::find(kinds.begin(), kinds.end(), ext) == kinds.end()
+              && name != "CMakeLists.txt"))
+        continue;
+      std::ifstream in{entry.path()};
+      std::size_t lines = 0;
+      for (std::string line; std::getline(in, line);)
+        ++lines;
+      if (lines > 400)
+        long_files.push_back(fs::relative(entry.path(), root).string() + ": "
+                             + std::to_string(lines) + " lines");
+    }
+  }
+  for (const auto& f : long_files)
+    UNSCOPED_INFO(f);
+  CHECK(long_files.empty());
 }
