@@ -38,7 +38,7 @@ void cluster_view::update(const node_metrics& m) {
         = std::find_if(nodes_.begin(), nodes_.end(),
                        [&](const node_entry& e) { return e.name == m.node; });
     if (n == nodes_.end()) {
-      nodes_.push_back({m.node, m.node_key, "up", now, {}});
+      nodes_.push_back({m.node, m.node_key, "up", now, {}, {}, {}});
       n = nodes_.end() - 1;
       added = true;
     }

@@ -215,9 +215,9 @@ TEST_CASE("the cluster view: ok, stuck, lost, done and idle; links; rates") {
   auto slow = actor("c/1", "worker 1", "worker", true, 5000);
   auto gone = actor("c/2", "worker 2", "worker", true, 0);
   gone.done = true;
-  view.update({"A", "a", {coord, shard, eval}});
-  view.update({"B", "b", {fast}});
-  view.update({"C", "c", {slow, gone}});
+  view.update({"A", "a", {coord, shard, eval}, {}, {}});
+  view.update({"B", "b", {fast}, {}, {}});
+  view.update({"C", "c", {slow, gone}, {}, {}});
   CHECK(joined == std::vector<std::string>{"A", "B", "C"});
   auto j = view.to_json(true);
   auto s = states(j);
@@ -235,7 +235,7 @@ TEST_CASE("the cluster view: ok, stuck, lost, done and idle; links; rates") {
   // Throughput from two snapshots of a worker's sample count.
   std::this_thread::sleep_for(std::chrono::milliseconds{100});
   fast.gauges = {{"samples", messages::real{2000}}};
-  view.update({"B", "b", {fast}});
+  view.update({"B", "b", {fast}, {}, {}});
   // Named: a range-for over a part of a temporary reads freed memory (ASan).
   auto snapshot = view.to_json(true);
   for (auto& a : snapshot["actors"])
@@ -254,7 +254,7 @@ TEST_CASE("the cluster view: ok, stuck, lost, done and idle; links; rates") {
   view.lost("C");
   view.lost("C");
   CHECK(lost == std::vector<std::string>{"C"});
-  view.update({"C", "c", {slow}});
+  view.update({"C", "c", {slow}, {}, {}});
   s = states(view.to_json(true));
   CHECK(s["worker 1"] == "lost");
   CHECK(s["worker 2"] == "done");
@@ -272,7 +272,7 @@ TEST_CASE("a node's messages out count what its peers received from it") {
   w0.messages_out = 40;
   auto w1 = actor("a/3", "worker 1", "worker", true, 10);
   w1.peers = {{"a/1", 5, 4}, {"a/2", 5, 2}};
-  view.update({"A", "a", {coord, w0, w1}});
+  view.update({"A", "a", {coord, w0, w1}, {}, {}});
   std::map<std::string, std::uint64_t> out;
   auto j = view.to_json(true);
   for (auto& a : j["actors"])
