@@ -172,8 +172,9 @@ void settle(coordinator_ptr self, const pool_ptr& pool,
   }
   log().info("node {} joined the running job with {} at step {}: "
              "{} steps and {} examples ceded by {}",
-             optim::quote(rec.node), optim::counted(rec.workers.size(), "worker"),
-             rec.steps_at_join, rec.steps, rec.examples,
+             optim::quote(rec.node),
+             optim::counted(rec.workers.size(), "worker"), rec.steps_at_join,
+             rec.steps, rec.examples,
              optim::counted(rec.ceded_by.size(), "worker"));
   for (auto& o : st.config.observers)
     o->on_node_joined({rec.node, "", rec.seconds});

@@ -51,8 +51,8 @@ void cluster_view::update(const node_metrics& m) {
       auto delta = [dt](double now_v, double before) {
         return now_v >= before ? (now_v - before) / dt : 0.0;
       };
-      n->cpu_cores = delta(m.usage.cpu_seconds.value,
-                           n->usage.cpu_seconds.value);
+      n->cpu_cores
+          = delta(m.usage.cpu_seconds.value, n->usage.cpu_seconds.value);
       n->rx_per_sec = delta(static_cast<double>(m.usage.net_rx_bytes),
                             static_cast<double>(n->usage.net_rx_bytes));
       n->tx_per_sec = delta(static_cast<double>(m.usage.net_tx_bytes),

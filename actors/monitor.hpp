@@ -84,8 +84,8 @@ private:
     std::string name, key, state = "up";
     clock::time_point seen;
     std::vector<messages::actor_metrics> actors;
-    messages::process_usage usage;       ///< the latest
-    std::vector<std::string> log_tail;   ///< capped and escaped
+    messages::process_usage usage;     ///< the latest
+    std::vector<std::string> log_tail; ///< capped and escaped
     /// Rates between the last two answers: CPU (cores busy), network bytes/s.
     double cpu_cores = 0, rx_per_sec = 0, tx_per_sec = 0;
   };

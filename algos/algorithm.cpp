@@ -85,10 +85,10 @@ std::string algorithm::describe(const job_build& b) const {
   return name() + " with " + std::to_string(b.job.workers)
          + (b.job.workers == 1 ? " worker and " : " workers and ")
          + servers(b.job) + ", " + optim::model_label(o.model) + " on " + data
-         + " ("
-         + std::to_string(b.examples) + " examples, " + std::to_string(params)
-         + " parameters), " + std::to_string(b.steps_per_worker)
-         + " steps of batch " + std::to_string(o.batch) + " per worker, seed "
+         + " (" + std::to_string(b.examples) + " examples, "
+         + std::to_string(params) + " parameters), "
+         + std::to_string(b.steps_per_worker) + " steps of batch "
+         + std::to_string(o.batch) + " per worker, seed "
          + std::to_string(o.seed);
 }
 

@@ -1,4 +1,3 @@
-#include "actors/detail/log.hpp"
 #include "apps/board_command.hpp"
 
 #include <atomic>
@@ -8,6 +7,7 @@
 #include <iostream>
 #include <thread>
 
+#include "actors/detail/log.hpp"
 #include "apps/cli.hpp"
 #include "net/board.hpp"
 #include "net/http_server.hpp"

@@ -88,9 +88,9 @@ int eval_main(const std::vector<std::string>& args) {
                        {"test_accuracy", e.accuracy},
                        {"test_loss", e.loss}};
     std::cerr << "troupe eval: " << optim::model_label(info.model) << " from "
-              << model_path
-              << ": test accuracy " << e.accuracy << ", loss " << e.loss
-              << " on " << e.samples << " examples of " << test.name << '\n';
+              << model_path << ": test accuracy " << e.accuracy << ", loss "
+              << e.loss << " on " << e.samples << " examples of " << test.name
+              << '\n';
     if (!finite)
       std::cerr << "troupe eval: warning: the model holds non-finite weights\n";
     std::cout << out.dump() << std::endl;

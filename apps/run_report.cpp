@@ -183,8 +183,9 @@ void write_report(const std::string& dir, const nlohmann::json& series,
   fs::create_directories(root);
   const auto& train = series.at("train");
   const auto& evals = series.at("evaluations");
-  write_csv(root / "train.csv", train,
-            {"seconds", "steps", "samples", "bytes", "loss", "samples_per_sec"});
+  write_csv(
+      root / "train.csv", train,
+      {"seconds", "steps", "samples", "bytes", "loss", "samples_per_sec"});
   write_csv(root / "evaluations.csv", evals,
             {"seconds", "steps", "samples", "bytes", "accuracy", "loss"});
   open_for_writing(root / "result.json") << result.dump(2) << '\n';

@@ -49,9 +49,8 @@ void apply_init(const train_options& o, const optim::dataset& train,
     throw usage_error("troupe train: --init=" + o.init + " " + what);
   };
   if (!optim::same_architecture(info.model, o.model))
-    refuse("holds a " + optim::model_label(info.model)
-           + " model, not --model=" + optim::model_label(o.model)
-           + " (their layers differ)");
+    refuse("holds a " + optim::model_label(info.model) + " model, not --model="
+           + optim::model_label(o.model) + " (their layers differ)");
   if (!(info.sample_shape == train.sample_shape))
     refuse("was trained on samples of shape "
            + optim::to_string(info.sample_shape) + ", the data's are "

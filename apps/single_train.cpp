@@ -58,11 +58,10 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
   auto eval_steps = std::max<std::size_t>(epoch_steps(o.eval_every), 1);
 
   bar.message("troupe train: " + optim::model_label(o.model) + " on "
-              + train.name + " ("
-              + std::to_string(n) + " examples, " + std::to_string(model.size())
-              + " parameters), " + std::to_string(total_steps)
-              + " steps of batch " + std::to_string(o.batch) + ", seed "
-              + std::to_string(o.seed));
+              + train.name + " (" + std::to_string(n) + " examples, "
+              + std::to_string(model.size()) + " parameters), "
+              + std::to_string(total_steps) + " steps of batch "
+              + std::to_string(o.batch) + ", seed " + std::to_string(o.seed));
   auto evaluations = nlohmann::json::array();
   double train_seconds = 0, eval_seconds = 0, smooth_loss = 0, last_loss = 0;
   std::size_t samples = 0;

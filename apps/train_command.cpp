@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -64,7 +64,6 @@ void select_algorithm(train_options& o) {
   o.algorithm = algos::make_algorithm(o.algo);
 }
 
-
 namespace {
 
 /// Which registered algorithms bind each flag (for refusals).
@@ -82,7 +81,6 @@ std::map<std::string, std::vector<std::string>> flag_owners() {
   }
   return owners;
 }
-
 
 } // namespace
 
@@ -134,19 +132,18 @@ void add_train_options(option_parser& p, train_options& o,
            "DIR: continue the job of DIR's latest complete checkpoint (its "
            "flags unless given again; flags that change the job are refused)");
   add_link_options(p, o.link);
-  p.section("the job", {"config", "algo", "model", "data", "workers",
-                        "shards", "shard-replicas", "seed", "threads"});
-  p.section("training", {"batch", "lr", "optimizer", "momentum",
-                         "weight-decay", "schedule", "lr-decay",
-                         "lr-step-epochs", "warmup-epochs", "standardize",
-                         "train-examples", "init"});
-  p.section("when to stop and evaluate",
-            {"epochs", "max-steps", "max-seconds", "target-accuracy",
-             "eval-every"});
+  p.section("the job", {"config", "algo", "model", "data", "workers", "shards",
+                        "shard-replicas", "seed", "threads"});
+  p.section("training",
+            {"batch", "lr", "optimizer", "momentum", "weight-decay", "schedule",
+             "lr-decay", "lr-step-epochs", "warmup-epochs", "standardize",
+             "train-examples", "init"});
+  p.section("when to stop and evaluate", {"epochs", "max-steps", "max-seconds",
+                                          "target-accuracy", "eval-every"});
   p.section("output", {"progress", "json", "report", "save", "monitor",
                        "monitor-token", "monitor-linger"});
-  p.section("checkpoints", {"checkpoint-dir", "checkpoint-every", "keep",
-                            "resume"});
+  p.section("checkpoints",
+            {"checkpoint-dir", "checkpoint-every", "keep", "resume"});
   p.section("across processes",
             {"listen", "expect", "token", "token-file", "tls-cert", "tls-key",
              "tls-ca", "heartbeat", "node-timeout", "join-timeout",

@@ -98,8 +98,8 @@ typename Inspector::result_type inspect(Inspector& f, actor_metrics& x) {
 /// What a node's process uses of its host (Linux /proc): cumulative
 /// counters; the coordinator's view derives the rates.
 struct process_usage {
-  real cpu_seconds;              ///< user + system time of the process
-  std::uint64_t rss_bytes = 0;   ///< resident memory
+  real cpu_seconds;            ///< user + system time of the process
+  std::uint64_t rss_bytes = 0; ///< resident memory
   std::uint64_t threads = 0;
   std::uint64_t net_rx_bytes = 0; ///< the host's interfaces but loopback
   std::uint64_t net_tx_bytes = 0;

@@ -14,9 +14,9 @@
 #include "actors/detail/log.hpp"
 #include "algos/registry.hpp"
 #include "net/guard.hpp"
-#include "optim/quote.hpp"
 #include "net/placement.hpp"
 #include "net/registrar.hpp"
+#include "optim/quote.hpp"
 
 namespace troupe::net {
 
@@ -85,7 +85,6 @@ std::uint16_t open_port(caf::actor_system& sys, const registrar_actor& reg,
   return guard->port();
 }
 
-
 /// Why a node may not join `job` once it runs (its algorithm is not
 /// elastic), naming the algorithms that take late nodes.
 std::string elastic_refusal(const actors::job_config& job) {
@@ -94,11 +93,14 @@ std::string elastic_refusal(const actors::job_config& job) {
     return a.elastic(actors::job_config{});
   });
   if (std::find(takers.begin(), takers.end(), name) != takers.end())
-    return "its algorithm, " + name + ", does not take nodes joining a "
-           "running job with these options";
-  return "its algorithm, " + name + ", does not take nodes joining a running "
-         "job (" + (takers.empty() ? std::string{"none does"}
-                                    : algos::joined_names(takers) + " do")
+    return "its algorithm, " + name
+           + ", does not take nodes joining a "
+             "running job with these options";
+  return "its algorithm, " + name
+         + ", does not take nodes joining a running "
+           "job ("
+         + (takers.empty() ? std::string{"none does"}
+                           : algos::joined_names(takers) + " do")
          + ")";
 }
 

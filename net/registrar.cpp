@@ -123,9 +123,9 @@ void join_running(self_ptr self, caf::typed_response_promise<ack_atom> rp,
             auto& st = self->state;
             self->monitor(agent);
             st.members.push_back({agent, hello, true});
-            actors::detail::log().info(
-                "node {} joined the running job with {}",
-                optim::quote(hello.node), optim::counted(workers, "worker"));
+            actors::detail::log().info("node {} joined the running job with {}",
+                                       optim::quote(hello.node),
+                                       optim::counted(workers, "worker"));
             rp.deliver(ack_atom::value);
           },
           [self, rp, hello](caf::error& err) mutable {

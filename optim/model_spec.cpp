@@ -71,17 +71,15 @@ int int_option(const json& layer, const std::string& where, const char* key,
   if (it == layer.end()) {
     if (fallback >= 0)
       return fallback;
-    throw std::invalid_argument(where + ": needs \"" + key + "\" (an integer from "
-                                + std::to_string(lo) + " to "
-                                + std::to_string(hi) + ")");
+    throw std::invalid_argument(where + ": needs \"" + key
+                                + "\" (an integer from " + std::to_string(lo)
+                                + " to " + std::to_string(hi) + ")");
   }
   if (!it->is_number_integer() || it->get<std::int64_t>() < lo
       || it->get<std::int64_t>() > hi)
-    throw std::invalid_argument(where + ": " + key
-                                + " must be an integer from "
-                                + std::to_string(lo) + " to "
-                                + std::to_string(hi) + ", not "
-                                + quote(it->dump()));
+    throw std::invalid_argument(
+        where + ": " + key + " must be an integer from " + std::to_string(lo)
+        + " to " + std::to_string(hi) + ", not " + quote(it->dump()));
   return static_cast<int>(it->get<std::int64_t>());
 }
 
@@ -107,18 +105,18 @@ json checked(const json& d) {
     throw std::invalid_argument("\"layers\" must be a non-empty list of "
                                 "layers");
   if (layers->size() > max_model_layers)
-    throw std::invalid_argument("\"layers\" lists "
-                                + std::to_string(layers->size())
-                                + " layers; at most "
-                                + std::to_string(max_model_layers));
+    throw std::invalid_argument(
+        "\"layers\" lists " + std::to_string(layers->size())
+        + " layers; at most " + std::to_string(max_model_layers));
   std::size_t index = 0;
   for (const auto& layer : *layers) {
     ++index;
     std::string where = "layer " + std::to_string(index);
     if (!layer.is_object() || !layer.contains("type")
         || !layer["type"].is_string())
-      throw std::invalid_argument(where + ": must be an object with a "
-                                          "\"type\"");
+      throw std::invalid_argument(where
+                                  + ": must be an object with a "
+                                    "\"type\"");
     auto type = layer["type"].get<std::string>();
     const std::vector<std::string>* known = nullptr;
     for (const auto& [t, opts] : layer_options())
@@ -126,8 +124,8 @@ json checked(const json& d) {
         known = &opts;
     if (known == nullptr)
       throw std::invalid_argument(where + ": unknown type " + quote(type)
-                                  + " (known: "
-                                  + joined(model_layer_types()) + ")");
+                                  + " (known: " + joined(model_layer_types())
+                                  + ")");
     where += " (" + type + ")";
     for (auto it = layer.begin(); it != layer.end(); ++it) {
       if (it.key() == "type")
@@ -159,10 +157,9 @@ json checked(const json& d) {
 
 json parsed(const std::string& text) {
   if (text.size() > max_model_description)
-    throw std::invalid_argument("the model description has "
-                                + std::to_string(text.size())
-                                + " bytes; at most "
-                                + std::to_string(max_model_description));
+    throw std::invalid_argument(
+        "the model description has " + std::to_string(text.size())
+        + " bytes; at most " + std::to_string(max_model_description));
   try {
     return checked(json::parse(text));
   } catch (const json::exception& e) {
@@ -251,11 +248,11 @@ std::string read_model_description(const std::string& path) {
     auto d = parsed(text.str());
     if (!d.contains("name")) {
       auto stem = std::filesystem::path{path}.stem().string();
-      d["name"] = stem.empty() || stem.size() > 64
-                          || stem.find_first_of("\"\\/{}\n\r\t")
-                                 != std::string::npos
-                      ? std::string{"custom"}
-                      : stem;
+      d["name"]
+          = stem.empty() || stem.size() > 64
+                    || stem.find_first_of("\"\\/{}\n\r\t") != std::string::npos
+                ? std::string{"custom"}
+                : stem;
     }
     return d.dump();
   } catch (const std::invalid_argument& e) {
@@ -310,7 +307,6 @@ sequential<T> build_model(const std::string& model, shape input, int classes) {
 }
 
 template sequential<float> build_model<float>(const std::string&, shape, int);
-template sequential<double> build_model<double>(const std::string&, shape,
-                                                int);
+template sequential<double> build_model<double>(const std::string&, shape, int);
 
 } // namespace troupe::optim

@@ -1,7 +1,5 @@
 #include "optim/sequential.hpp"
 
-#include "optim/model_spec.hpp"
-
 #include <map>
 #include <stdexcept>
 
@@ -11,6 +9,7 @@
 #include "optim/flatten.hpp"
 #include "optim/loss.hpp"
 #include "optim/max_pool2d.hpp"
+#include "optim/model_spec.hpp"
 #include "optim/quote.hpp"
 #include "optim/relu.hpp"
 
@@ -77,10 +76,10 @@ void sequential<T>::finalize() {
     if (ptr->output_layout() != layout::same)
       lay = ptr->output_layout();
     if (cur.size() > max_activation_values)
-      throw std::invalid_argument(
-          name + ": gives " + describe(cur) + ", "
-          + std::to_string(cur.size()) + " values per sample; at most "
-          + std::to_string(max_activation_values));
+      throw std::invalid_argument(name + ": gives " + describe(cur) + ", "
+                                  + std::to_string(cur.size())
+                                  + " values per sample; at most "
+                                  + std::to_string(max_activation_values));
     offsets.push_back(table.total());
     ptr->declare(table, name);
     if (table.total() > max_model_parameters)

@@ -5,8 +5,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include <spdlog/formatter.h>
 #include <spdlog/logger.h>

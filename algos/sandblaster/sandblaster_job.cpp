@@ -78,10 +78,10 @@ std::string sandblaster::describe(const job_build& b) const {
   auto data = b.train ? b.train->name : o.data;
   return "lbfgs (Sandblaster) with " + std::to_string(o.workers)
          + " workers and " + std::to_string(o.shards) + " shards, "
-         + optim::model_label(o.model)
-         + " on " + data + " (" + std::to_string(train_examples)
-         + " examples in " + std::to_string(lbfgs ? lbfgs->portions : 0)
-         + " portions, " + std::to_string(params) + " parameters), memory "
+         + optim::model_label(o.model) + " on " + data + " ("
+         + std::to_string(train_examples) + " examples in "
+         + std::to_string(lbfgs ? lbfgs->portions : 0) + " portions, "
+         + std::to_string(params) + " parameters), memory "
          + std::to_string(memory) + ", L2 " + nlohmann::json(l2).dump()
          + ", at most "
          + std::to_string(lbfgs ? lbfgs->options.max_iterations : 0)

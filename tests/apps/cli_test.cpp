@@ -126,9 +126,10 @@ TEST_CASE("--help groups the common options, then the algorithm's own") {
   }
   CHECK_THAT(r.out, !Catch::Contains("other options:"));
   // Every option once.
-  for (auto name : {"\n  --config=<", "\n  --algo=<", "\n  --lr=<",
-                    "\n  --resume=<", "\n  --tls-ca=<", "\n  --monitor-linger=<",
-                    "\n  --n-push=<", "\n  --staleness-bound=<"}) {
+  for (auto name :
+       {"\n  --config=<", "\n  --algo=<", "\n  --lr=<", "\n  --resume=<",
+        "\n  --tls-ca=<", "\n  --monitor-linger=<", "\n  --n-push=<",
+        "\n  --staleness-bound=<"}) {
     INFO(name);
     auto first = r.out.find(name);
     REQUIRE(first != std::string::npos);

@@ -221,7 +221,8 @@ TEST_CASE("eval and predict refuse mistakes naming them") {
                         && Catch::Contains("index 785 exceeds"));
 }
 
-TEST_CASE("--model=FILE.json trains a description and the saved model keeps it") {
+TEST_CASE(
+    "--model=FILE.json trains a description and the saved model keeps it") {
   std::cout << "a model description, seed 5" << std::endl;
   auto desc = dir() + "/gelu-net.json";
   std::ofstream{desc} << R"({"layers": [

@@ -51,8 +51,9 @@ TEST_CASE("a report has the curves as CSV, an SVG plot and the result") {
   CHECK(slurp(dir / "train.csv")
         == "seconds,steps,samples,bytes,loss,samples_per_sec\n"
            "0.1,10,640,0,2,6400\n0.2,20,1280,0,1.5,6400\n");
-  CHECK(slurp(dir / "evaluations.csv")
-        == "seconds,steps,samples,bytes,accuracy,loss\n0.2,20,1280,0,0.75,0.9\n");
+  CHECK(
+      slurp(dir / "evaluations.csv")
+      == "seconds,steps,samples,bytes,accuracy,loss\n0.2,20,1280,0,0.75,0.9\n");
   CHECK(nlohmann::json::parse(slurp(dir / "result.json")) == result);
   auto svg = slurp(dir / "curves.svg");
   CHECK_THAT(svg, Catch::StartsWith("<svg xmlns='http://www.w3.org/2000/svg'"));

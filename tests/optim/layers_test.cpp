@@ -231,8 +231,8 @@ TEST_CASE("tanh, sigmoid and gelu: values, stability and gradients") {
   for (auto k : {activation_kind::tanh, activation_kind::sigmoid,
                  activation_kind::gelu}) {
     INFO(to_string(k));
-    auto b = bind_layer(std::make_unique<activation<double>>(k),
-                        shape{2, 3, 4}, 35);
+    auto b = bind_layer(std::make_unique<activation<double>>(k), shape{2, 3, 4},
+                        35);
     CHECK(b.out == shape{2, 3, 4});
     CHECK(b.table.total() == 0);
     CHECK(b.lay->kind() == to_string(k));

@@ -49,8 +49,8 @@ TEST_CASE("the built-in models are their descriptions") {
   CHECK(mlp.size() == 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10);
   auto lenet = make_model<float>("lenet", shape{1, 28, 28}, 10);
   CHECK(kinds(lenet)
-        == v{"conv", "relu", "pool", "conv", "relu", "pool", "flatten",
-             "dense", "relu", "dense", "relu", "dense"});
+        == v{"conv", "relu", "pool", "conv", "relu", "pool", "flatten", "dense",
+             "relu", "dense", "relu", "dense"});
   CHECK(lenet.size() == 61706); // LeNet-5 as in PyTorch's tutorial
   // A built-in's description builds the same model, bit for bit after init.
   auto text = model_description("mlp");
@@ -108,44 +108,44 @@ TEST_CASE("a description's mistakes are refused naming the layer") {
     const char* text;
     const char* says;
   };
-  for (const auto& bc : {
-           bad_case{R"([1, 2])", "must be a JSON object"},
-           bad_case{R"({"layers": []})", "non-empty list"},
-           bad_case{R"({"layers": [{"type": "dense", "units": "classes"}],
+  for (const auto& bc :
+       {bad_case{R"([1, 2])", "must be a JSON object"},
+        bad_case{R"({"layers": []})", "non-empty list"},
+        bad_case{R"({"layers": [{"type": "dense", "units": "classes"}],
                        "optimizer": "sgd"})",
-                    "unknown key 'optimizer'"},
-           bad_case{R"({"layers": [{"type": "dense"}]})",
-                    "layer 1 (dense): needs \"units\""},
-           bad_case{R"({"layers": [{"type": "relu"},
+                 "unknown key 'optimizer'"},
+        bad_case{R"({"layers": [{"type": "dense"}]})",
+                 "layer 1 (dense): needs \"units\""},
+        bad_case{R"({"layers": [{"type": "relu"},
                        {"type": "dens", "units": 3}]})",
-                    "layer 2: unknown type 'dens' (known: dense, conv2d"},
-           bad_case{R"({"layers": [{"type": "dense", "unit": 10}]})",
-                    "layer 1 (dense): unknown option 'unit' (it takes units)"},
-           bad_case{R"({"layers": [{"type": "relu", "slope": 0.1}]})",
-                    "layer 1 (relu): unknown option 'slope' (it takes none)"},
-           bad_case{R"({"layers": [{"type": "conv2d", "out_channels": 4,
+                 "layer 2: unknown type 'dens' (known: dense, conv2d"},
+        bad_case{R"({"layers": [{"type": "dense", "unit": 10}]})",
+                 "layer 1 (dense): unknown option 'unit' (it takes units)"},
+        bad_case{R"({"layers": [{"type": "relu", "slope": 0.1}]})",
+                 "layer 1 (relu): unknown option 'slope' (it takes none)"},
+        bad_case{R"({"layers": [{"type": "conv2d", "out_channels": 4,
                        "kernel": 0}]})",
-                    "layer 1 (conv2d): kernel must be an integer from 1 to 64"},
-           bad_case{R"({"layers": [{"type": "conv2d", "out_channels": 4,
+                 "layer 1 (conv2d): kernel must be an integer from 1 to 64"},
+        bad_case{R"({"layers": [{"type": "conv2d", "out_channels": 4,
                        "kernel": 2.5}]})",
-                    "kernel must be an integer"},
-           bad_case{R"({"layers": [{"type": "dense", "units": -3}]})",
-                    "units must be an integer from 1 to 1048576"},
-           bad_case{R"({"layers": [{"type": "dense", "units": 7}]})",
-                    "gives 7 values per sample, but the data has 10 classes"},
-           bad_case{R"({"layers": [{"type": "max_pool2d", "kernel": 64}]})",
-                    "pool1: input {1, 28, 28} is smaller than the 64x64"},
-           bad_case{R"({"layers": [{"type": "conv2d", "out_channels": 4096,
+                 "kernel must be an integer"},
+        bad_case{R"({"layers": [{"type": "dense", "units": -3}]})",
+                 "units must be an integer from 1 to 1048576"},
+        bad_case{R"({"layers": [{"type": "dense", "units": 7}]})",
+                 "gives 7 values per sample, but the data has 10 classes"},
+        bad_case{R"({"layers": [{"type": "max_pool2d", "kernel": 64}]})",
+                 "pool1: input {1, 28, 28} is smaller than the 64x64"},
+        bad_case{R"({"layers": [{"type": "conv2d", "out_channels": 4096,
                        "kernel": 1, "padding": 64}]})",
-                    "conv1: gives {4096, 156, 156}"},
-           bad_case{R"({"layers": [{"type": "dense", "units": 1048576},
+                 "conv1: gives {4096, 156, 156}"},
+        bad_case{R"({"layers": [{"type": "dense", "units": 1048576},
                        {"type": "dense", "units": 1048576}]})",
-                    "parameters; at most 1073741824"},
-           bad_case{R"({"name": "a/b", "layers": [{"type": "relu"}]})",
-                    "\"name\" must be a short string"},
-           bad_case{"{\"layers\": [", "not valid JSON"},
-           bad_case{"resnet50", "unknown model 'resnet50' (known: logreg, "
-                                "mlp, lenet, or a description FILE.json)"}}) {
+                 "parameters; at most 1073741824"},
+        bad_case{R"({"name": "a/b", "layers": [{"type": "relu"}]})",
+                 "\"name\" must be a short string"},
+        bad_case{"{\"layers\": [", "not valid JSON"},
+        bad_case{"resnet50", "unknown model 'resnet50' (known: logreg, "
+                             "mlp, lenet, or a description FILE.json)"}}) {
     INFO(bc.text);
     CHECK_THAT(refusal(bc.text), Catch::Contains(bc.says));
   }
