@@ -15,6 +15,9 @@ namespace troupe::algos {
 struct job_options {
   std::string model = "mlp";
   std::string data = "fashion-mnist";
+  /// The label's column of CSV data (empty: "label", else "target", else
+  /// the last column; optim::read_csv).
+  std::string label_column;
   bool standardize = true; ///< scale inputs to mean 0, stddev 1 (train stats)
   std::uint64_t workers = 1;
   std::uint64_t shards = 1;

@@ -140,6 +140,8 @@ cluster_job prepare_cluster_job(const train_options& o,
       optim::make_model<float>(o.model, train->sample_shape, train->classes));
   job.evaluate = [eval_model, data, batch](const float* p, std::size_t size) {
     std::copy(p, p + size, eval_model->params());
+    optim::calibrate(*eval_model, data->train, optim::calibration_examples,
+                     batch);
     return optim::evaluate(*eval_model, data->test, batch);
   };
   job.eval_every_steps = std::max<std::uint64_t>(
@@ -267,9 +269,9 @@ actors::built_job build_from_spec(const std::string& spec) {
   if (runner == algos::runner::single_loop)
     throw std::invalid_argument("--algo=" + o.algo + " does not run on nodes");
   validate_algorithm(o);
-  auto data = load_data(o.data, o.seed);
+  auto data = load_data(o.data, o.seed, o.label_column);
   if (o.standardize)
-    optim::standardize(data);
+    standardize_data(o.data, data);
   auto prepared = runner == algos::runner::own_driver
                       ? prepare_driver_job(o, std::move(data))
                       : prepare_cluster_job(o, std::move(data));

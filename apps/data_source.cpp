@@ -1,6 +1,9 @@
 #include "apps/data_source.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <stdexcept>
 
 #include "optim/synthetic.hpp"
 
@@ -33,11 +36,35 @@ optim::dataset every_nth(const optim::dataset& data, std::size_t step,
 } // namespace
 
 const char* data_source_help() {
-  return "fashion-mnist | DIR (IDX files) | FILE (libsvm) | synthetic-logreg";
+  return "fashion-mnist | DIR (IDX files) | FILE.csv[.gz] (CSV with a header "
+         "row) | FILE (libsvm) | synthetic-logreg";
 }
 
-optim::train_test load_data(const std::string& spec, std::uint64_t seed) {
+bool is_csv_spec(const std::string& spec) {
+  auto ends_with = [&](const std::string& tail) {
+    return spec.size() > tail.size()
+           && std::equal(
+               tail.rbegin(), tail.rend(), spec.rbegin(), [](char a, char b) {
+                 return a == std::tolower(static_cast<unsigned char>(b));
+               });
+  };
+  return ends_with(".csv") || ends_with(".csv.gz");
+}
+
+optim::train_test load_data(const std::string& spec, std::uint64_t seed,
+                            const std::string& label_column) {
   namespace fs = std::filesystem;
+  if (is_csv_spec(spec)) {
+    // As a libsvm file: every tenth example is held out.
+    auto all = optim::read_csv(spec, label_column);
+    return {every_nth(all, 10, false, spec + "/train"),
+            every_nth(all, 10, true, spec + "/test")};
+  }
+  if (!label_column.empty())
+    throw std::invalid_argument("--label-column=" + label_column
+                                + " names a column of CSV data (--data=FILE.csv"
+                                  " or FILE.csv.gz), not of --data="
+                                + spec);
   if (spec == "fashion-mnist") {
     auto result = optim::load_mnist_dir(optim::fashion_mnist_dir);
     result.train.name = "fashion-mnist/train";
@@ -68,6 +95,12 @@ optim::train_test load_data(const std::string& spec, std::uint64_t seed) {
   }
   throw optim::data_error(spec + ": no such data set, directory or file ("
                           + std::string{data_source_help()} + ")");
+}
+
+optim::scaling standardize_data(const std::string& spec,
+                                optim::train_test& data) {
+  return is_csv_spec(spec) ? optim::standardize_features(data)
+                           : optim::standardize(data);
 }
 
 } // namespace troupe::apps

@@ -10,11 +10,26 @@ namespace troupe::apps {
 /// Names the data sources `--data` accepts, for help and error messages.
 const char* data_source_help();
 
+/// Whether `spec` names a CSV file: its name ends in .csv or .csv.gz (in
+/// any case).
+bool is_csv_spec(const std::string& spec);
+
 /// Loads what `--data=spec` names: "fashion-mnist" (Debian's
-/// dataset-fashion-mnist), a directory of IDX files, a libsvm file, or
-/// "synthetic-logreg" (the last two with every tenth example held out as the
-/// test set). Throws
-/// optim::data_error naming the file and the problem.
-optim::train_test load_data(const std::string& spec, std::uint64_t seed);
+/// dataset-fashion-mnist), a directory of IDX files, a CSV file (its label
+/// the column `label_column`, optim::read_csv's rule if empty), a libsvm
+/// file, or "synthetic-logreg" (the last three with every tenth example
+/// held out as the test set). Throws optim::data_error naming the file and
+/// the problem, std::invalid_argument for a `label_column` with data that
+/// is not CSV.
+optim::train_test load_data(const std::string& spec, std::uint64_t seed,
+                            const std::string& label_column = "");
+
+/// Standardizes `data` as --standardize does: each feature on its own for
+/// CSV data (`spec`, is_csv_spec: tabular columns have unrelated scales),
+/// one mean and standard deviation over all features otherwise. Statistics
+/// from the training set only; returns the map applied (a saved model
+/// keeps it for troupe eval and troupe predict).
+optim::scaling standardize_data(const std::string& spec,
+                                optim::train_test& data);
 
 } // namespace troupe::apps

@@ -27,12 +27,12 @@ optim::loaded_model load_model_flag(const std::string& command,
 }
 
 void scale_inputs(optim::matrix<float>& x, const optim::scaling& s) {
-  // The expression optim::standardize applies, for the same floats.
-  x.array() = (x.array() - s.mean) / s.stddev;
+  // The expression the standardizations apply, for the same floats.
+  optim::apply_scaling(s, x);
 }
 
 int eval_main(const std::vector<std::string>& args) {
-  std::string model_path, data;
+  std::string model_path, data, label_column;
   std::uint64_t batch = 0;
   bool json_only = false;
   option_parser p{"troupe eval"};
@@ -40,6 +40,9 @@ int eval_main(const std::vector<std::string>& args) {
       .add(data, "data",
            "the data whose test set to evaluate on (default: the run's "
            "--data, from the model file)")
+      .add(label_column, "label-column",
+           "NAME: the label's column of CSV data (default: the run's "
+           "--label-column, from the model file)")
       .add(batch, "batch",
            "examples per forward pass (default: the run's evaluation batch)")
       .add(json_only, "json",
@@ -61,7 +64,11 @@ int eval_main(const std::vector<std::string>& args) {
                   : options.value("batch", std::uint64_t{64});
       batch = std::max<std::uint64_t>(batch, 1);
     }
-    auto sets = load_data(data, options.value("seed", std::uint64_t{1}));
+    // The run's label column, for CSV data (of the run or not).
+    if (label_column.empty() && is_csv_spec(data))
+      label_column = options.value("label_column", std::string{});
+    auto sets = load_data(data, options.value("seed", std::uint64_t{1}),
+                          label_column);
     auto& test = sets.test;
     if (!(test.sample_shape == info.sample_shape))
       throw usage_error("troupe eval: --data=" + data + " has samples of shape "

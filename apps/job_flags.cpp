@@ -91,10 +91,14 @@ void add_job_flags(option_parser& p, algos::job_options& o) {
         "logreg | mlp | lenet (default mlp) | FILE.json: a model "
         "description (docs/models.md)")
       .add(o.data, "data",
-           "fashion-mnist (default) | DIR of IDX files | libsvm FILE | "
-           "synthetic-logreg")
+           "fashion-mnist (default) | DIR of IDX files | FILE.csv[.gz] "
+           "(header row) | libsvm FILE | synthetic-logreg")
+      .add(o.label_column, "label-column",
+           "NAME: with CSV data, the label's column (default: \"label\", "
+           "else \"target\", else the last)")
       .add(o.standardize, "standardize",
-           "standardize inputs with the training set's mean and stddev")
+           "standardize inputs with the training set's mean and stddev "
+           "(each column's own for CSV data)")
       .add(o.workers, "workers",
            "number of workers (1 for "
                + names_where([](const algos::algorithm& a) {

@@ -8,6 +8,7 @@
 
 #include "optim/model_file.hpp"
 #include "optim/model_spec.hpp"
+#include "optim/trainer.hpp"
 
 namespace troupe::apps {
 
@@ -72,7 +73,15 @@ final_model::final_model(const train_options& o, const optim::dataset& train,
                       ? 256
                       : o.batch),
       scaling_(scaling) {
-  // nop
+  // Only a model with buffers needs examples to estimate them.
+  try {
+    if (optim::make_model<float>(o.model, sample_shape_, classes_)
+            .buffer_size()
+        > 0)
+      calibration_ = optim::calibration_set(train);
+  } catch (const std::exception&) {
+    // save() reports a model that does not build
+  }
 }
 
 void final_model::save(nlohmann::json& result, progress& bar) const {
@@ -97,6 +106,8 @@ void final_model::save(nlohmann::json& result, progress& bar) const {
                                + " parameters are not the model's "
                                + std::to_string(m.size()));
     std::copy(params.begin(), params.end(), m.params());
+    optim::calibrate(m, calibration_, optim::calibration_examples,
+                     eval_batch_);
     optim::model_info info;
     info.model = model_;
     info.options = options_;

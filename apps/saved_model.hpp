@@ -29,7 +29,9 @@ void apply_init(const train_options& o, const optim::dataset& train,
 /// The final model of a run, written by save() where --save and --report
 /// ask for it.
 struct final_model {
-  /// Keeps what the model file needs from the run (before its data moves).
+  /// Keeps what the model file needs from the run (before its data moves),
+  /// among it the examples that estimate the buffers of a model that has
+  /// some (batch norm's statistics: optim::calibration_set).
   final_model(const train_options& o, const optim::dataset& train,
               optim::scaling scaling);
 
@@ -46,6 +48,7 @@ private:
   int classes_;
   std::uint64_t eval_batch_;
   optim::scaling scaling_;
+  optim::dataset calibration_;
 };
 
 } // namespace troupe::apps

@@ -132,8 +132,9 @@ void add_train_options(option_parser& p, train_options& o,
            "DIR: continue the job of DIR's latest complete checkpoint (its "
            "flags unless given again; flags that change the job are refused)");
   add_link_options(p, o.link);
-  p.section("the job", {"config", "algo", "model", "data", "workers", "shards",
-                        "shard-replicas", "seed", "threads"});
+  p.section("the job",
+            {"config", "algo", "model", "data", "label-column", "workers",
+             "shards", "shard-replicas", "seed", "threads"});
   p.section("training",
             {"batch", "lr", "optimizer", "momentum", "weight-decay", "schedule",
              "lr-decay", "lr-step-epochs", "warmup-epochs", "standardize",
@@ -269,10 +270,10 @@ nlohmann::json run_train(train_options o) {
   validate(o);
   auto style = parse_progress_style(o.progress);
   auto t_load = clock_type::now();
-  auto data = load_data(o.data, o.seed);
+  auto data = load_data(o.data, o.seed, o.label_column);
   optim::scaling input_scaling;
   if (o.standardize)
-    input_scaling = optim::standardize(data);
+    input_scaling = standardize_data(o.data, data);
   auto load_seconds = seconds_since(t_load);
   auto name = data.train.name;
   progress bar{style, o.algo + "/" + optim::model_label(o.model),
@@ -302,8 +303,14 @@ nlohmann::json run_train(train_options o) {
                                     ? nlohmann::json(o.target_accuracy)
                                     : nlohmann::json(nullptr);
     result["data_load_seconds"] = load_seconds;
+    if (!o.label_column.empty())
+      result["label_column"] = o.label_column;
     result["input_scaling"]
-        = {{"mean", input_scaling.mean}, {"stddev", input_scaling.stddev}};
+        = input_scaling.per_feature()
+              ? nlohmann::json{{"mean", input_scaling.means},
+                               {"stddev", input_scaling.stddevs}}
+              : nlohmann::json{{"mean", input_scaling.mean},
+                               {"stddev", input_scaling.stddev}};
   };
   auto result = runner == algos::runner::own_driver
                     ? run_driver_train(o, std::move(data), bar)

@@ -4,7 +4,39 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
+#include "optim/model_spec.hpp"
+#include "optim/torchscript_layer.hpp"
+
 namespace troupe::optim {
+
+namespace {
+
+/// Whether the TorchScript modules among `layers` (and in their blocks)
+/// are deterministic (optim/torchscript_layer.hpp).
+bool deterministic_modules(const nlohmann::json& layers) {
+  for (const auto& l : layers) {
+    if (l.contains("layers") && !deterministic_modules(l["layers"]))
+      return false;
+#ifdef TROUPE_HAVE_TORCH
+    if (l["type"] == "torchscript"
+        && !torchscript_deterministic(l["file"].get<std::string>()))
+      return false;
+#endif
+  }
+  return true;
+}
+
+} // namespace
+
+bool deterministic_model(const std::string& model) {
+  auto d = model_description(model);
+  return model_loss(model) == loss_kind::cross_entropy
+         && d.find("\"dropout\"") == std::string::npos
+         && d.find("\"batch_norm\"") == std::string::npos
+         && deterministic_modules(nlohmann::json::parse(d)["layers"]);
+}
 
 batch_objective::batch_objective(std::shared_ptr<const dataset> data,
                                  batch_objective_options opts)
@@ -14,6 +46,11 @@ batch_objective::batch_objective(std::shared_ptr<const dataset> data,
   if (data_->labels.empty())
     throw std::invalid_argument(
         "batch objective: the data set has no class labels");
+  if (!deterministic_model(opts_.model))
+    throw std::invalid_argument(
+        "batch objective: the full-batch objective needs a model whose "
+        "forward pass is a function of its parameters (cross-entropy, no "
+        "dropout or batch_norm), not " + model_label(opts_.model));
   if (opts_.examples == 0 || opts_.examples > data_->size())
     opts_.examples = data_->size();
   if (opts_.portions == 0 || opts_.portions > opts_.examples)

@@ -26,6 +26,12 @@ struct batch_objective_options {
   std::size_t chunk = 256; ///< examples per forward/backward pass
 };
 
+/// Whether `model` (a name or description) suits a full-batch objective:
+/// cross-entropy, and a forward pass that is a function of the parameters
+/// alone (no dropout, no batch_norm, nor in a TorchScript module:
+/// torchscript_deterministic). Throws as model_description does.
+bool deterministic_model(const std::string& model);
+
 /// One evaluator (its own double model and buffers; not thread-safe: one per
 /// worker). Throws std::invalid_argument for an unknown model, zero
 /// portions or more portions than examples.

@@ -1,5 +1,6 @@
-// shard_indices and batch_iterator of optim/dataset.hpp; the file readers live
-// in idx_reader.cpp and libsvm_reader.cpp.
+// shard_indices, batch_iterator and the standardizations of
+// optim/dataset.hpp; the file readers live in idx_reader.cpp,
+// libsvm_reader.cpp and csv_reader.cpp.
 
 #include "optim/dataset.hpp"
 
@@ -256,8 +257,59 @@ scaling standardize(train_test& data) {
   result.mean = static_cast<float>(mean);
   result.stddev = var > 0 ? static_cast<float>(std::sqrt(var)) : 1.0f;
   for (auto* d : {&data.train, &data.test})
-    d->x.array() = (d->x.array() - result.mean) / result.stddev;
+    apply_scaling(result, d->x);
   return result;
+}
+
+scaling standardize_features(train_test& data) {
+  scaling result;
+  const auto& x = data.train.x;
+  auto rows = static_cast<std::size_t>(x.rows());
+  result.means.assign(rows, 0.0f);
+  result.stddevs.assign(rows, 1.0f);
+  if (x.cols() > 0) {
+    // Two passes in double: a column of large values with a small spread
+    // (timestamps, say) keeps its variance.
+    auto n = static_cast<double>(x.cols());
+    std::vector<double> mean(rows, 0.0), var(rows, 0.0);
+    for (Eigen::Index j = 0; j < x.cols(); ++j)
+      for (std::size_t i = 0; i < rows; ++i)
+        mean[i] += x(static_cast<Eigen::Index>(i), j);
+    for (auto& m : mean)
+      m /= n;
+    for (Eigen::Index j = 0; j < x.cols(); ++j)
+      for (std::size_t i = 0; i < rows; ++i) {
+        double d = x(static_cast<Eigen::Index>(i), j) - mean[i];
+        var[i] += d * d;
+      }
+    for (std::size_t i = 0; i < rows; ++i) {
+      result.means[i] = static_cast<float>(mean[i]);
+      // A constant feature (or one whose spread float cannot hold) is only
+      // centred.
+      auto stddev = static_cast<float>(std::sqrt(var[i] / n));
+      result.stddevs[i] = stddev > 0 && std::isfinite(stddev) ? stddev : 1.0f;
+    }
+  }
+  for (auto* d : {&data.train, &data.test})
+    apply_scaling(result, d->x);
+  return result;
+}
+
+void apply_scaling(const scaling& s, matrix<float>& x) {
+  if (!s.per_feature()) {
+    x.array() = (x.array() - s.mean) / s.stddev;
+    return;
+  }
+  auto rows = static_cast<std::size_t>(x.rows());
+  if (s.means.size() != rows || s.stddevs.size() != rows)
+    throw std::invalid_argument(
+        "apply_scaling: a scaling of " + std::to_string(s.means.size())
+        + " features for inputs of " + std::to_string(rows));
+  for (Eigen::Index j = 0; j < x.cols(); ++j)
+    for (std::size_t i = 0; i < rows; ++i) {
+      auto& v = x(static_cast<Eigen::Index>(i), j);
+      v = (v - s.means[i]) / s.stddevs[i];
+    }
 }
 
 } // namespace troupe::optim

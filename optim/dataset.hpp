@@ -82,10 +82,45 @@ inline constexpr std::uint64_t libsvm_max_elements = std::uint64_t{1} << 28;
 /// otherwise ask for 8 GiB.
 dataset read_libsvm(const std::string& path, std::size_t dim = 0);
 
-/// The affine map a standardization applied: x' = (x - mean) / stddev.
+/// The longest line read_csv accepts: 16 MiB (it holds one line at a time).
+inline constexpr std::size_t csv_max_line_bytes = std::size_t{1} << 24;
+
+/// The most columns read_csv accepts, the label's included: 2^16 (a saved
+/// model's sample shape has at most 65536 features).
+inline constexpr std::size_t csv_max_columns = std::size_t{1} << 16;
+
+/// Reads a CSV file (gzip-compressed or not, detected by content): a header
+/// row of column names, then one example per line, comma-separated (fields
+/// may be quoted with '"'; spaces around a field, CRLF line ends, blank
+/// lines and a missing final newline are fine). The label is the column
+/// named `label_column`; without one, the column named "label", else the
+/// one named "target", else the last column. Every other column is a
+/// feature and must hold a finite number on every line; the sample shape
+/// is {features, 1, 1} and the name the path. Labels that are all integers
+/// become classes (mapped to 0..C-1 in sorted order, as read_libsvm does)
+/// and also, as read, `targets`; other labels become `targets` only
+/// (classes 0). Throws data_error naming the file (and line, as
+/// "path:line: ") on an empty file, a first line of numbers (no header), an
+/// empty or duplicate column name, a label column not in the header (the
+/// columns listed), a line with another number of fields than the header,
+/// a value that is not a number or not finite (naming its column), a line
+/// over csv_max_line_bytes, a header over csv_max_columns, and a feature
+/// matrix over libsvm_max_elements.
+dataset read_csv(const std::string& path, const std::string& label_column = "");
+
+/// The affine map a standardization applied: x' = (x - mean) / stddev, with
+/// one mean and standard deviation for all features or, when `means` is not
+/// empty, one per feature (`means[i]`, `stddevs[i]` for row i).
 struct scaling {
   float mean = 0;
   float stddev = 1;
+  std::vector<float> means{};   ///< per feature (empty: the scalar map)
+  std::vector<float> stddevs{}; ///< per feature, all above 0
+
+  /// Whether it holds one map per feature.
+  bool per_feature() const noexcept {
+    return !means.empty();
+  }
 };
 
 /// Standardizes the features of `data.train` and `data.test` with one mean
@@ -94,6 +129,18 @@ struct scaling {
 /// value). Returns the map applied. A constant training set is only
 /// centred.
 scaling standardize(train_test& data);
+
+/// Standardizes each feature (row) of `data.train` and `data.test` with its
+/// own mean and standard deviation over the training set, for tabular data
+/// whose columns have unrelated scales. A feature constant over the
+/// training set is only centred (stddev 1). Returns the map applied.
+scaling standardize_features(train_test& data);
+
+/// Applies `s` to `x` (features x examples) with the float expression the
+/// standardizations use, so a saved model's inputs are scaled bit for bit
+/// as in its run. Throws std::invalid_argument if `s` is per feature for
+/// another number of features than x's rows.
+void apply_scaling(const scaling& s, matrix<float>& x);
 
 /// How examples are spread over workers.
 enum class shard_mode {

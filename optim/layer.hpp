@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,15 @@ enum class layout {
   columns, ///< one column per sample, (C, H, W) within a column
   planes,  ///< planes ordered (C, B, H, W)
   same     ///< input: either; output: as the input
+};
+
+/// What a forward pass is for: layers whose forward differs between
+/// training and inference (dropout, batch normalization) read it.
+enum class pass {
+  inference,  ///< evaluation: dropout off, batch norm uses its buffers
+  training,   ///< a training step: dropout on, batch norm uses batch stats
+  calibration ///< estimating the buffers: as training, and batch norm adds
+              ///< the batch's statistics to a cumulative mean in its buffers
 };
 
 /// A differentiable layer of a sequential model, templated on the scalar type
@@ -72,6 +82,35 @@ public:
   /// +-1/sqrt(fan_in) for weights and biases).
   virtual void init(rng& gen) {
     // nop
+  }
+
+  /// Reserves this layer's buffers (state that is not trained by gradients,
+  /// e.g. batch norm's running statistics) as "<prefix>.<name>" in the
+  /// model's buffer table; called once, after `declare`.
+  virtual void declare_buffers(range_table& table, const std::string& prefix) {
+    // nop: layers without buffers
+  }
+
+  /// Points the layer at its buffers (the start of its first buffer range).
+  virtual void bind_buffers(T* buffers) {
+    // nop
+  }
+
+  /// Sets the buffers to their initial values (batch norm: mean 0, variance
+  /// 1) and restarts a calibration.
+  virtual void reset_buffers() {
+    // nop
+  }
+
+  /// Seeds the layer's own randomness (dropout's masks); replicas of one
+  /// model seed theirs apart. `init` seeds it from the model's seed.
+  virtual void seed_noise(std::uint64_t seed) {
+    // nop: deterministic layers
+  }
+
+  /// Selects what the following forward passes are for.
+  virtual void set_pass(optim::pass p) {
+    // nop: layers that compute the same in every pass
   }
 
   /// Computes `out` from `in` (`in.cols()` samples). Resizes `out` only if

@@ -26,7 +26,9 @@ struct model_info {
   int classes = 0;       ///< "troupe.classes"
   std::string options;   ///< "troupe.options": the run's options, JSON text
   std::string version;   ///< "troupe.version"
-  scaling input_scaling; ///< "troupe.input_scaling": {"mean", "stddev"}
+  /// "troupe.input_scaling": {"mean", "stddev"}, numbers or (per feature)
+  /// lists of sample_shape.size() numbers.
+  scaling input_scaling;
   /// Every metadata entry, as read (or extra entries to write).
   std::map<std::string, std::string> metadata;
 };

@@ -1,23 +1,15 @@
 #include "optim/model_spec.hpp"
 
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
-#include "optim/activation.hpp"
-#include "optim/avg_pool2d.hpp"
-#include "optim/conv2d.hpp"
 #include "optim/dataset.hpp"
-#include "optim/dense.hpp"
-#include "optim/flatten.hpp"
-#include "optim/max_pool2d.hpp"
+#include "optim/loss.hpp"
 #include "optim/quote.hpp"
-#include "optim/relu.hpp"
+#include "optim/torchscript_layer.hpp"
 
 namespace troupe::optim {
 
@@ -53,7 +45,12 @@ layer_options() {
             {"tanh", {}},
             {"sigmoid", {}},
             {"gelu", {}},
-            {"flatten", {}}};
+            {"flatten", {}},
+            {"dropout", {"p"}},
+            {"batch_norm", {"eps", "momentum"}},
+            {"embedding", {"vocabulary", "dim"}},
+            {"residual", {"layers"}},
+            {"torchscript", {"file"}}};
   return table;
 }
 
@@ -83,16 +80,142 @@ int int_option(const json& layer, const std::string& where, const char* key,
   return static_cast<int>(it->get<std::int64_t>());
 }
 
+/// A layer's numeric option in (lo, hi] (`fallback` when absent).
+double number_option(const json& layer, const std::string& where,
+                     const char* key, double lo, double hi, double fallback) {
+  auto it = layer.find(key);
+  if (it == layer.end())
+    return fallback;
+  if (!it->is_number() || !(it->get<double>() > lo)
+      || !(it->get<double>() <= hi))
+    throw std::invalid_argument(where + ": " + key + " must be a number above "
+                                + quote(json(lo).dump()) + " and at most "
+                                + quote(json(hi).dump()) + ", not "
+                                + quote(it->dump()));
+  return it->get<double>();
+}
+
+/// A "torchscript" layer's file: a module saved with torch.jit.save, loaded
+/// once to check it (optim/torchscript_layer.hpp).
+void check_torchscript(const json& layer, const std::string& where) {
+  auto f = layer.find("file");
+  if (f == layer.end() || !f->is_string() || f->get<std::string>().empty())
+    throw std::invalid_argument(where + ": needs \"file\" (the path of a "
+                                        "module saved with torch.jit.save)");
+#ifdef TROUPE_HAVE_TORCH
+  try {
+    check_torchscript_file(f->get<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(where + ": " + e.what());
+  }
+#else
+  throw std::invalid_argument(where + ": " + f->get<std::string>()
+                              + ": this troupe was built without libtorch "
+                                "(install libtorch-dev and rebuild it)");
+#endif
+}
+
+/// Residual blocks nest at most this deep.
+constexpr int max_block_depth = 8;
+
+void check_layers(const json& layers, const std::string& outer, int depth,
+                  std::size_t& count);
+
+/// Checks one layer; `where` names it ("layer 3", "layer 2, layer 1").
+void check_layer(const json& layer, std::string where, int depth,
+                 std::size_t& count) {
+  if (!layer.is_object() || !layer.contains("type")
+      || !layer["type"].is_string())
+    throw std::invalid_argument(where + ": must be an object with a \"type\"");
+  auto type = layer["type"].get<std::string>();
+  const std::vector<std::string>* known = nullptr;
+  for (const auto& [t, opts] : layer_options())
+    if (t == type)
+      known = &opts;
+  if (known == nullptr)
+    throw std::invalid_argument(where + ": unknown type " + quote(type)
+                                + " (known: " + joined(model_layer_types())
+                                + ")");
+  where += " (" + type + ")";
+  for (auto it = layer.begin(); it != layer.end(); ++it) {
+    if (it.key() == "type")
+      continue;
+    bool ok = false;
+    for (const auto& k : *known)
+      ok = ok || k == it.key();
+    if (!ok)
+      throw std::invalid_argument(where + ": unknown option " + quote(it.key())
+                                  + (known->empty()
+                                         ? " (it takes none)"
+                                         : " (it takes " + joined(*known) + ")"));
+  }
+  if (type == "dense") {
+    auto u = layer.find("units");
+    if (u == layer.end() || !(u->is_string() && *u == "classes"))
+      int_option(layer, where, "units", 1, 1 << 20, -1);
+  } else if (type == "conv2d") {
+    int_option(layer, where, "out_channels", 1, 4096, -1);
+    int_option(layer, where, "kernel", 1, 64, -1);
+    int_option(layer, where, "stride", 1, 64, 1);
+    int_option(layer, where, "padding", 0, 64, 0);
+  } else if (type == "max_pool2d" || type == "avg_pool2d") {
+    int_option(layer, where, "kernel", 1, 64, -1);
+  } else if (type == "dropout") {
+    if (!layer.contains("p"))
+      throw std::invalid_argument(where + ": needs \"p\" (the probability "
+                                          "of dropping a value, in [0, 1))");
+    auto p = layer["p"];
+    if (!p.is_number() || !(p.get<double>() >= 0) || !(p.get<double>() < 1))
+      throw std::invalid_argument(where + ": p must be a number in [0, 1), "
+                                  + "not " + quote(p.dump()));
+  } else if (type == "batch_norm") {
+    number_option(layer, where, "eps", 0, 1, 1e-5);
+    number_option(layer, where, "momentum", 0, 1, 0.1);
+  } else if (type == "embedding") {
+    int_option(layer, where, "vocabulary", 1, 1 << 24, -1);
+    int_option(layer, where, "dim", 1, 4096, -1);
+  } else if (type == "residual") {
+    if (depth >= max_block_depth)
+      throw std::invalid_argument(where + ": residual blocks nest at most "
+                                  + std::to_string(max_block_depth)
+                                  + " deep");
+    check_layers(layer.contains("layers") ? layer["layers"] : json{}, where,
+                 depth + 1, count);
+  } else if (type == "torchscript") {
+    check_torchscript(layer, where);
+  }
+}
+
+/// Checks a list of layers; `outer` names the block holding them (empty:
+/// the model). Counts them, nested ones included, into `count`.
+void check_layers(const json& layers, const std::string& outer, int depth,
+                  std::size_t& count) {
+  const std::string in = outer.empty() ? "" : outer + ": ";
+  if (!layers.is_array() || layers.empty())
+    throw std::invalid_argument(in + "\"layers\" must be a non-empty list "
+                                     "of layers");
+  std::size_t index = 0;
+  for (const auto& layer : layers) {
+    if (++count > max_model_layers)
+      throw std::invalid_argument(
+          "too many layers: at most " + std::to_string(max_model_layers)
+          + ", those of residual blocks included");
+    check_layer(layer, (outer.empty() ? "" : outer + ", ") + "layer "
+                           + std::to_string(++index),
+                depth, count);
+  }
+}
+
 /// Checks a parsed description; returns it canonical.
 json checked(const json& d) {
   if (!d.is_object())
     throw std::invalid_argument("a model description must be a JSON object "
                                 "with \"layers\"");
   for (auto it = d.begin(); it != d.end(); ++it)
-    if (it.key() != "name" && it.key() != "layers")
+    if (it.key() != "name" && it.key() != "layers" && it.key() != "loss")
       throw std::invalid_argument("unknown key " + quote(it.key())
-                                  + " (a description has \"name\" and "
-                                    "\"layers\")");
+                                  + " (a description has \"name\", "
+                                    "\"layers\" and \"loss\")");
   if (d.contains("name")
       && (!d["name"].is_string() || d["name"].get<std::string>().empty()
           || d["name"].get<std::string>().size() > 64
@@ -100,58 +223,17 @@ json checked(const json& d) {
                  != std::string::npos))
     throw std::invalid_argument("\"name\" must be a short string (at most 64 "
                                 "characters, no quotes, slashes or braces)");
-  auto layers = d.find("layers");
-  if (layers == d.end() || !layers->is_array() || layers->empty())
+  if (d.contains("loss")) {
+    if (!d["loss"].is_string())
+      throw std::invalid_argument("\"loss\" must be one of "
+                                  + joined(loss_names()));
+    parse_loss(d["loss"].get<std::string>());
+  }
+  if (!d.contains("layers"))
     throw std::invalid_argument("\"layers\" must be a non-empty list of "
                                 "layers");
-  if (layers->size() > max_model_layers)
-    throw std::invalid_argument(
-        "\"layers\" lists " + std::to_string(layers->size())
-        + " layers; at most " + std::to_string(max_model_layers));
-  std::size_t index = 0;
-  for (const auto& layer : *layers) {
-    ++index;
-    std::string where = "layer " + std::to_string(index);
-    if (!layer.is_object() || !layer.contains("type")
-        || !layer["type"].is_string())
-      throw std::invalid_argument(where
-                                  + ": must be an object with a "
-                                    "\"type\"");
-    auto type = layer["type"].get<std::string>();
-    const std::vector<std::string>* known = nullptr;
-    for (const auto& [t, opts] : layer_options())
-      if (t == type)
-        known = &opts;
-    if (known == nullptr)
-      throw std::invalid_argument(where + ": unknown type " + quote(type)
-                                  + " (known: " + joined(model_layer_types())
-                                  + ")");
-    where += " (" + type + ")";
-    for (auto it = layer.begin(); it != layer.end(); ++it) {
-      if (it.key() == "type")
-        continue;
-      bool ok = false;
-      for (const auto& k : *known)
-        ok = ok || k == it.key();
-      if (!ok)
-        throw std::invalid_argument(
-            where + ": unknown option " + quote(it.key())
-            + (known->empty() ? " (it takes none)"
-                              : " (it takes " + joined(*known) + ")"));
-    }
-    if (type == "dense") {
-      auto u = layer.find("units");
-      if (u == layer.end() || !(u->is_string() && *u == "classes"))
-        int_option(layer, where, "units", 1, 1 << 20, -1);
-    } else if (type == "conv2d") {
-      int_option(layer, where, "out_channels", 1, 4096, -1);
-      int_option(layer, where, "kernel", 1, 64, -1);
-      int_option(layer, where, "stride", 1, 64, 1);
-      int_option(layer, where, "padding", 0, 64, 0);
-    } else if (type == "max_pool2d" || type == "avg_pool2d") {
-      int_option(layer, where, "kernel", 1, 64, -1);
-    }
-  }
+  std::size_t count = 0;
+  check_layers(d["layers"], "", 0, count);
   return d;
 }
 
@@ -193,11 +275,6 @@ bool is_model_description(const std::string& model) {
          && (model[first] == '{' || model[first] == '[');
 }
 
-bool names_model_file(const std::string& model) {
-  return !is_model_description(model) && model.size() > 5
-         && model.compare(model.size() - 5, 5, ".json") == 0;
-}
-
 std::string model_description(const std::string& model) {
   if (is_model_description(model))
     return parsed(model).dump();
@@ -207,7 +284,8 @@ std::string model_description(const std::string& model) {
   for (const auto& x : model_names())
     known += (known.empty() ? "" : ", ") + x;
   throw std::invalid_argument("unknown model " + quote(model) + " (known: "
-                              + known + ", or a description FILE.json)");
+                              + known + ", a description FILE.json or "
+                                        "torchscript:FILE.pt)");
 }
 
 bool same_architecture(const std::string& a, const std::string& b) {
@@ -231,82 +309,10 @@ std::string model_label(const std::string& model) {
   return "custom";
 }
 
-std::string read_model_description(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw data_error(path + ": no such model description file");
-  auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > max_model_description)
-    throw data_error(path + ": a model description has at most "
-                     + std::to_string(max_model_description) + " bytes");
-  std::ifstream in{path, std::ios::binary};
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in)
-    throw data_error(path + ": cannot be read");
-  try {
-    auto d = parsed(text.str());
-    if (!d.contains("name")) {
-      auto stem = std::filesystem::path{path}.stem().string();
-      d["name"]
-          = stem.empty() || stem.size() > 64
-                    || stem.find_first_of("\"\\/{}\n\r\t") != std::string::npos
-                ? std::string{"custom"}
-                : stem;
-    }
-    return d.dump();
-  } catch (const std::invalid_argument& e) {
-    throw data_error(path + ": " + e.what());
-  }
-}
-
-template <class T>
-sequential<T> build_model(const std::string& model, shape input, int classes) {
+loss_kind model_loss(const std::string& model) {
   auto d = json::parse(model_description(model));
-  sequential<T> m{input};
-  for (const auto& layer : d["layers"]) {
-    auto type = layer["type"].get<std::string>();
-    auto get = [&](const char* key, int fallback) {
-      auto it = layer.find(key);
-      return it == layer.end() ? fallback : it->template get<int>();
-    };
-    if (type == "dense") {
-      const auto& u = layer["units"];
-      m.template add<dense<T>>(u.is_string() ? classes : u.get<int>());
-    } else if (type == "conv2d") {
-      conv2d_options c;
-      c.out_channels = get("out_channels", 1);
-      c.kernel = get("kernel", 1);
-      c.stride = get("stride", 1);
-      c.padding = get("padding", 0);
-      m.template add<conv2d<T>>(c);
-    } else if (type == "max_pool2d") {
-      m.template add<max_pool2d<T>>(get("kernel", 2));
-    } else if (type == "avg_pool2d") {
-      m.template add<avg_pool2d<T>>(get("kernel", 2));
-    } else if (type == "relu") {
-      m.template add<relu<T>>();
-    } else if (type == "tanh") {
-      m.template add<activation<T>>(activation_kind::tanh);
-    } else if (type == "sigmoid") {
-      m.template add<activation<T>>(activation_kind::sigmoid);
-    } else if (type == "gelu") {
-      m.template add<activation<T>>(activation_kind::gelu);
-    } else if (type == "flatten") {
-      m.template add<flatten<T>>();
-    }
-  }
-  m.finalize();
-  auto out = m.output_shape().size();
-  if (out != static_cast<std::size_t>(classes))
-    throw std::invalid_argument(
-        "the model gives " + std::to_string(out)
-        + " values per sample, but the data has " + std::to_string(classes)
-        + " classes (end with {\"type\": \"dense\", \"units\": \"classes\"})");
-  return m;
+  return d.contains("loss") ? parse_loss(d["loss"].get<std::string>())
+                            : loss_kind::cross_entropy;
 }
-
-template sequential<float> build_model<float>(const std::string&, shape, int);
-template sequential<double> build_model<double>(const std::string&, shape, int);
 
 } // namespace troupe::optim

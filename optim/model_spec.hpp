@@ -15,6 +15,16 @@
 //               padding: 0..64 (0)
 //   max_pool2d, avg_pool2d   kernel: 1..64
 //   relu, tanh, sigmoid, gelu, flatten   (no options)
+//   dropout     p: [0, 1)
+//   batch_norm  eps: (0, 1] (1e-5), momentum: (0, 1] (0.1)
+//   embedding   vocabulary: 1..2^24, dim: 1..4096
+//   residual    layers: a list of layers (in + f(in)), nested at most 8 deep
+//   torchscript file: a module saved with torch.jit.save (checked by loading
+//               it; refused in a build without libtorch)
+//
+// and "loss": "cross_entropy" (the default), "binary_cross_entropy" or "mse"
+// (optim/loss.hpp); "units": "classes" is then the data's class count, 1 or
+// 1 (the model's outputs per sample, loss_outputs).
 
 #pragma once
 
@@ -47,21 +57,32 @@ std::string model_description(const std::string& model);
 std::string model_label(const std::string& model);
 
 /// The description in FILE (`--model=FILE.json`), checked and canonical,
-/// named after the file's stem when it has no "name"; throws data_error
-/// naming the file and the problem.
+/// named after the file's stem when it has no "name", the relative "file"s
+/// of its torchscript layers made absolute (relative to FILE's folder); or,
+/// for `torchscript:FILE`, the description whose only layer is that module
+/// (its path absolute, named after the file). Throws data_error naming the
+/// file (or "torchscript:FILE") and the problem.
 std::string read_model_description(const std::string& path);
 
 /// Whether two models (names or descriptions) have the same layers, names
 /// aside; false if either cannot be described.
 bool same_architecture(const std::string& a, const std::string& b);
 
-/// Whether a --model value names a file to read (it ends in ".json").
+/// The loss of a model (a name or a description); cross-entropy unless the
+/// description says otherwise. Throws as model_description does.
+loss_kind model_loss(const std::string& model);
+
+/// Whether a --model value names a file to read (it ends in ".json", or is
+/// "torchscript:FILE").
 bool names_model_file(const std::string& model);
 
 /// Builds (and finalizes, not initializes) the model of a description (or a
-/// built-in name) for samples of shape `input` and `classes` classes.
-/// Throws std::invalid_argument naming the layer and the problem, also when
-/// the model's output per sample is not `classes` values.
+/// built-in name) for samples of shape `input` and `classes` classes (0:
+/// regression data), with the description's loss set. Throws
+/// std::invalid_argument naming the layer and the problem, also when the
+/// model's output per sample is not loss_outputs(loss, classes) values, and
+/// when the loss does not fit the data (cross-entropy without classes,
+/// binary cross-entropy on other than 2 classes).
 template <class T>
 sequential<T> build_model(const std::string& model, shape input, int classes);
 

@@ -10,6 +10,8 @@ const char* to_string(range_kind kind) noexcept {
     return "weight";
   case range_kind::bias:
     return "bias";
+  case range_kind::buffer:
+    return "buffer";
   }
   return "?";
 }

@@ -8,10 +8,11 @@
 
 namespace troupe::optim {
 
-/// What a named range of the flat parameter vector holds.
-enum class range_kind { weight, bias };
+/// What a named range of the flat parameter vector holds (`buffer`: a range
+/// of a model's buffer vector, not of its parameters).
+enum class range_kind { weight, bias, buffer };
 
-/// Returns "weight" or "bias".
+/// Returns "weight", "bias" or "buffer".
 const char* to_string(range_kind kind) noexcept;
 
 /// One named, contiguous slice of the flat parameter vector.

@@ -69,10 +69,15 @@ model_replica::model_replica(sequential<float>& model, const dataset& data,
                              batch_part part)
     : model_(&model), data_(&data),
       batches_(std::move(indices), batch_size, seed, part) {
-  if (data.labels.size() != data.size())
-    throw std::invalid_argument(data.name
-                                + ": the models train on class labels, but "
-                                  "this data set has none");
+  if (model.loss() == loss_kind::mse ? data.targets.size() != data.size()
+                                     : data.labels.size() != data.size())
+    throw std::invalid_argument(
+        data.name + ": the model trains with " + to_string(model.loss())
+        + (model.loss() == loss_kind::mse
+               ? " on regression targets, but this data set has none"
+               : " on class labels, but this data set has none"));
+  // Replicas of one model draw their dropout masks apart.
+  model.seed_noise(seed ^ 0x9e3779b97f4a7c15ULL);
   if (model.input_shape().size() != static_cast<std::size_t>(data.x.rows()))
     throw std::invalid_argument(data.name + ": examples have "
                                 + std::to_string(data.x.rows())
@@ -94,9 +99,12 @@ float* model_replica::grads() noexcept {
 
 step_result model_replica::compute() {
   step_result result;
-  result.samples = batches_.next(*data_, x_, labels_);
-  result.loss
-      = static_cast<double>(model_->loss_and_gradient(x_, labels_.data()));
+  const bool regression = model_->loss() == loss_kind::mse;
+  result.samples
+      = batches_.next(*data_, x_, labels_, regression ? &targets_ : nullptr);
+  result.loss = static_cast<double>(model_->loss_and_gradient(
+      x_, regression ? batch_targets{nullptr, targets_.data()}
+                     : batch_targets{labels_.data(), nullptr}));
   check_finite(result.loss, batches_.epoch());
   return result;
 }

@@ -72,12 +72,14 @@ public:
   virtual void load_state(const state_reader& r, const std::string& prefix);
 };
 
-/// A sequential model trained with softmax cross-entropy on a labelled data
-/// set. Neither the model nor the data set is owned.
+/// A sequential model trained with its loss on a data set with class labels
+/// (cross-entropy, binary cross-entropy) or regression targets (mse).
+/// Neither the model nor the data set is owned.
 class model_replica : public replica {
 public:
-  /// Throws std::invalid_argument if `data` has no labels or its examples do
-  /// not fit the model's input.
+  /// Throws std::invalid_argument if `data` has no labels (no targets, for
+  /// mse) or its examples do not fit the model's input. Seeds the model's
+  /// dropout masks from `seed`.
   model_replica(sequential<float>& model, const dataset& data,
                 std::vector<std::size_t> indices, std::size_t batch_size,
                 std::uint64_t seed, batch_part part = {});
@@ -104,6 +106,7 @@ private:
   batch_iterator batches_;
   matrix<float> x_;
   std::vector<std::int32_t> labels_;
+  std::vector<float> targets_;
 };
 
 /// A model_replica that owns its model (built by make_model<float>(name) and

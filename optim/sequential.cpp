@@ -54,25 +54,29 @@ void sequential<T>::finalize() {
   std::vector<std::string> names;
   std::vector<shape> shapes;
   std::vector<std::size_t> offsets;
+  std::vector<std::size_t> buffer_offsets;
   range_table table;
+  range_table buffers;
   shape cur = input_;
   layout lay = layout::columns; // images enter as plain columns
   for (auto& ptr : layers_) {
     const std::string kind = ptr->kind();
     std::string name = kind + std::to_string(++counts[kind]);
-    const layout need = ptr->input_layout();
-    // With one channel both layouts coincide.
-    if (need != layout::same && need != lay && cur.c > 1)
-      throw std::invalid_argument(
-          name + ": needs its input as " + describe(need) + " but gets "
-          + describe(lay) + " of shape " + describe(cur)
-          + (need == layout::columns ? "; insert a flatten before it" : ""));
     shapes.push_back(cur);
+    const shape in = cur;
     try {
       cur = ptr->setup(cur);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(name + ": " + e.what());
     }
+    // Asked after setup: a layer may pick its layout by its input's shape.
+    // With one channel both layouts coincide.
+    const layout need = ptr->input_layout();
+    if (need != layout::same && need != lay && in.c > 1)
+      throw std::invalid_argument(
+          name + ": needs its input as " + describe(need) + " but gets "
+          + describe(lay) + " of shape " + describe(in)
+          + (need == layout::columns ? "; insert a flatten before it" : ""));
     if (ptr->output_layout() != layout::same)
       lay = ptr->output_layout();
     if (cur.size() > max_activation_values)
@@ -82,10 +86,16 @@ void sequential<T>::finalize() {
                                   + std::to_string(max_activation_values));
     offsets.push_back(table.total());
     ptr->declare(table, name);
+    buffer_offsets.push_back(buffers.total());
+    ptr->declare_buffers(buffers, name);
     if (table.total() > max_model_parameters)
       throw std::invalid_argument(
           name + ": the model would have " + std::to_string(table.total())
           + " parameters; at most " + std::to_string(max_model_parameters));
+    if (buffers.total() > max_model_parameters)
+      throw std::invalid_argument(
+          name + ": the model would have " + std::to_string(buffers.total())
+          + " buffer values; at most " + std::to_string(max_model_parameters));
     names.push_back(std::move(name));
   }
   if (lay == layout::planes && cur.c > 1)
@@ -95,11 +105,16 @@ void sequential<T>::finalize() {
   shapes.push_back(cur);
   params_.assign(table.total(), T{0});
   grads_.assign(table.total(), T{0});
-  for (std::size_t i = 0; i < layers_.size(); ++i)
+  buffers_.assign(buffers.total(), T{0});
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
     layers_[i]->bind(params_.data() + offsets[i], grads_.data() + offsets[i]);
+    layers_[i]->bind_buffers(buffers_.data() + buffer_offsets[i]);
+    layers_[i]->reset_buffers();
+  }
   names_ = std::move(names);
   shapes_ = std::move(shapes);
   table_ = std::move(table);
+  buffer_table_ = std::move(buffers);
   acts_.resize(layers_.size());
   deltas_.resize(layers_.size());
   finalized_ = true;
@@ -111,11 +126,40 @@ void sequential<T>::init(std::uint64_t seed) {
   rng gen{seed};
   for (auto& ptr : layers_)
     ptr->init(gen);
+  reset_buffers();
+}
+
+template <class T>
+void sequential<T>::reset_buffers() {
+  for (auto& ptr : layers_)
+    ptr->reset_buffers();
+}
+
+template <class T>
+void sequential<T>::seed_noise(std::uint64_t seed) {
+  rng gen{seed};
+  for (auto& ptr : layers_)
+    ptr->seed_noise(gen.next());
+}
+
+template <class T>
+void sequential<T>::calibrate(const matrix<T>& x) {
+  run(x, optim::pass::calibration);
 }
 
 template <class T>
 const matrix<T>& sequential<T>::forward(const matrix<T>& x) {
+  return run(x, optim::pass::inference);
+}
+
+template <class T>
+const matrix<T>& sequential<T>::run(const matrix<T>& x, optim::pass p) {
   TROUPE_CHECK(finalized_, "sequential: forward before finalize");
+  if (p != pass_) {
+    for (auto& ptr : layers_)
+      ptr->set_pass(p);
+    pass_ = p;
+  }
   if (static_cast<std::size_t>(x.rows()) != input_.size())
     throw std::invalid_argument(
         "sequential: input has " + std::to_string(x.rows())
@@ -129,9 +173,9 @@ const matrix<T>& sequential<T>::forward(const matrix<T>& x) {
 
 template <class T>
 T sequential<T>::loss_and_gradient(const matrix<T>& x,
-                                   const std::int32_t* labels) {
-  forward(x);
-  const T loss = softmax_cross_entropy(acts_.back(), labels, &dlogits_);
+                                   batch_targets targets) {
+  run(x, optim::pass::training);
+  const T loss = batch_loss(loss_, acts_.back(), targets, &dlogits_);
   const matrix<T>* dout = &dlogits_;
   for (std::size_t i = layers_.size(); i-- > 0;) {
     const matrix<T>& in = i == 0 ? x : acts_[i - 1];

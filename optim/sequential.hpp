@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "optim/layer.hpp"
+#include "optim/loss.hpp"
 #include "optim/range_table.hpp"
 #include "optim/types.hpp"
 
@@ -55,8 +56,17 @@ public:
   void finalize();
 
   /// Initializes all parameters from one optim::rng seeded with `seed`,
-  /// layer by layer in order (same seed, bitwise the same values).
+  /// layer by layer in order (same seed, bitwise the same values), and
+  /// resets the buffers.
   void init(std::uint64_t seed);
+
+  /// The loss loss_and_gradient() uses (cross-entropy unless set).
+  loss_kind loss() const noexcept {
+    return loss_;
+  }
+  void set_loss(loss_kind k) noexcept {
+    loss_ = k;
+  }
 
   // -- flat buffers -----------------------------------------------------------
 
@@ -83,18 +93,55 @@ public:
     return table_;
   }
 
+  /// The buffers: state that gradients do not train (batch norm's running
+  /// statistics), in a flat vector of its own. Algorithms exchange only
+  /// params(); buffers are estimated from the parameters where they are
+  /// needed (`calibrate`, docs/algorithms.md "Buffers").
+  std::size_t buffer_size() const noexcept {
+    return buffers_.size();
+  }
+  T* buffers() noexcept {
+    return buffers_.data();
+  }
+  const T* buffers() const noexcept {
+    return buffers_.data();
+  }
+  const range_table& buffer_ranges() const noexcept {
+    return buffer_table_;
+  }
+
+  /// Sets the buffers to their initial values and restarts a calibration.
+  void reset_buffers();
+
+  /// Seeds the layers' randomness (dropout masks) from `seed`, layer by
+  /// layer; a replica seeds its model apart from the others'.
+  void seed_noise(std::uint64_t seed);
+
+  /// One step of estimating the buffers from the current parameters
+  /// (PreciseBN): a forward pass over `x` in the calibration pass, which
+  /// adds the batch's statistics to a cumulative mean. Start with
+  /// reset_buffers(); the estimate weighs every batch alike.
+  void calibrate(const matrix<T>& x);
+
   // -- computation ------------------------------------------------------------
 
-  /// Forward pass; returns the logits (`classes x batch`), valid until the
-  /// next call. Throws std::invalid_argument if `x` does not have
+  /// Forward pass for inference (dropout off, batch norm on its buffers);
+  /// returns the outputs (`outputs x batch`), valid until the next call.
+  /// Throws std::invalid_argument if `x` does not have
   /// `input_shape().size()` rows, std::logic_error before `finalize`.
   const matrix<T>& forward(const matrix<T>& x);
 
-  /// Forward and backward pass on a batch (`x`: input features x batch) with
-  /// softmax cross-entropy; fills grads() and returns the mean loss. The
-  /// first layer is asked for no input gradient. Steady-state calls with the
-  /// same batch size do not reallocate any buffer of the model.
-  T loss_and_gradient(const matrix<T>& x, const std::int32_t* labels);
+  /// Forward and backward pass of a training step on a batch (`x`: input
+  /// features x batch) with the model's loss; fills grads() and returns the
+  /// mean loss. The first layer is asked for no input gradient.
+  /// Steady-state calls with the same batch size do not reallocate any
+  /// buffer of the model.
+  T loss_and_gradient(const matrix<T>& x, batch_targets targets);
+
+  /// The same with class labels only.
+  T loss_and_gradient(const matrix<T>& x, const std::int32_t* labels) {
+    return loss_and_gradient(x, batch_targets{labels, nullptr});
+  }
 
   /// Shape of one input sample.
   shape input_shape() const noexcept {
@@ -122,8 +169,12 @@ private:
   std::vector<std::unique_ptr<layer<T>>> layers_;
   std::vector<std::string> names_;
   range_table table_;
+  range_table buffer_table_;
   flat_storage<T> params_;
   flat_storage<T> grads_;
+  flat_storage<T> buffers_;
+  loss_kind loss_ = loss_kind::cross_entropy;
+  optim::pass pass_ = optim::pass::inference;
   std::vector<matrix<T>> acts_; // acts_[i] = output of layer i
   matrix<T> dlogits_;
   // deltas_[i] = dLoss/d(input of layer i), i >= 1. One buffer per layer
@@ -131,6 +182,8 @@ private:
   // changes, and consecutive layers have inputs of different sizes.
   std::vector<matrix<T>> deltas_;
   bool finalized_ = false;
+
+  const matrix<T>& run(const matrix<T>& x, optim::pass p);
 };
 
 /// The most parameters a model may have (4 GiB of floats) and the most

@@ -15,8 +15,9 @@ namespace troupe::optim {
 
 /// Loss and accuracy of a model over a data set.
 struct evaluation {
-  double loss = 0;     ///< mean softmax cross-entropy
-  double accuracy = 0; ///< fraction of correct arg-max predictions
+  double loss = 0;     ///< mean loss (the model's: optim/loss.hpp)
+  double accuracy = 0; ///< fraction of correct predictions; for a
+                       ///< regression model (mse), R^2 = 1 - SSE / SST
   std::size_t samples = 0;
 };
 
@@ -26,6 +27,25 @@ struct evaluation {
 /// 0.3-0.5 s at 256-1000).
 evaluation evaluate(sequential<float>& model, const dataset& data,
                     std::size_t chunk = 64);
+
+/// Examples calibrate() reads by default.
+inline constexpr std::size_t calibration_examples = 2048;
+
+/// Estimates the model's buffers (batch norm's running statistics) for its
+/// current parameters from the first `examples` examples of `train`, in
+/// batches of `chunk` (PreciseBN: the batches' statistics averaged with
+/// equal weights). Every algorithm exchanges parameters only; this is how an
+/// evaluated or saved model gets buffers that belong to its parameters
+/// (docs/algorithms.md "Buffers"). Nothing to do without buffers.
+void calibrate(sequential<float>& model, const dataset& train,
+               std::size_t examples = calibration_examples,
+               std::size_t chunk = 64);
+
+/// The examples calibrate(model, train, examples, chunk) reads, as a data
+/// set of their own (features only): calibrating on it gives the same
+/// buffers, bit for bit, without keeping the whole training set.
+dataset calibration_set(const dataset& train,
+                        std::size_t examples = calibration_examples);
 
 /// The training step shared by every algorithm: next minibatch of the
 /// worker's own data -> loss and gradient -> local optimizer step. Workers of

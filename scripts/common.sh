@@ -12,6 +12,11 @@ TROUPE_PACKAGES=(
   libbenchmark-dev libspdlog-dev dataset-fashion-mnist
   libssl-dev openssl iproute2 prometheus-cpp-dev python3-numpy
 )
+# What the test suite adds (scripts/test): libtorch for TorchScript modules
+# (--model=torchscript:FILE.pt, found by CMake when installed; optional, so
+# the demo goes without) and PyTorch for Python, which scripts the LeNet the
+# interoperability test trains (tests/apps/torchscript_test.sh).
+TROUPE_TEST_PACKAGES=(libtorch-dev python3-torch)
 # Clang with its sanitizer and libFuzzer runtimes (scripts/sanitize,
 # scripts/fuzz; libclang-rt-dev holds libclang_rt.{asan,ubsan,fuzzer}), and
 # Ninja, which builds their many test targets in parallel.
@@ -20,10 +25,13 @@ TROUPE_CLANG_PACKAGES=(clang libclang-rt-dev ninja-build)
 # it): Clang with ASan + UBSan and libFuzzer's coverage, at -O0 but for the
 # numerical kernels of troupe_optim at -O1 (TROUPE_SANITIZE_MATH_OPT): the
 # CAF-heavy folders compile in half of -O1's time (coordinator.cpp 23 s -> 13 s),
-# and the training inside the cluster scenarios stays fast.
+# and the training inside the cluster scenarios stays fast. Without libtorch
+# (TROUPE_WITH_TORCH=OFF): its uninstrumented libraries stay out of the
+# sanitized runs.
 TROUPE_ASAN_CMAKE_ARGS=(-G Ninja -DCMAKE_CXX_COMPILER=clang++
                         -DTROUPE_SANITIZE=address,undefined -DTROUPE_FUZZ=ON
                         -DTROUPE_BUILD_BENCH=OFF -DTROUPE_TEST_TIMEOUT=900
+                        -DTROUPE_WITH_TORCH=OFF
                         "-DCMAKE_CXX_FLAGS_RELEASE=-O0 -DNDEBUG")
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

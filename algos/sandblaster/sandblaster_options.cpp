@@ -8,6 +8,8 @@
 
 #include "actors/coordinator.hpp"
 #include "algos/sandblaster/sandblaster.hpp"
+#include "optim/batch_objective.hpp"
+#include "optim/model_spec.hpp"
 
 namespace troupe::algos {
 
@@ -44,6 +46,16 @@ void sandblaster::check_flags(const job_options& o,
     fail("--gradient-tolerance must be zero or positive");
   if (o.weight_decay < 0 && o.weight_decay != -1)
     fail("--weight-decay (the L2 penalty) must be zero or positive");
+  try {
+    if (!optim::deterministic_model(o.model))
+      fail("--model=" + optim::model_label(o.model)
+           + ": sandblaster minimizes a full-batch cross-entropy, which a "
+             "model with dropout, batch_norm or another loss does not have");
+  } catch (const std::invalid_argument& e) {
+    if (std::string{e.what()}.rfind("--model", 0) == 0)
+      throw;
+    // an unknown model is refused by the common checks
+  }
 }
 
 void sandblaster::resolve(job_options& o, double) const {

@@ -16,6 +16,7 @@
 #include "capture.hpp"
 #include "optim/model_file.hpp"
 #include "optim/param_hash.hpp"
+#include "optim/rng.hpp"
 
 namespace fs = std::filesystem;
 using troupe::test::run_result;
@@ -265,4 +266,90 @@ TEST_CASE(
   CHECK(r.status == 2);
   CHECK_THAT(r.err, Catch::Contains("troupe train: --model=" + bad
                                     + ": layer 1 (dense): units must be"));
+}
+
+TEST_CASE("batch norm, dropout and residual blocks train under every kind "
+          "of algorithm; the saved model holds their buffers") {
+  std::cout << "layers of [13], seed 6" << std::endl;
+  auto desc = dir() + "/bn-net.json";
+  std::ofstream{desc} << R"({"layers": [
+      {"type": "dense", "units": 64}, {"type": "batch_norm"},
+      {"type": "relu"},
+      {"type": "residual", "layers": [
+        {"type": "dense", "units": 64}, {"type": "batch_norm"},
+        {"type": "relu"}, {"type": "dropout", "p": 0.2}]},
+      {"type": "dense", "units": "classes"}]})";
+  for (std::string algo : {"sgd", "downpour", "easgd"}) {
+    INFO("--algo=" << algo);
+    auto file = dir() + "/bn-net-" + algo + ".safetensors";
+    auto args = quick("6", {"--model=" + desc, "--algo=" + algo,
+                            "--save=" + file, "--max-steps=80"});
+    if (algo != "sgd")
+      args.push_back("--workers=2");
+    auto r = train(args);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    auto run = last_json(r.out);
+    CHECK(run["test_accuracy"].get<double>() > 0.6);
+    // The buffers were estimated for the final parameters and saved: eval
+    // with them gives the run's own final figures.
+    auto e = eval({"--model=" + file});
+    INFO(e.err);
+    REQUIRE(e.status == 0);
+    auto j = last_json(e.out);
+    CHECK(j["test_accuracy"] == run["test_accuracy"]);
+    CHECK(j["test_loss"] == run["test_loss"]);
+    auto loaded = troupe::optim::load_model(file);
+    REQUIRE(loaded.model.buffer_size() == 256);
+    // Not the initial (0, 1): estimated from data.
+    CHECK(loaded.model.buffers()[0] != 0.0f);
+  }
+  // Sandblaster's full-batch objective needs a deterministic model.
+  auto lbfgs = train(quick("6", {"--model=" + desc, "--algo=lbfgs"}));
+  CHECK(lbfgs.status == 2);
+  CHECK_THAT(lbfgs.err, Catch::Contains("dropout, batch_norm or another loss"));
+}
+
+TEST_CASE("a regression model (mse) learns numeric targets; R^2 reported") {
+  std::cout << "mse regression, seed 7" << std::endl;
+  // y = 2 x1 - x2 + 0.5 + noise, in libsvm form (float labels: targets).
+  auto data = dir() + "/line.libsvm";
+  {
+    troupe::optim::rng gen{7};
+    std::ofstream out{data};
+    for (int i = 0; i < 2000; ++i) {
+      double x1 = gen.uniform(-1, 1), x2 = gen.uniform(-1, 1);
+      out << 2 * x1 - x2 + 0.5 + 0.05 * gen.normal() + 0.001 << " 1:" << x1
+          << " 2:" << x2 << "\n";
+    }
+  }
+  auto desc = dir() + "/line.json";
+  std::ofstream{desc} << R"({"loss": "mse", "layers": [
+      {"type": "dense", "units": "classes"}]})";
+  auto file = dir() + "/line.safetensors";
+  for (std::string algo : {"sgd", "downpour"}) {
+    INFO("--algo=" << algo);
+    std::vector<std::string> args{"--model=" + desc, "--data=" + data,
+                                  "--algo=" + algo,  "--epochs=4",
+                                  "--lr=0.05",       "--progress=none",
+                                  "--json",          "--seed=7",
+                                  "--save=" + file};
+    if (algo != "sgd")
+      args.push_back("--workers=2");
+    auto r = train(args);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    auto run = last_json(r.out);
+    // The noise's share of the variance (~0.0025 of ~1.67) bounds R^2.
+    CHECK(run["test_accuracy"].get<double>() > 0.99);
+    CHECK(run["test_loss"].get<double>() < 0.01);
+    auto e = eval({"--model=" + file, "--data=" + data});
+    INFO(e.err);
+    REQUIRE(e.status == 0);
+    CHECK(last_json(e.out)["test_accuracy"] == run["test_accuracy"]);
+  }
+  // A classifier on regression targets is refused naming the loss.
+  auto r = train({"--model=mlp", "--data=" + data, "--progress=none"});
+  CHECK(r.status != 0);
+  CHECK_THAT(r.err, Catch::Contains("use \"loss\": \"mse\""));
 }

@@ -145,6 +145,11 @@ void file_seeds() {
   put("libsvm", "classes",
       std::string(1, '\x03') + "1 1:0.5 3:-1\n-1 2:2 # comment\n+1 4:1e-3\n");
   put("libsvm", "regression", std::string(1, '\x01') + "0.25 1:1\n-3.5 1:2\n");
+  put("csv", "classes",
+      std::string(1, '\x00') + "a, b ,label\r\n1,2.5,0\r\n-3,4e-3,1\r\n");
+  put("csv", "named", std::string(1, '\x01') + "\"a\",b,c\n1,7,2\n\n3,-1,4");
+  put("csv", "regression",
+      std::string(1, '\x00') + "x,target\n1,0.25\n2,-3.5\n");
   // IDX: 3 images of 2x2 and their labels (the split is the images' size).
   std::string images = be32(0x803) + be32(3) + be32(2) + be32(2);
   for (int i = 0; i < 12; ++i)

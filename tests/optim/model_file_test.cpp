@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optim/model_file.hpp"
+#include "optim/model_spec.hpp"
 
 using namespace troupe::optim;
 
@@ -249,4 +250,88 @@ TEST_CASE("save_model and load_model go through a file") {
   CHECK_THROWS_WITH(decode_model(other, file),
                     Catch::Contains("cannot rebuild the model: unknown model"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a per-feature input scaling reads back; a wrong one is refused") {
+  std::cout << "seed 4" << std::endl;
+  auto m = make_model<float>("logreg", shape{3, 1, 1}, 2);
+  m.init(4);
+  auto info = info_of("logreg");
+  info.input_scaling = {};
+  info.input_scaling.means = {1000.5f, 0.1f, -3};
+  info.input_scaling.stddevs = {351.25f, 0.0125f, 1};
+  auto bytes = encode_model(m, info);
+  auto loaded = decode_model(bytes, file);
+  CHECK(loaded.info.input_scaling.per_feature());
+  CHECK(loaded.info.input_scaling.means == info.input_scaling.means);
+  CHECK(loaded.info.input_scaling.stddevs == info.input_scaling.stddevs);
+  CHECK(encode_model(loaded.model, loaded.info) == bytes);
+  // Lists of another length than the sample's features, a stddev of 0, a
+  // non-number, a value beyond float's range.
+  for (const char* text :
+       {R"({"mean":[1,2],"stddev":[1,1]})", R"({"mean":[1,2,3],"stddev":1})",
+        R"({"mean":[1,2,3],"stddev":[1,0,1]})",
+        R"({"mean":[1,"x",3],"stddev":[1,1,1]})",
+        R"({"mean":1e300,"stddev":1})"}) {
+    INFO(text);
+    auto meta = parse_safetensors(bytes, file).metadata;
+    meta["troupe.input_scaling"] = text;
+    auto tampered = encode_safetensors(model_tensors(m), meta);
+    CHECK_THROWS_WITH(
+        decode_model_info(tampered, file),
+        Catch::StartsWith(file + ": metadata troupe.input_scaling is")
+            && Catch::Contains("one per feature: 3"));
+  }
+}
+
+TEST_CASE("buffers, blocks and every loss survive the round trip") {
+  const std::uint64_t seed = 5151;
+  std::cout << "model_file_test: layers of [13], seed " << seed << "\n";
+  const std::string bn = model_description(
+      R"({"name": "bn", "layers": [
+            {"type": "conv2d", "out_channels": 2, "kernel": 3, "padding": 1},
+            {"type": "batch_norm"},
+            {"type": "residual", "layers": [
+              {"type": "conv2d", "out_channels": 2, "kernel": 3,
+               "padding": 1}, {"type": "relu"}]},
+            {"type": "flatten"}, {"type": "dropout", "p": 0.5},
+            {"type": "dense", "units": "classes"}]})");
+  auto m = make_model<float>(bn, shape{1, 6, 6}, 3);
+  m.init(seed);
+  rng gen{seed};
+  matrix<float> x(36, 8);
+  for (Eigen::Index i = 0; i < x.size(); ++i)
+    x.data()[i] = static_cast<float>(gen.uniform());
+  m.calibrate(x);
+  REQUIRE(m.buffer_size() == 4);
+  auto info = info_of(bn);
+  auto back = decode_model(encode_model(m, info), file);
+  REQUIRE(back.model.size() == m.size());
+  CHECK(std::memcmp(back.model.params(), m.params(), m.size() * 4) == 0);
+  CHECK(std::memcmp(back.model.buffers(), m.buffers(), 16) == 0);
+  CHECK(back.info.classes == 3);
+  // The tensors: PyTorch's shapes, a block's inner layers by their names.
+  std::vector<std::string> names;
+  for (const auto& t : model_tensors(m))
+    names.push_back(t.name);
+  CHECK(names
+        == std::vector<std::string>{"0.weight", "0.bias", "1.weight",
+                                    "1.bias", "2.conv1.weight",
+                                    "2.conv1.bias", "5.weight", "5.bias",
+                                    "1.running_mean", "1.running_var"});
+  CHECK(model_tensors(m)[4].shape == std::vector<std::uint64_t>{2, 2, 3, 3});
+  // A regression model stores 0 classes, a binary one 2.
+  for (auto [loss, classes] :
+       {std::pair<std::string, int>{"mse", 0}, {"binary_cross_entropy", 2}}) {
+    auto d = model_description(R"({"loss": ")" + loss + R"(", "layers": [
+        {"type": "embedding", "vocabulary": 5, "dim": 2},
+        {"type": "dense", "units": "classes"}]})");
+    auto r = make_model<float>(d, shape{1, 1, 3}, classes);
+    r.init(seed);
+    auto again = decode_model(encode_model(r, info_of(d)), file);
+    CHECK(again.info.classes == classes);
+    CHECK(again.model.loss() == r.loss());
+    CHECK(model_tensors(r)[0].shape == std::vector<std::uint64_t>{5, 2});
+    CHECK(std::memcmp(again.model.params(), r.params(), r.size() * 4) == 0);
+  }
 }

@@ -144,6 +144,27 @@ TEST_CASE("a description's mistakes are refused naming the layer") {
         bad_case{R"({"name": "a/b", "layers": [{"type": "relu"}]})",
                  "\"name\" must be a short string"},
         bad_case{"{\"layers\": [", "not valid JSON"},
+        bad_case{R"({"layers": [{"type": "dropout", "p": 1}]})",
+                 "layer 1 (dropout): p must be a number in [0, 1), not '1'"},
+        bad_case{R"({"layers": [{"type": "dropout"}]})",
+                 "layer 1 (dropout): needs \"p\""},
+        bad_case{R"({"layers": [{"type": "batch_norm", "eps": 0}]})",
+                 "layer 1 (batch_norm): eps must be a number above"},
+        bad_case{R"({"layers": [{"type": "embedding", "dim": 4}]})",
+                 "layer 1 (embedding): needs \"vocabulary\""},
+        bad_case{R"({"layers": [{"type": "residual", "layers": []}]})",
+                 "layer 1 (residual): \"layers\" must be a non-empty list"},
+        bad_case{R"({"layers": [{"type": "residual", "layers": [
+                       {"type": "relu"}, {"type": "conv2d", "kernel": 3}]}]})",
+                 "layer 1 (residual), layer 2 (conv2d): needs "
+                 "\"out_channels\""},
+        bad_case{R"({"loss": "hinge", "layers": [{"type": "relu"}]})",
+                 "unknown loss \"hinge\" (known: cross_entropy, "
+                 "binary_cross_entropy, mse)"},
+        bad_case{R"({"loss": "binary_cross_entropy",
+                     "layers": [{"type": "dense", "units": "classes"}]})",
+                 "binary_cross_entropy, which needs 2 classes (labels 0 and "
+                 "1), but the data has 10"},
         bad_case{"resnet50", "unknown model 'resnet50' (known: logreg, "
                              "mlp, lenet, or a description FILE.json)"}}) {
     INFO(bc.text);
@@ -154,6 +175,15 @@ TEST_CASE("a description's mistakes are refused naming the layer") {
   for (int i = 0; i < 300; ++i)
     many["layers"].push_back({{"type", "relu"}});
   CHECK_THAT(refusal(many.dump()), Catch::Contains("at most 256"));
+  // Blocks nest at most 8 deep, and their layers count.
+  nlohmann::json deep{{"type", "relu"}};
+  for (int i = 0; i < 9; ++i)
+    deep = {{"type", "residual"}, {"layers", {deep}}};
+  CHECK_THAT(refusal(nlohmann::json{{"layers", {deep}}}.dump()),
+             Catch::Contains("residual blocks nest at most 8 deep"));
+  nlohmann::json wide{{"type", "residual"}, {"layers", many["layers"]}};
+  CHECK_THAT(refusal(nlohmann::json{{"layers", {wide}}}.dump()),
+             Catch::Contains("too many layers: at most 256"));
   CHECK_THAT(refusal("{" + std::string(2 << 20, ' ') + "}"),
              Catch::Contains("at most 1048576"));
 }
