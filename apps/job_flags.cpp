@@ -89,7 +89,8 @@ const model_defaults& defaults_for(const std::string& label) {
 void add_job_flags(option_parser& p, algos::job_options& o) {
   p.add(o.model, "model",
         "logreg | mlp | lenet (default mlp) | FILE.json: a model "
-        "description (docs/models.md)")
+        "description | torchscript:FILE.pt: a module saved with "
+        "torch.jit.save (docs/models.md)")
       .add(o.data, "data",
            "fashion-mnist (default) | DIR of IDX files | FILE.csv[.gz] "
            "(header row) | libsvm FILE | synthetic-logreg")

@@ -75,8 +75,7 @@ final_model::final_model(const train_options& o, const optim::dataset& train,
       scaling_(scaling) {
   // Only a model with buffers needs examples to estimate them.
   try {
-    if (optim::make_model<float>(o.model, sample_shape_, classes_)
-            .buffer_size()
+    if (optim::make_model<float>(o.model, sample_shape_, classes_).buffer_size()
         > 0)
       calibration_ = optim::calibration_set(train);
   } catch (const std::exception&) {
@@ -106,8 +105,7 @@ void final_model::save(nlohmann::json& result, progress& bar) const {
                                + " parameters are not the model's "
                                + std::to_string(m.size()));
     std::copy(params.begin(), params.end(), m.params());
-    optim::calibrate(m, calibration_, optim::calibration_examples,
-                     eval_batch_);
+    optim::calibrate(m, calibration_, optim::calibration_examples, eval_batch_);
     optim::model_info info;
     info.model = model_;
     info.options = options_;

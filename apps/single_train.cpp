@@ -184,8 +184,7 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
           {0, trainer.steps(), r.samples, r.loss, seconds_since(t0)});
     if (trainer.steps() % eval_steps == 0 || trainer.steps() == total_steps) {
       auto t_eval = clock_type::now();
-      optim::calibrate(model, data.train, optim::calibration_examples,
-                       o.batch);
+      optim::calibrate(model, data.train, optim::calibration_examples, o.batch);
       last_eval = optim::evaluate(model, data.test, o.batch);
       eval_seconds += seconds_since(t_eval);
       evaluated_final = true;

@@ -109,8 +109,8 @@ void batch_norm<T>::forward(const matrix<T>& in, matrix<T>& out) {
     if (batch_stats_) {
       mean = col.mean();
       var = (col - mean).square().mean();
-      const T unbiased = n > 1 ? var * static_cast<T>(n) / static_cast<T>(n - 1)
-                               : var;
+      const T unbiased
+          = n > 1 ? var * static_cast<T>(n) / static_cast<T>(n - 1) : var;
       const T m = pass_ == optim::pass::calibration
                       ? T{1} / static_cast<T>(calibrated_)
                       : static_cast<T>(momentum_);

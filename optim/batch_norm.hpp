@@ -74,7 +74,7 @@ private:
   T* dw_ = nullptr;
   T* running_ = nullptr; ///< mean, then variance
   optim::pass pass_ = optim::pass::inference;
-  long calibrated_ = 0; ///< batches in the calibration since the reset
+  long calibrated_ = 0;      ///< batches in the calibration since the reset
   bool batch_stats_ = false; ///< whether the last forward used the batch's
   matrix<T> xhat_;           ///< normalized input, values x groups
   vector<T> inv_std_;        ///< per group, of the last forward

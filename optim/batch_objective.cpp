@@ -50,7 +50,8 @@ batch_objective::batch_objective(std::shared_ptr<const dataset> data,
     throw std::invalid_argument(
         "batch objective: the full-batch objective needs a model whose "
         "forward pass is a function of its parameters (cross-entropy, no "
-        "dropout or batch_norm), not " + model_label(opts_.model));
+        "dropout or batch_norm), not "
+        + model_label(opts_.model));
   if (opts_.examples == 0 || opts_.examples > data_->size())
     opts_.examples = data_->size();
   if (opts_.portions == 0 || opts_.portions > opts_.examples)

@@ -306,23 +306,7 @@ dataset read_csv(const std::string& path, const std::string& label_column) {
                                      static_cast<Eigen::Index>(features),
                                      static_cast<Eigen::Index>(m));
   // The raw labels serve a regression model; integers are classes too.
-  result.targets.assign(raw_labels.begin(), raw_labels.end());
-  bool integral
-      = std::all_of(raw_labels.begin(), raw_labels.end(), [](double v) {
-          return v == std::floor(v) && std::abs(v) < 2147483647.0;
-        });
-  if (integral) {
-    std::map<long long, std::int32_t> ids;
-    for (auto v : raw_labels)
-      ids.emplace(static_cast<long long>(v), 0);
-    std::int32_t next = 0;
-    for (auto& kv : ids)
-      kv.second = next++;
-    result.labels.reserve(m);
-    for (auto v : raw_labels)
-      result.labels.push_back(ids[static_cast<long long>(v)]);
-    result.classes = next;
-  }
+  assign_labels(result, raw_labels, true);
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -310,6 +311,27 @@ void apply_scaling(const scaling& s, matrix<float>& x) {
       auto& v = x(static_cast<Eigen::Index>(i), j);
       v = (v - s.means[i]) / s.stddevs[i];
     }
+}
+
+void assign_labels(dataset& data, const std::vector<double>& raw,
+                   bool keep_targets) {
+  const bool integral = std::all_of(raw.begin(), raw.end(), [](double v) {
+    return v == std::floor(v) && std::abs(v) < 2147483647.0;
+  });
+  if (keep_targets || !integral)
+    data.targets.assign(raw.begin(), raw.end());
+  if (!integral)
+    return;
+  std::map<long long, std::int32_t> ids;
+  for (auto v : raw)
+    ids.emplace(static_cast<long long>(v), 0);
+  std::int32_t next = 0;
+  for (auto& kv : ids)
+    kv.second = next++;
+  data.labels.reserve(raw.size());
+  for (auto v : raw)
+    data.labels.push_back(ids[static_cast<long long>(v)]);
+  data.classes = next;
 }
 
 } // namespace troupe::optim

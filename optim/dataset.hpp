@@ -72,6 +72,13 @@ inline constexpr const char* fashion_mnist_dir
 /// The largest dense feature matrix read_libsvm builds: 2^28 floats, 1 GiB.
 inline constexpr std::uint64_t libsvm_max_elements = std::uint64_t{1} << 28;
 
+/// Gives `data` the labels a text file's rows carry: if every one is an
+/// integer they become classes, mapped to 0..C-1 in sorted order; the raw
+/// values become `targets` if they are not all integers, and always with
+/// `keep_targets`.
+void assign_labels(dataset& data, const std::vector<double>& raw,
+                   bool keep_targets);
+
 /// Reads a libsvm / svmlight text file ("label idx:val idx:val ...", 1-based
 /// indices). `dim` = 0 infers the dimension from the largest index. Labels
 /// that are all integers become classes (mapped to 0..C-1 in sorted order;

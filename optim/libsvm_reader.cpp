@@ -189,24 +189,7 @@ dataset read_libsvm(const std::string& path, std::size_t dim) {
   for (auto& e : entries)
     result.x(static_cast<Eigen::Index>(e.col), static_cast<Eigen::Index>(e.row))
         = e.value;
-  bool integral
-      = std::all_of(raw_labels.begin(), raw_labels.end(), [](double v) {
-          return v == std::floor(v) && std::abs(v) < 2147483647.0;
-        });
-  if (integral) {
-    std::map<long long, std::int32_t> ids;
-    for (auto v : raw_labels)
-      ids.emplace(static_cast<long long>(v), 0);
-    std::int32_t next = 0;
-    for (auto& kv : ids)
-      kv.second = next++;
-    result.labels.reserve(m);
-    for (auto v : raw_labels)
-      result.labels.push_back(ids[static_cast<long long>(v)]);
-    result.classes = next;
-  } else {
-    result.targets.assign(raw_labels.begin(), raw_labels.end());
-  }
+  assign_labels(result, raw_labels, false);
   return result;
 }
 

@@ -108,8 +108,7 @@ template <class T>
 void check_single_output(const char* what, const matrix<T>& out) {
   if (out.rows() != 1 || out.cols() == 0)
     throw std::invalid_argument(std::string{what} + ": needs one output per "
-                                + "sample, not "
-                                + std::to_string(out.rows()));
+                                + "sample, not " + std::to_string(out.rows()));
 }
 
 } // namespace
@@ -132,8 +131,7 @@ T binary_cross_entropy(const matrix<T>& logits, const std::int32_t* labels,
     const T z = logits(0, j);
     const T y = static_cast<T>(labels[j]);
     const T e = std::exp(-std::abs(z)); // in (0, 1]: never overflows
-    total += static_cast<double>((z > T{0} ? z : T{0}) - z * y
-                                 + std::log1p(e));
+    total += static_cast<double>((z > T{0} ? z : T{0}) - z * y + std::log1p(e));
     if (dlogits != nullptr) {
       const T sig = z >= T{0} ? T{1} / (T{1} + e) : e / (T{1} + e);
       (*dlogits)(0, j) = (sig - y) * inv_batch;
@@ -199,17 +197,16 @@ template std::size_t count_correct<float>(const matrix<float>&,
 template std::size_t count_correct<double>(const matrix<double>&,
                                            const std::int32_t*);
 template float binary_cross_entropy<float>(const matrix<float>&,
-                                           const std::int32_t*,
-                                           matrix<float>*);
+                                           const std::int32_t*, matrix<float>*);
 template double binary_cross_entropy<double>(const matrix<double>&,
                                              const std::int32_t*,
                                              matrix<double>*);
 template float mean_squared_error<float>(const matrix<float>&, const float*,
                                          matrix<float>*);
-template double mean_squared_error<double>(const matrix<double>&,
-                                           const float*, matrix<double>*);
-template float batch_loss<float>(loss_kind, const matrix<float>&,
-                                 batch_targets, matrix<float>*);
+template double mean_squared_error<double>(const matrix<double>&, const float*,
+                                           matrix<double>*);
+template float batch_loss<float>(loss_kind, const matrix<float>&, batch_targets,
+                                 matrix<float>*);
 template double batch_loss<double>(loss_kind, const matrix<double>&,
                                    batch_targets, matrix<double>*);
 template std::size_t count_correct<float>(loss_kind, const matrix<float>&,

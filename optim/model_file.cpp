@@ -38,9 +38,9 @@ struct placement {
 
 /// Every layer with the name its ranges start with: "dense2", and inside a
 /// residual block "residual1.dense1".
-void collect_layers(const layer<float>& l, const std::string& name,
-                    std::vector<std::pair<std::string, const layer<float>*>>&
-                        out) {
+void collect_layers(
+    const layer<float>& l, const std::string& name,
+    std::vector<std::pair<std::string, const layer<float>*>>& out) {
   out.emplace_back(name, &l);
   if (auto* r = dynamic_cast<const residual<float>*>(&l))
     for (std::size_t i = 0; i < r->inner().size(); ++i)
@@ -93,7 +93,8 @@ std::vector<placement> placements(const sequential<float>& m) {
       // A TorchScript module's tensors have the module's shapes.
       for (const auto& [name, l] : layers)
         if (auto* ts = dynamic_cast<const torchscript_layer<float>*>(l);
-            ts != nullptr && r.name.compare(0, name.size() + 1, name + ".") == 0)
+            ts != nullptr
+            && r.name.compare(0, name.size() + 1, name + ".") == 0)
           for (const auto* list : {&ts->parameters(), &ts->buffers()})
             for (const auto& t : *list)
               if (t.name == r.name.substr(name.size() + 1))

@@ -2,8 +2,10 @@
 // per parameter range, named after the layer's index in the model and the
 // range's kind ("0.weight", "0.bias", as PyTorch names an nn.Sequential's),
 // in PyTorch's layout (a dense weight is [out, in], a convolution's
-// [out, in, k, k], a bias [out]); the architecture and the run's options in
-// the header's metadata under "troupe.*".
+// [out, in, k, k], a bias [out]; a TorchScript module's tensors under their
+// names in the module, "0.conv1.weight", in their shapes there); the
+// architecture and the run's options in the header's metadata under
+// "troupe.*".
 
 #pragma once
 
@@ -21,11 +23,11 @@ namespace troupe::optim {
 
 /// What a model file says about its model (the "troupe.*" metadata).
 struct model_info {
-  std::string model;     ///< make_model's name ("troupe.model")
-  shape sample_shape;    ///< "troupe.sample_shape": [c, h, w]
-  int classes = 0;       ///< "troupe.classes"
-  std::string options;   ///< "troupe.options": the run's options, JSON text
-  std::string version;   ///< "troupe.version"
+  std::string model;   ///< make_model's name ("troupe.model")
+  shape sample_shape;  ///< "troupe.sample_shape": [c, h, w]
+  int classes = 0;     ///< "troupe.classes"
+  std::string options; ///< "troupe.options": the run's options, JSON text
+  std::string version; ///< "troupe.version"
   /// "troupe.input_scaling": {"mean", "stddev"}, numbers or (per feature)
   /// lists of sample_shape.size() numbers.
   scaling input_scaling;

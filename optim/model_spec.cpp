@@ -100,8 +100,9 @@ double number_option(const json& layer, const std::string& where,
 void check_torchscript(const json& layer, const std::string& where) {
   auto f = layer.find("file");
   if (f == layer.end() || !f->is_string() || f->get<std::string>().empty())
-    throw std::invalid_argument(where + ": needs \"file\" (the path of a "
-                                        "module saved with torch.jit.save)");
+    throw std::invalid_argument(where
+                                + ": needs \"file\" (the path of a "
+                                  "module saved with torch.jit.save)");
 #ifdef TROUPE_HAVE_TORCH
   try {
     check_torchscript_file(f->get<std::string>());
@@ -144,10 +145,10 @@ void check_layer(const json& layer, std::string where, int depth,
     for (const auto& k : *known)
       ok = ok || k == it.key();
     if (!ok)
-      throw std::invalid_argument(where + ": unknown option " + quote(it.key())
-                                  + (known->empty()
-                                         ? " (it takes none)"
-                                         : " (it takes " + joined(*known) + ")"));
+      throw std::invalid_argument(
+          where + ": unknown option " + quote(it.key())
+          + (known->empty() ? " (it takes none)"
+                            : " (it takes " + joined(*known) + ")"));
   }
   if (type == "dense") {
     auto u = layer.find("units");
@@ -162,8 +163,9 @@ void check_layer(const json& layer, std::string where, int depth,
     int_option(layer, where, "kernel", 1, 64, -1);
   } else if (type == "dropout") {
     if (!layer.contains("p"))
-      throw std::invalid_argument(where + ": needs \"p\" (the probability "
-                                          "of dropping a value, in [0, 1))");
+      throw std::invalid_argument(where
+                                  + ": needs \"p\" (the probability "
+                                    "of dropping a value, in [0, 1))");
     auto p = layer["p"];
     if (!p.is_number() || !(p.get<double>() >= 0) || !(p.get<double>() < 1))
       throw std::invalid_argument(where + ": p must be a number in [0, 1), "
@@ -177,8 +179,7 @@ void check_layer(const json& layer, std::string where, int depth,
   } else if (type == "residual") {
     if (depth >= max_block_depth)
       throw std::invalid_argument(where + ": residual blocks nest at most "
-                                  + std::to_string(max_block_depth)
-                                  + " deep");
+                                  + std::to_string(max_block_depth) + " deep");
     check_layers(layer.contains("layers") ? layer["layers"] : json{}, where,
                  depth + 1, count);
   } else if (type == "torchscript") {
@@ -192,16 +193,18 @@ void check_layers(const json& layers, const std::string& outer, int depth,
                   std::size_t& count) {
   const std::string in = outer.empty() ? "" : outer + ": ";
   if (!layers.is_array() || layers.empty())
-    throw std::invalid_argument(in + "\"layers\" must be a non-empty list "
-                                     "of layers");
+    throw std::invalid_argument(in
+                                + "\"layers\" must be a non-empty list "
+                                  "of layers");
   std::size_t index = 0;
   for (const auto& layer : layers) {
     if (++count > max_model_layers)
-      throw std::invalid_argument(
-          "too many layers: at most " + std::to_string(max_model_layers)
-          + ", those of residual blocks included");
-    check_layer(layer, (outer.empty() ? "" : outer + ", ") + "layer "
-                           + std::to_string(++index),
+      throw std::invalid_argument("too many layers: at most "
+                                  + std::to_string(max_model_layers)
+                                  + ", those of residual blocks included");
+    check_layer(layer,
+                (outer.empty() ? "" : outer + ", ") + "layer "
+                    + std::to_string(++index),
                 depth, count);
   }
 }
@@ -283,9 +286,10 @@ std::string model_description(const std::string& model) {
   std::string known;
   for (const auto& x : model_names())
     known += (known.empty() ? "" : ", ") + x;
-  throw std::invalid_argument("unknown model " + quote(model) + " (known: "
-                              + known + ", a description FILE.json or "
-                                        "torchscript:FILE.pt)");
+  throw std::invalid_argument("unknown model " + quote(model)
+                              + " (known: " + known
+                              + ", a description FILE.json or "
+                                "torchscript:FILE.pt)");
 }
 
 bool same_architecture(const std::string& a, const std::string& b) {

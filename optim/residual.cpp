@@ -43,10 +43,9 @@ shape residual<T>::setup(const shape& in) {
       lay = inner_[i]->output_layout();
   }
   if (!(cur == in))
-    throw std::invalid_argument("the block gives " + to_string(cur)
-                                + " per sample, not its input's "
-                                + to_string(in) + " (in + f(in) needs both "
-                                + "alike)");
+    throw std::invalid_argument(
+        "the block gives " + to_string(cur) + " per sample, not its input's "
+        + to_string(in) + " (in + f(in) needs both " + "alike)");
   if (lay != layout::same && lay != need_ && in.c > 1)
     throw std::invalid_argument("the block's output is in another layout "
                                 "than its input");

@@ -172,8 +172,7 @@ const matrix<T>& sequential<T>::run(const matrix<T>& x, optim::pass p) {
 }
 
 template <class T>
-T sequential<T>::loss_and_gradient(const matrix<T>& x,
-                                   batch_targets targets) {
+T sequential<T>::loss_and_gradient(const matrix<T>& x, batch_targets targets) {
   run(x, optim::pass::training);
   const T loss = batch_loss(loss_, acts_.back(), targets, &dlogits_);
   const matrix<T>* dout = &dlogits_;

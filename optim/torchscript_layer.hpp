@@ -21,6 +21,11 @@
 
 namespace troupe::optim {
 
+namespace detail {
+template <class T>
+struct torchscript_module; // optim/detail/torchscript_module.hpp
+} // namespace detail
+
 /// Whether this build of troupe has libtorch, and with it TorchScript
 /// modules (a "torchscript" layer is refused without).
 #ifdef TROUPE_HAVE_TORCH
@@ -144,8 +149,7 @@ public:
   const std::vector<torchscript_tensor>& buffers() const noexcept;
 
 private:
-  struct impl;
-  std::unique_ptr<impl> impl_;
+  std::unique_ptr<detail::torchscript_module<T>> impl_;
 };
 
 #endif // TROUPE_HAVE_TORCH

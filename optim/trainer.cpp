@@ -15,8 +15,7 @@ evaluation evaluate(sequential<float>& model, const dataset& data,
   const auto loss = model.loss();
   const bool regression = loss == loss_kind::mse;
   if (data.size() == 0
-      || (regression ? data.targets.size() : data.labels.size())
-             != data.size())
+      || (regression ? data.targets.size() : data.labels.size()) != data.size())
     throw std::invalid_argument(
         "evaluate: " + data.name + " has no "
         + (regression ? "regression targets" : "class labels")

@@ -22,7 +22,7 @@ find_csv() {
     [ -f "$f" ] && { echo "$f"; return; }
   done
 }
-SOURCE=$(find_csv)
+SOURCE=$(find_csv) || true
 if [ -z "$SOURCE" ]; then
   echo "SKIPPED: scikit-learn's breast_cancer.csv not found (apt-get install python3-sklearn)" >&2
   exit 77

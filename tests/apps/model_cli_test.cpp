@@ -329,11 +329,10 @@ TEST_CASE("a regression model (mse) learns numeric targets; R^2 reported") {
   auto file = dir() + "/line.safetensors";
   for (std::string algo : {"sgd", "downpour"}) {
     INFO("--algo=" << algo);
-    std::vector<std::string> args{"--model=" + desc, "--data=" + data,
-                                  "--algo=" + algo,  "--epochs=4",
-                                  "--lr=0.05",       "--progress=none",
-                                  "--json",          "--seed=7",
-                                  "--save=" + file};
+    std::vector<std::string> args{
+        "--model=" + desc, "--data=" + data, "--algo=" + algo,
+        "--epochs=4",      "--lr=0.05",      "--progress=none",
+        "--json",          "--seed=7",       "--save=" + file};
     if (algo != "sgd")
       args.push_back("--workers=2");
     auto r = train(args);

@@ -3,7 +3,8 @@
 # (examples/torchscript/export_lenet.py) trained by troupe with Downpour on
 # two workers (--model=torchscript:lenet.pt) to the target test accuracy on
 # Fashion-MNIST within EPOCHS epochs; the saved model then evaluated by
-# troupe eval, which rebuilds it from lenet.pt, with the same accuracy.
+# troupe eval, which rebuilds it from lenet.pt, with the same accuracy, and
+# its tensors are the module's state_dict (names after "0.", shapes).
 # Needs a Python with PyTorch (Debian's python3-torch, /usr/bin/python3: the
 # python3 first on the PATH may be another); skipped (77) without one.
 #   torchscript_test.sh TROUPE [PYTHON] [TARGET] [EPOCHS]
@@ -11,7 +12,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 TROUPE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 TARGET=${3:-0.88}
-EPOCHS=${4:-4}
+EPOCHS=${4:-6}
 PY=
 for py in ${2:-} /usr/bin/python3 python3; do
   if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import torch' 2>/dev/null; then
@@ -41,7 +42,8 @@ echo "troupe train took $(($(date +%s) - start)) s" >&2
 timeout 300 "$TROUPE" eval --model=lenet.safetensors --json >eval.json \
   2>eval.err || { cat eval.err >&2; echo "FAIL: troupe eval" >&2; exit 1; }
 "$PY" - "$TARGET" <<'EOF'
-import json, sys
+import json, struct, sys
+import torch
 target = float(sys.argv[1])
 run = json.loads(open("train.json").read().strip().splitlines()[-1])
 ev = json.loads(open("eval.json").read().strip().splitlines()[-1])
@@ -54,4 +56,10 @@ assert run["model"] == "lenet", run["model"]
 assert run["model_description"]["layers"][0]["type"] == "torchscript"
 assert acc >= target, f"test accuracy {acc} below {target}"
 assert abs(ev["test_accuracy"] - acc) < 0.005, (ev["test_accuracy"], acc)
+# The saved tensors are the module's state, "0." before its names.
+data = open("lenet.safetensors", "rb").read()
+header = json.loads(data[8:8 + struct.unpack("<Q", data[:8])[0]])
+saved = {k[2:]: v["shape"] for k, v in header.items() if k != "__metadata__"}
+state = {k: list(v.shape) for k, v in torch.jit.load("lenet.pt").state_dict().items()}
+assert saved == state, (saved, state)
 EOF

@@ -315,10 +315,10 @@ TEST_CASE("buffers, blocks and every loss survive the round trip") {
   for (const auto& t : model_tensors(m))
     names.push_back(t.name);
   CHECK(names
-        == std::vector<std::string>{"0.weight", "0.bias", "1.weight",
-                                    "1.bias", "2.conv1.weight",
-                                    "2.conv1.bias", "5.weight", "5.bias",
-                                    "1.running_mean", "1.running_var"});
+        == std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias",
+                                    "2.conv1.weight", "2.conv1.bias",
+                                    "5.weight", "5.bias", "1.running_mean",
+                                    "1.running_var"});
   CHECK(model_tensors(m)[4].shape == std::vector<std::uint64_t>{2, 2, 3, 3});
   // A regression model stores 0 classes, a binary one 2.
   for (auto [loss, classes] :

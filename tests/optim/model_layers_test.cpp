@@ -183,8 +183,8 @@ TEST_CASE("binary cross-entropy is cross-entropy on the logits (0, z)") {
 
 TEST_CASE("batch norm: batch statistics, running statistics, calibration") {
   auto m = build_model<double>(
-      R"({"loss": "mse", "layers": [{"type": "batch_norm"}]})",
-      shape{1, 1, 1}, 0);
+      R"({"loss": "mse", "layers": [{"type": "batch_norm"}]})", shape{1, 1, 1},
+      0);
   m.init(1);
   matrix<double> a(1, 4), b(1, 4);
   a << 1, 2, 3, 6;  // mean 3, biased variance 3.5

@@ -166,7 +166,8 @@ TEST_CASE("a description's mistakes are refused naming the layer") {
                  "binary_cross_entropy, which needs 2 classes (labels 0 and "
                  "1), but the data has 10"},
         bad_case{"resnet50", "unknown model 'resnet50' (known: logreg, "
-                             "mlp, lenet, or a description FILE.json)"}}) {
+                             "mlp, lenet, a description FILE.json or "
+                             "torchscript:FILE.pt)"}}) {
     INFO(bc.text);
     CHECK_THAT(refusal(bc.text), Catch::Contains(bc.says));
   }

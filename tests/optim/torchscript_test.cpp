@@ -65,8 +65,7 @@ std::string save(torch::jit::Module& m, const std::string& name) {
 
 /// The description of one module.
 std::string described(const std::string& path) {
-  return nlohmann::json{
-      {"layers", {{{"type", "torchscript"}, {"file", path}}}}}
+  return nlohmann::json{{"layers", {{{"type", "torchscript"}, {"file", path}}}}}
       .dump();
 }
 
@@ -121,9 +120,8 @@ TEST_CASE("torchscript: a module equal to mlp gives mlp's loss and gradients") {
                  .clone()
                  .requires_grad_(true);
     auto dot = t.name.find('.');
-    net.register_parameter("fc" + t.name.substr(0, dot) + "_"
-                               + t.name.substr(dot + 1),
-                           v, false);
+    net.register_parameter(
+        "fc" + t.name.substr(0, dot) + "_" + t.name.substr(dot + 1), v, false);
   }
   net.define(R"(
 def forward(self, x):
@@ -194,10 +192,10 @@ def forward(self, x):
 )");
   auto path = save(net, "small");
   // A dense layer first: the module is asked for its input's gradient.
-  auto text = nlohmann::json{
-      {"layers",
-       {{{"type", "dense"}, {"units", 32}},
-        {{"type", "torchscript"}, {"file", path}}}}}.dump();
+  auto text = nlohmann::json{{"layers",
+                              {{{"type", "dense"}, {"units", 32}},
+                               {{"type", "torchscript"}, {"file", path}}}}}
+                  .dump();
   auto m = build_model<double>(text, shape{5, 1, 1}, 4);
   m.init(3);
   rng gen{3};
@@ -298,8 +296,9 @@ TEST_CASE("torchscript: files that are not modules are refused naming them") {
                     Catch::StartsWith("layer 1 (torchscript): " + text
                                       + ": not a TorchScript module saved "
                                         "with torch.jit.save ("));
-  CHECK_THROWS_WITH(model_description(R"({"layers": [{"type": "torchscript"}]})"),
-                    Catch::Contains("needs \"file\""));
+  CHECK_THROWS_WITH(
+      model_description(R"({"layers": [{"type": "torchscript"}]})"),
+      Catch::Contains("needs \"file\""));
   // A module that returns two tensors.
   torch::jit::Module pair{"Pair"};
   pair.define(R"(
