@@ -285,6 +285,9 @@ struct coordinator_state {
   std::vector<restored_shard> restored;
   /// Hot replicas: each shard's backup (null: none, lost or promoted).
   std::vector<parameter_shard_actor> backups;
+  /// Backups started but not yet attached to their primary: the end stops
+  /// them too (a primary lost during the attach never answers for them).
+  std::vector<caf::actor> attaching;
   /// Nodes that joined the running job (coordinator_join.cpp); a join under
   /// way (one at a time) and the steps ceded for it, not yet placed.
   std::vector<joined_node> joined;

@@ -27,6 +27,9 @@ void deliver(self_ptr self, std::string text) {
   for (auto& b : st.backups) // hot replicas
     if (b)
       self->send_exit(b, caf::exit_reason::user_shutdown);
+  for (auto& b : st.attaching)
+    self->send_exit(b, caf::exit_reason::user_shutdown);
+  st.attaching.clear();
   if (st.eval)
     self->send_exit(st.eval, caf::exit_reason::user_shutdown);
   // Lingering workers here and the algorithm's own roles; the nodes stop

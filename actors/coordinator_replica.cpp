@@ -37,11 +37,20 @@ void attach(coordinator_ptr self, std::size_t i, caf::actor b,
             std::function<void()> one, on_fail failed) {
   auto& st = self->state;
   auto primary = st.shards[i].handle;
+  st.attaching.push_back(b);
+  auto attached = [self, b] {
+    auto& v = self->state.attaching;
+    auto it = std::find(v.begin(), v.end(), b);
+    if (it == v.end())
+      return false; // the job ended and stopped it
+    v.erase(it);
+    return true;
+  };
   self->request(primary, st.config.request_timeout, replicate_atom::value, b)
       .then(
-          [self, i, b, one, primary](bool) {
+          [self, i, b, one, primary, attached](bool) {
             auto& st = self->state;
-            if (st.shards[i].handle != primary || st.result) {
+            if (!attached() || st.shards[i].handle != primary || st.result) {
               // Its primary was lost meanwhile, or the job has ended.
               self->send_exit(b, caf::exit_reason::user_shutdown);
               one();
@@ -59,7 +68,9 @@ void attach(coordinator_ptr self, std::size_t i, caf::actor b,
                        st.finishing ? " (as the job ends)" : "");
             one();
           },
-          [self, i, failed](caf::error& err) {
+          [self, i, b, failed, attached](caf::error& err) {
+            if (attached())
+              self->send_exit(b, caf::exit_reason::user_shutdown);
             failed("shard " + std::to_string(i)
                    + " could not attach its backup on "
                    + backup_node_name(self->state, i) + ": "

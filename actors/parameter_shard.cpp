@@ -39,6 +39,8 @@ params_msg snapshot(parameter_shard_state& st) {
 bool grantable(parameter_shard_state& st, const fetch_msg& f) {
   if (st.config.mode == shard_mode::sync)
     return st.store->version() >= f.clock;
+  if (st.backup && st.unacked >= detail::max_unanswered_flushes)
+    return false; // the backup catches up first
   if (!st.config.staleness_bound || st.clocks.empty())
     return true;
   auto s = *st.config.staleness_bound;
@@ -52,7 +54,9 @@ bool grantable(parameter_shard_state& st, const fetch_msg& f) {
   return true;
 }
 
-void serve_waiting(parameter_shard_state& st) {
+} // namespace
+
+void detail::serve_waiting(parameter_shard_state& st) {
   auto& w = st.waiting;
   for (auto i = w.begin(); i != w.end();) {
     if (grantable(st, i->request)) {
@@ -63,6 +67,10 @@ void serve_waiting(parameter_shard_state& st) {
     }
   }
 }
+
+namespace {
+
+using detail::serve_waiting;
 
 void note_rejection(parameter_shard_state& st, const push_msg& p,
                     optim::push_status status) {

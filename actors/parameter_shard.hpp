@@ -111,6 +111,14 @@ struct parameter_shard_state {
   /// Pushes forwarded to the backup; replicated messages refused (a backup
   /// takes them from its primary only).
   std::uint64_t forwarded = 0, refused = 0;
+  /// Flow control of the forwarding (shard_replica.cpp): flushes asked of
+  /// the backup and not yet answered, what was forwarded since the last one
+  /// asked, and the backup's attachment (answers to an earlier one are
+  /// ignored).
+  std::uint32_t unacked = 0;
+  std::uint32_t pushes_since_flush = 0;
+  std::uint64_t bytes_since_flush = 0;
+  std::uint64_t backup_epoch = 0;
   /// A backup took a push straight from a worker: its primary is gone and
   /// it serves in its place (logged once, for bench/shard_recovery).
   bool serving = false;

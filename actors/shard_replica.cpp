@@ -1,5 +1,7 @@
 #include "actors/detail/shard_replica.hpp"
 
+#include <algorithm>
+
 #include <caf/actor_cast.hpp>
 
 #include "actors/checkpoint_state.hpp"
@@ -17,13 +19,40 @@ std::string name_of(const parameter_shard_state& st) {
   return "shard " + std::to_string(st.config.index);
 }
 
+constexpr std::uint32_t flush_every_pushes = 32;
+constexpr std::uint64_t flush_every_bytes = 4 << 20;
+
 template <class Msg>
 void forward_msg(shard_self self, Msg&& m) {
   auto& st = self->state;
   if (!st.backup)
     return;
   ++st.forwarded;
+  ++st.pushes_since_flush;
+  st.bytes_since_flush += wire_size(m);
   self->send(st.backup, replicate_atom::value, std::forward<Msg>(m));
+  if (st.pushes_since_flush < flush_every_pushes
+      && st.bytes_since_flush < flush_every_bytes)
+    return;
+  st.pushes_since_flush = 0;
+  st.bytes_since_flush = 0;
+  ++st.unacked;
+  auto answered = [self, epoch = st.backup_epoch] {
+    auto& st = self->state;
+    if (st.backup_epoch != epoch || st.unacked == 0)
+      return;
+    --st.unacked;
+    serve_waiting(st);
+  };
+  // Within half the request timeout: a fetch held meanwhile must not time
+  // out at its worker. A backup that does not answer is lost (its node's
+  // heartbeats tell the coordinator, which detaches it).
+  auto timeout = st.config.request_timeout;
+  if (timeout.valid())
+    timeout.count = std::max<std::uint64_t>(timeout.count / 2, 1);
+  self->request(st.backup, timeout, flush_atom::value)
+      .then([answered](std::uint64_t) { answered(); },
+            [answered](caf::error&) { answered(); });
 }
 
 } // namespace
@@ -77,6 +106,11 @@ caf::result<bool> attach_backup(shard_self self, caf::actor backup) {
                             "staleness bound has a hot backup");
   // Null: detached (the backup was lost).
   st.backup = caf::actor_cast<parameter_shard_actor>(std::move(backup));
+  ++st.backup_epoch;
+  st.unacked = 0;
+  st.pushes_since_flush = 0;
+  st.bytes_since_flush = 0;
+  serve_waiting(st);
   if (!st.backup)
     return true;
   // The state first, then every push: the backup sees them in this order.

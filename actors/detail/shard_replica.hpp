@@ -32,6 +32,17 @@ bool from_primary(shard_self self, const char* what);
 /// in its primary's place now (logged once).
 void note_direct(shard_self self);
 
+/// Flow control of a primary's forwarding: after every 32 pushes or 4 MiB
+/// forwarded the primary asks its backup for a flush (answered after every
+/// push before it); while this many are unanswered it answers no fetch, so
+/// the workers wait instead of outrunning the backup (a flooded link delays
+/// the heartbeats until the nodes lose each other).
+constexpr std::uint32_t max_unanswered_flushes = 4;
+
+/// The fetches waiting (shard clocks, the backup's flow control) that may be
+/// answered now (parameter_shard.cpp).
+void serve_waiting(parameter_shard_state& st);
+
 /// A primary: hands the push just handled on to its backup, if any.
 void forward(shard_self self, messages::push_msg&& p);
 void forward(shard_self self, messages::compressed_push_msg&& c);

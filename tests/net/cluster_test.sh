@@ -16,7 +16,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d /tmp/troupe-cluster.XXXXXX)
 PIDS=()
 cleanup() {
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  # The coordinators run under timeout(1): its child goes too.
+  for p in "${PIDS[@]}"; do
+    pkill -9 -P "$p" 2>/dev/null
+    kill -9 "$p" 2>/dev/null
+  done
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -76,10 +80,15 @@ wait_for() {
   # A process that does not end is a hang to diagnose: its threads' stacks
   # (troupe's and CAF's frames) go to the test's output before it is killed.
   if command -v gdb >/dev/null 2>&1; then
-    echo "--- threads of $pid, which did not end within $limit s" >&2
-    timeout 30 gdb -p "$pid" -batch -ex "thread apply all bt" 2>/dev/null \
+    # A coordinator runs under timeout(1): the stacks are its child's.
+    local target
+    target=$(pgrep -P "$pid" | head -1)
+    target=${target:-$pid}
+    echo "--- threads of $target, which did not end within $limit s" >&2
+    timeout 30 gdb -p "$target" -batch -ex "thread apply all bt" 2>/dev/null \
       | grep -E '^Thread|troupe|caf::' | cut -c1-200 | head -80 >&2
   fi
+  pkill -9 -P "$pid" 2>/dev/null
   kill -9 "$pid" 2>/dev/null
   return 124
 }

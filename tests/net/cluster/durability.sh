@@ -130,6 +130,32 @@ scenario_replicas() {
     [ "$(key coord2.json /replicas/$i/same_parameters)" = true ] \
       || fail "shard $i's backup does not hold its primary's parameters"
   done
+  # Both nodes lost, the second while the shards' new backups (in the
+  # coordinator's process) are usually still being attached: the job ends
+  # with status 1 and a report whose ledger adds up, and the process exits
+  # (it used to wait forever on the unattached backups).
+  start_coordinator coord3 "${R[@]}" --listen=127.0.0.1:0 --expect=2 \
+    --shard-replicas=1
+  start_node n5 --workers=2 --shards=0; N5=$NODE
+  start_node n6 --workers=0 --shards=2; N6=$NODE
+  wait_log coord3.log "test_acc" 90 || fail "job 3 did not train"
+  kill -9 "$N6"
+  wait_log coord3.log "took over" 30 || fail "no backup took over in job 3"
+  kill -9 "$N5"
+  wait_for "$COORD" 60
+  rc=$?
+  [ "$rc" = 1 ] || fail "both nodes lost: coordinator status $rc, not 1"
+  # (A backup attached in time takes over here and the job ends with its
+  # workers instead.)
+  case $(key coord3.json /stop_reason) in
+  "shard lost" | "workers lost") ;;
+  *) fail "both nodes lost: stop reason $(key coord3.json /stop_reason)" ;;
+  esac
+  planned=$(key coord3.json /steps_planned)
+  done_=$(key coord3.json /steps_done)
+  lost=$(key coord3.json /steps_lost)
+  [ $((done_ + lost)) = "$planned" ] \
+    || fail "both nodes lost: $done_ done + $lost lost != $planned planned"
 }
 
 scenario_join() {
