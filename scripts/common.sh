@@ -15,8 +15,13 @@ TROUPE_PACKAGES=(
 # What the test suite adds (scripts/test): libtorch for TorchScript modules
 # (--model=torchscript:FILE.pt, found by CMake when installed; optional, so
 # the demo goes without) and PyTorch for Python, which scripts the LeNet the
-# interoperability test trains (tests/apps/torchscript_test.sh).
-TROUPE_TEST_PACKAGES=(libtorch-dev python3-torch)
+# interoperability test trains (tests/apps/torchscript_test.sh); OpenBLAS,
+# which libtorch's products go to through libblas.so.3 (Debian's reference
+# BLAS otherwise, 10-20x slower: docs/benchmarks.md); and scikit-learn,
+# whose bundled breast cancer CSV is the real tabular data examples/csv
+# trains on (read at run time, never copied).
+TROUPE_TEST_PACKAGES=(libtorch-dev python3-torch libopenblas0-pthread
+                      python3-sklearn)
 # Clang with its sanitizer and libFuzzer runtimes (scripts/sanitize,
 # scripts/fuzz; libclang-rt-dev holds libclang_rt.{asan,ubsan,fuzzer}), and
 # Ninja, which builds their many test targets in parallel.

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -17,20 +18,34 @@ namespace detail {
 
 /// Once per process. libtorch computes on the calling thread only: troupe's
 /// actors own the cores, as Eigen stays single-threaded inside an actor.
-/// And glibc keeps 16 MiB at the top of each malloc heap (M_TOP_PAD) unless
-/// MALLOC_TOP_PAD_ or GLIBC_TUNABLES say otherwise: libtorch allocates a
-/// step's activations and gradients afresh, and trimming the heaps after
-/// each step made the next step fault their pages in again (LeNet, Downpour
-/// on two workers: about twice the samples per second, a fifth of the
-/// system time; docs/models.md).
+/// And glibc keeps the memory libtorch frees unless MALLOC_*_ or
+/// GLIBC_TUNABLES say otherwise: libtorch allocates a step's activations and
+/// gradients afresh, and glibc gave large blocks back to the system (mmap'd
+/// ones at once, the heap's top once above the trim threshold), so the next
+/// step faulted their pages in again. Blocks up to 64 MiB come from the
+/// heaps, which keep up to 128 MiB free at their top (M_TOP_PAD alone also
+/// turns glibc's dynamic mmap threshold off, and LeNet still took 100 page
+/// faults a step: docs/models.md, docs/benchmarks.md).
 void process_settings() {
   static std::once_flag once;
   std::call_once(once, [] {
     at::set_num_threads(1);
+    // libtorch's products may go to OpenBLAS (libblas.so.3), whose pthread
+    // build starts a thread per core unless told otherwise.
+    using set_threads = void (*)(int);
+    if (auto f = reinterpret_cast<set_threads>(
+            dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+      f(1);
 #ifdef __GLIBC__
-    if (std::getenv("MALLOC_TOP_PAD_") == nullptr
-        && std::getenv("GLIBC_TUNABLES") == nullptr)
-      mallopt(M_TOP_PAD, 16 << 20);
+    auto unset = [](const char* name) { return std::getenv(name) == nullptr; };
+    if (unset("GLIBC_TUNABLES")) {
+      if (unset("MALLOC_TOP_PAD_"))
+        mallopt(M_TOP_PAD, 16 << 20);
+      if (unset("MALLOC_MMAP_THRESHOLD_"))
+        mallopt(M_MMAP_THRESHOLD, 64 << 20);
+      if (unset("MALLOC_TRIM_THRESHOLD_"))
+        mallopt(M_TRIM_THRESHOLD, 128 << 20);
+    }
 #endif
   });
 }

@@ -159,3 +159,72 @@ TEST_CASE_METHOD(fixture,
   CHECK(b.workers[0].applied == 7);
   CHECK(b.workers[0].duplicates == 3);
 }
+
+namespace {
+
+using release_atom = caf::atom_constant<caf::atom("release")>;
+
+/// A backup that takes the state and the pushes but answers the primary's
+/// flushes only when told to (a backup behind a slow link).
+struct lagging_state {
+  std::vector<caf::response_promise> flushes;
+  std::uint64_t pushes = 0;
+};
+
+caf::behavior lagging_backup(caf::stateful_actor<lagging_state>* self) {
+  return {
+      [](replicate_atom, const std::string&) { return true; },
+      [self](replicate_atom, const push_msg&) { ++self->state.pushes; },
+      [self](flush_atom) {
+        auto p = self->make_response_promise();
+        self->state.flushes.push_back(p);
+        return p;
+      },
+      [self](release_atom) {
+        auto n = self->state.flushes.size();
+        for (auto& p : self->state.flushes)
+          p.deliver(std::uint64_t{0});
+        self->state.flushes.clear();
+        return std::make_tuple(n, self->state.pushes);
+      },
+  };
+}
+
+} // namespace
+
+TEST_CASE_METHOD(fixture,
+                 "a primary holds the fetches while its backup lags behind",
+                 "[replica]") {
+  auto primary = shard();
+  auto backup = sys.spawn(lagging_backup);
+  bool ok = false;
+  self->request(primary, 5s, replicate_atom::value, backup)
+      .receive([&](bool x) { ok = x; },
+               [&](caf::error& e) { FAIL(sys.render(e)); });
+  REQUIRE(ok);
+  // 4 flushes of 32 pushes each: the window is full, yet pushes go on.
+  for (std::uint64_t k = 1; k <= 4 * 32 + 3; ++k)
+    self->send(primary, push(0, k, {1, 0, 0, 0}));
+  CHECK(stats(primary).version == 4 * 32 + 3);
+  bool answered = false;
+  self->send(primary, fetch_msg{0, 2, 4, 0});
+  self->receive([&](params_msg&) { answered = true; },
+                caf::after(std::chrono::milliseconds{300}) >> [] {});
+  CHECK_FALSE(answered); // held while the backup lags
+  std::size_t released = 0;
+  std::uint64_t forwarded = 0;
+  self->request(backup, 5s, release_atom::value)
+      .receive(
+          [&](std::size_t n, std::uint64_t pushes) {
+            released = n;
+            forwarded = pushes;
+          },
+          [&](caf::error& e) { FAIL(sys.render(e)); });
+  CHECK(released == 4);
+  CHECK(forwarded == 4 * 32 + 3);
+  self->receive([&](params_msg&) { answered = true; },
+                caf::after(std::chrono::seconds{5}) >> [] {});
+  CHECK(answered);
+  self->send_exit(primary, caf::exit_reason::user_shutdown);
+  self->send_exit(backup, caf::exit_reason::user_shutdown);
+}
