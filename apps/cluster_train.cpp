@@ -1,5 +1,6 @@
 #include "apps/cluster_train.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -258,7 +259,12 @@ nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
   auto result = run_placed(o, std::move(job), prepared.fingerprint, bar, rt);
   if (o.on_final_params && !final_params->empty())
     o.on_final_params(final_params->data(), final_params->size());
-  result["epochs"] = result["steps"].get<double>() / steps_per_epoch;
+  // Every step taken counts, a lost worker's too: "steps" sums the reports
+  // of the workers there at the end, the ledger's steps_done all of them.
+  auto steps = result["steps"].get<double>();
+  if (result.contains("steps_done") && result["steps_done"].is_number())
+    steps = std::max(steps, result["steps_done"].get<double>());
+  result["epochs"] = steps / steps_per_epoch;
   finish_monitoring(o, watch, result, bar);
   return result;
 }

@@ -156,6 +156,10 @@ scenario_replicas() {
   lost=$(key coord3.json /steps_lost)
   [ $((done_ + lost)) = "$planned" ] \
     || fail "both nodes lost: $done_ done + $lost lost != $planned planned"
+  # The epochs count the lost workers' steps (no worker reported at the end).
+  epochs=$(key coord3.json /epochs)
+  awk -v e="$epochs" -v d="$done_" 'BEGIN { exit !(d > 0 && e > 0) }' \
+    || fail "both nodes lost: $epochs epochs for $done_ steps done"
 }
 
 scenario_join() {
