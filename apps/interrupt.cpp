@@ -1,5 +1,6 @@
 #include "apps/interrupt.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
@@ -8,6 +9,19 @@
 
 namespace troupe::apps {
 
+namespace {
+
+/// The signal a thread with SIGINT and SIGTERM unblocked took (one started
+/// before the watch, by a library: OpenBLAS's pthread build starts its
+/// threads when it is loaded); the watching thread takes it from here.
+std::atomic<int> caught{0};
+
+extern "C" void on_watched_signal(int sig) {
+  caught.store(sig);
+}
+
+} // namespace
+
 interrupt_watch::interrupt_watch(std::shared_ptr<actors::stop_request> stop,
                                  std::string command)
     : stop_(std::move(stop)), command_(std::move(command)) {
@@ -15,6 +29,13 @@ interrupt_watch::interrupt_watch(std::shared_ptr<actors::stop_request> stop,
   sigaddset(&set_, SIGINT);
   sigaddset(&set_, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set_, &old_);
+  struct sigaction sa {};
+  sa.sa_handler = on_watched_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  caught.store(0);
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
   thread_ = std::thread{[this] { run(); }};
 }
 
@@ -28,7 +49,13 @@ interrupt_watch::~interrupt_watch() {
     int none = 0;
     first_.compare_exchange_strong(none, sig);
   }
+  if (int sig = caught.exchange(0)) {
+    int none = 0;
+    first_.compare_exchange_strong(none, sig);
+  }
   pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
 }
 
 int interrupt_watch::exit_status(int status) const noexcept {
@@ -47,6 +74,8 @@ void interrupt_watch::run() {
     int sig = sigtimedwait(&set_, nullptr, &tick);
     if (sig > 0)
       take(sig);
+    if (int other = caught.exchange(0))
+      take(other);
   }
 }
 

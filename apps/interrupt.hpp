@@ -16,8 +16,11 @@ namespace troupe::apps {
 
 /// While alive, SIGINT and SIGTERM are blocked in the thread that made it
 /// (and so in every thread started later, the actor system's included) and
-/// taken by a thread of its own with sigtimedwait: no signal handler, so
-/// nothing runs in a signal's context. The first signal asks `stop` to end
+/// taken by a thread of its own with sigtimedwait. A thread started before
+/// (a library's: OpenBLAS starts its own when loaded) may still take one:
+/// a handler then only records it, and the watching thread takes it within
+/// 0.1 s (without the handler such a signal ended the process at once).
+/// The first signal asks `stop` to end
 /// the job with the reason "interrupted (SIGINT)" (or SIGTERM); a second one
 /// writes a line on stderr and exits with 128 + its number, without
 /// waiting for anything.
@@ -59,6 +62,8 @@ private:
   std::string command_;
   sigset_t set_;
   sigset_t old_;
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
   std::atomic<int> first_{0};
   std::atomic<bool> done_{false};
   std::atomic<bool> job_over_{false};
