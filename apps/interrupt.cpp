@@ -44,15 +44,15 @@ interrupt_watch::~interrupt_watch() {
   thread_.join();
   // A signal that came after the thread's last look is still pending:
   // take it here, so that unblocking does not end the process.
+  auto keep_first = [this](int sig) {
+    int none = 0;
+    first_.compare_exchange_strong(none, sig);
+  };
   timespec zero{0, 0};
-  for (int sig; (sig = sigtimedwait(&set_, nullptr, &zero)) > 0;) {
-    int none = 0;
-    first_.compare_exchange_strong(none, sig);
-  }
-  if (int sig = caught.exchange(0)) {
-    int none = 0;
-    first_.compare_exchange_strong(none, sig);
-  }
+  for (int sig; (sig = sigtimedwait(&set_, nullptr, &zero)) > 0;)
+    keep_first(sig);
+  if (int sig = caught.exchange(0))
+    keep_first(sig);
   pthread_sigmask(SIG_SETMASK, &old_, nullptr);
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);

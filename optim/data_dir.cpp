@@ -89,6 +89,17 @@ bool integral(const dataset& d) {
   return !d.labels.empty() || d.size() == 0;
 }
 
+/// The class of label `t` of file `path`: its index in s.classes.
+std::int32_t class_of(const data_dir_summary& s, float t,
+                      const std::string& path) {
+  auto v = static_cast<double>(t);
+  auto it = std::lower_bound(s.classes.begin(), s.classes.end(), v);
+  if (it == s.classes.end() || *it != v)
+    throw data_error(path + ": label " + std::to_string(t)
+                     + " occurs in no training file");
+  return static_cast<std::int32_t>(it - s.classes.begin());
+}
+
 } // namespace
 
 std::size_t data_dir_summary::train_examples() const noexcept {
@@ -186,10 +197,7 @@ data_dir_summary summarize_data_dir(const std::string& dir,
                          "training files' are classes");
     if (!s.classes.empty())
       for (auto t : d.targets)
-        if (!std::binary_search(s.classes.begin(), s.classes.end(),
-                                static_cast<double>(t)))
-          throw data_error(f.path + ": label " + std::to_string(t)
-                           + " occurs in no training file");
+        class_of(s, t, f.path);
   }
   return s;
 }
@@ -232,14 +240,8 @@ dataset load_data_files(const data_dir_summary& s,
       out.targets.insert(out.targets.end(), d.targets.begin(), d.targets.end());
       continue;
     }
-    for (auto t : d.targets) {
-      auto it = std::lower_bound(s.classes.begin(), s.classes.end(),
-                                 static_cast<double>(t));
-      if (it == s.classes.end() || *it != static_cast<double>(t))
-        throw data_error(f.path + ": label " + std::to_string(t)
-                         + " occurs in no training file");
-      out.labels.push_back(static_cast<std::int32_t>(it - s.classes.begin()));
-    }
+    for (auto t : d.targets)
+      out.labels.push_back(class_of(s, t, f.path));
     out.targets.insert(out.targets.end(), d.targets.begin(), d.targets.end());
   }
   if (standardize)
