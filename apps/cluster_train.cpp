@@ -9,6 +9,7 @@
 #include "apps/data_source.hpp"
 #include "apps/driver_train.hpp"
 #include "apps/durable.hpp"
+#include "apps/job_data.hpp"
 #include "apps/run_report.hpp"
 #include "apps/saved_model.hpp"
 #include "net/cluster.hpp"
@@ -87,9 +88,19 @@ std::size_t examples_of(const train_options& o, const optim::dataset& train) {
 
 cluster_job prepare_cluster_job(const train_options& o,
                                 optim::train_test loaded) {
-  auto data = std::make_shared<const optim::train_test>(std::move(loaded));
+  job_data d;
+  d.sets = std::move(loaded);
+  return prepare_cluster_job(o, std::move(d));
+}
+
+cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
+  // A sharded data directory: the first examples (calibration), no test set.
+  auto test = test_set(loaded);
+  auto dir = loaded.dir;
+  loaded.sets.test = {};
+  auto data = std::make_shared<const optim::train_test>(std::move(loaded.sets));
   auto train = std::shared_ptr<const optim::dataset>(data, &data->train);
-  std::size_t n = examples_of(o, *train);
+  std::size_t n = dir ? dir->train_examples() : examples_of(o, *train);
   if (n < o.workers)
     throw usage_error("troupe train: " + std::to_string(o.workers)
                       + " workers need at least as many training examples");
@@ -101,9 +112,9 @@ cluster_job prepare_cluster_job(const train_options& o,
   bool stream = algo.layout() == algos::data_layout::shared_stream;
   auto workers = static_cast<std::uint32_t>(o.workers);
   std::vector<std::vector<std::size_t>> parts;
-  std::vector<std::size_t> all(n);
+  std::vector<std::size_t> all(stream ? n : 0);
   std::iota(all.begin(), all.end(), std::size_t{0});
-  if (!stream) {
+  if (!stream && !dir) {
     parts = optim::shard_indices(*train, workers, optim::shard_mode::iid,
                                  o.seed, n);
   }
@@ -116,7 +127,8 @@ cluster_job prepare_cluster_job(const train_options& o,
       = stream ? optim::batch_iterator{all, o.batch, o.seed,
                                        optim::batch_part{0, workers}}
                      .batches_per_epoch()
-               : batches(parts[0].size());
+        : dir ? batches((n + workers - 1) / workers)
+              : batches(parts[0].size());
   auto steps_per_worker = std::max<std::uint64_t>(
       static_cast<std::uint64_t>(std::llround(o.epochs * per_epoch)), 1);
   if (o.max_steps > 0)
@@ -139,12 +151,13 @@ cluster_job prepare_cluster_job(const train_options& o,
   };
   auto eval_model = std::make_shared<optim::sequential<float>>(
       optim::make_model<float>(o.model, train->sample_shape, train->classes));
-  job.evaluate = [eval_model, data, batch](const float* p, std::size_t size) {
-    std::copy(p, p + size, eval_model->params());
-    optim::calibrate(*eval_model, data->train, optim::calibration_examples,
-                     batch);
-    return optim::evaluate(*eval_model, data->test, batch);
-  };
+  job.evaluate
+      = [eval_model, data, test, batch](const float* p, std::size_t size) {
+          std::copy(p, p + size, eval_model->params());
+          optim::calibrate(*eval_model, data->train,
+                           optim::calibration_examples, batch);
+          return optim::evaluate(*eval_model, test(), batch);
+        };
   job.eval_every_steps = std::max<std::uint64_t>(
       static_cast<std::uint64_t>(
           std::llround(o.eval_every * static_cast<double>(batches(n)))),
@@ -171,7 +184,9 @@ cluster_job prepare_cluster_job(const train_options& o,
   cluster_job out;
   out.algorithm = build_algorithm(o, build);
   set_replicas(o, job.algorithm, job);
-  if (!stream) {
+  if (dir) {
+    shard_by_files(o, loaded, job);
+  } else if (!stream) {
     // A lost worker's examples are split among the survivors.
     auto shared_parts
         = std::make_shared<const std::vector<std::vector<std::size_t>>>(parts);
@@ -187,7 +202,7 @@ cluster_job prepare_cluster_job(const train_options& o,
                              p.begin() + static_cast<std::ptrdiff_t>(last)});
     };
   }
-  if (!stream)
+  if (!stream && !dir)
     // A node joining the running job: its workers train on the examples the
     // live workers ceded (actors/coordinator_join.cpp).
     job.make_joined_replica = [=](messages::worker_id w,
@@ -196,7 +211,10 @@ cluster_job prepare_cluster_job(const train_options& o,
                                        {examples.begin(), examples.end()},
                                        batch, seed + 7919 * (w + 1), seed);
     };
-  out.fingerprint = fingerprint(*init, *data);
+  out.fingerprint = dir ? "params " + std::to_string(init->size()) + " "
+                              + optim::hash_params(init->data(), init->size())
+                              + ", " + optim::data_dir_fingerprint(*dir)
+                        : fingerprint(*init, *data);
   out.steps_per_epoch = static_cast<double>(batches(n));
   out.steps_per_worker = steps_per_worker;
   out.examples = n;
@@ -225,7 +243,7 @@ nlohmann::json run_placed(const train_options& o, actors::job_config job,
   return result;
 }
 
-nlohmann::json run_cluster(const train_options& o, optim::train_test loaded,
+nlohmann::json run_cluster(const train_options& o, job_data loaded,
                            progress& bar) {
   auto prepared = prepare_cluster_job(o, std::move(loaded));
   auto& job = prepared.job;
@@ -275,11 +293,9 @@ actors::built_job build_from_spec(const std::string& spec) {
   if (runner == algos::runner::single_loop)
     throw std::invalid_argument("--algo=" + o.algo + " does not run on nodes");
   validate_algorithm(o);
-  auto data = load_data(o.data, o.seed, o.label_column);
-  if (o.standardize)
-    standardize_data(o.data, data);
+  auto data = load_job_data(o);
   auto prepared = runner == algos::runner::own_driver
-                      ? prepare_driver_job(o, std::move(data))
+                      ? prepare_driver_job(o, std::move(data.sets))
                       : prepare_cluster_job(o, std::move(data));
   return {std::move(prepared.job), std::move(prepared.fingerprint)};
 }

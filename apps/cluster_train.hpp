@@ -5,6 +5,7 @@
 #include "actors/job.hpp"
 #include "actors/node_agent.hpp"
 #include "actors/stop_request.hpp"
+#include "apps/job_data.hpp"
 #include "apps/progress.hpp"
 #include "apps/train_command.hpp"
 #include "net/http_server.hpp"
@@ -48,6 +49,10 @@ optim::sequential<float> initial_model(const train_options& o,
 
 /// Builds the job of validated options `o` on loaded, scaled data.
 cluster_job prepare_cluster_job(const train_options& o, optim::train_test data);
+
+/// Builds the job of validated options `o` on what load_job_data gave (a
+/// sharded data directory: shard_by_files).
+cluster_job prepare_cluster_job(const train_options& o, job_data data);
 
 /// Builds the job a coordinator's spec describes (nodes): loads and scales
 /// the data as `troupe train` does. Throws with the reason.
@@ -99,7 +104,7 @@ std::string fingerprint(const std::vector<float>& init,
 /// coordinator as actors in this process. `o` is validated and defaults are
 /// filled in. Returns the final JSON (without the data and model keys the
 /// caller adds).
-nlohmann::json run_cluster(const train_options& o, optim::train_test data,
+nlohmann::json run_cluster(const train_options& o, job_data data,
                            progress& bar);
 
 } // namespace troupe::apps

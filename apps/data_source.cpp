@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <numeric>
 #include <stdexcept>
 
+#include "optim/data_dir.hpp"
 #include "optim/synthetic.hpp"
 
 namespace troupe::apps {
@@ -37,7 +39,8 @@ optim::dataset every_nth(const optim::dataset& data, std::size_t step,
 
 const char* data_source_help() {
   return "fashion-mnist | DIR (IDX files) | FILE.csv[.gz] (CSV with a header "
-         "row) | FILE (libsvm) | synthetic-logreg";
+         "row) | DIR with train/ and test/ of CSV files | FILE (libsvm) | "
+         "synthetic-logreg";
 }
 
 bool is_csv_spec(const std::string& spec) {
@@ -59,6 +62,15 @@ optim::train_test load_data(const std::string& spec, std::uint64_t seed,
     auto all = optim::read_csv(spec, label_column);
     return {every_nth(all, 10, false, spec + "/train"),
             every_nth(all, 10, true, spec + "/test")};
+  }
+  if (optim::is_data_dir(spec)) {
+    // Loaded whole (a job whose workers read their own files: job_data.hpp).
+    auto s = optim::summarize_data_dir(spec, label_column);
+    std::vector<std::size_t> train(s.train.size()), test(s.test.size());
+    std::iota(train.begin(), train.end(), std::size_t{0});
+    std::iota(test.begin(), test.end(), std::size_t{0});
+    return {optim::load_data_files(s, train, false, false),
+            optim::load_data_files(s, test, true, false)};
   }
   if (!label_column.empty())
     throw std::invalid_argument("--label-column=" + label_column
@@ -97,10 +109,22 @@ optim::train_test load_data(const std::string& spec, std::uint64_t seed,
                           + std::string{data_source_help()} + ")");
 }
 
+optim::dataset load_test_data(const std::string& spec, std::uint64_t seed,
+                              const std::string& label_column) {
+  if (!optim::is_data_dir(spec))
+    return std::move(load_data(spec, seed, label_column).test);
+  // The training files are read (one at a time) for their label values only.
+  auto s = optim::summarize_data_dir(spec, label_column);
+  std::vector<std::size_t> test(s.test.size());
+  std::iota(test.begin(), test.end(), std::size_t{0});
+  return optim::load_data_files(s, test, true, false);
+}
+
 optim::scaling standardize_data(const std::string& spec,
                                 optim::train_test& data) {
-  return is_csv_spec(spec) ? optim::standardize_features(data)
-                           : optim::standardize(data);
+  return is_csv_spec(spec) || optim::is_data_dir(spec)
+             ? optim::standardize_features(data)
+             : optim::standardize(data);
 }
 
 } // namespace troupe::apps

@@ -15,7 +15,8 @@ const char* data_source_help();
 bool is_csv_spec(const std::string& spec);
 
 /// Loads what `--data=spec` names: "fashion-mnist" (Debian's
-/// dataset-fashion-mnist), a directory of IDX files, a CSV file (its label
+/// dataset-fashion-mnist), a data directory of CSV files (optim/data_dir.hpp,
+/// loaded whole), a directory of IDX files, a CSV file (its label
 /// the column `label_column`, optim::read_csv's rule if empty), a libsvm
 /// file, or "synthetic-logreg" (the last three with every tenth example
 /// held out as the test set). Throws optim::data_error naming the file and
@@ -24,8 +25,14 @@ bool is_csv_spec(const std::string& spec);
 optim::train_test load_data(const std::string& spec, std::uint64_t seed,
                             const std::string& label_column = "");
 
+/// The test set of load_data(spec, seed, label_column), without loading the
+/// training set of a data directory (troupe eval).
+optim::dataset load_test_data(const std::string& spec, std::uint64_t seed,
+                              const std::string& label_column = "");
+
 /// Standardizes `data` as --standardize does: each feature on its own for
-/// CSV data (`spec`, is_csv_spec: tabular columns have unrelated scales),
+/// CSV data (`spec`, is_csv_spec, or a data directory: tabular columns have
+/// unrelated scales),
 /// one mean and standard deviation over all features otherwise. Statistics
 /// from the training set only; returns the map applied (a saved model
 /// keeps it for troupe eval and troupe predict).

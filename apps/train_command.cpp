@@ -270,16 +270,16 @@ nlohmann::json run_train(train_options o) {
   validate(o);
   auto style = parse_progress_style(o.progress);
   auto t_load = clock_type::now();
-  auto data = load_data(o.data, o.seed, o.label_column);
-  optim::scaling input_scaling;
-  if (o.standardize)
-    input_scaling = standardize_data(o.data, data);
+  auto data = load_job_data(o);
+  auto input_scaling = data.scaling;
   auto load_seconds = seconds_since(t_load);
-  auto name = data.train.name;
+  auto name = data.sets.train.name;
   progress bar{style, o.algo + "/" + optim::model_label(o.model),
                o.target_accuracy};
+  if (!data.note.empty())
+    bar.message(data.note);
   auto runner = o.algorithm->run_by();
-  final_model out{o, data.train, input_scaling};
+  final_model out{o, data.sets.train, input_scaling};
   o.on_final_params
       = [&out](const float* p, std::size_t n) { out.params.assign(p, p + n); };
   // The run's options in its result, also in its report's result.json
@@ -313,10 +313,10 @@ nlohmann::json run_train(train_options o) {
                                {"stddev", input_scaling.stddev}};
   };
   auto result = runner == algos::runner::own_driver
-                    ? run_driver_train(o, std::move(data), bar)
+                    ? run_driver_train(o, std::move(data.sets), bar)
                 : runner == algos::runner::coordinator
                     ? run_cluster(o, std::move(data), bar)
-                    : run_single(o, data, bar);
+                    : run_single(o, data.sets, bar);
   o.complete_result(result);
   out.save(result, bar);
   return result;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "optim/detail/gz_file.hpp"
+#include "optim/param_hash.hpp"
 
 namespace troupe::optim {
 
@@ -247,6 +248,58 @@ dataset load_data_files(const data_dir_summary& s,
   if (standardize)
     apply_scaling(s.columns, out.x);
   return out;
+}
+
+dataset load_data_range(const data_dir_summary& s,
+                        const std::vector<std::size_t>& which,
+                        std::size_t first, std::size_t last, bool standardize) {
+  dataset out = load_data_files(s, {}, false, false);
+  std::size_t total = 0;
+  for (auto i : which)
+    total += s.train.at(i).examples;
+  last = std::min(last, total);
+  first = std::min(first, last);
+  out.x.resize(out.x.rows(), static_cast<Eigen::Index>(last - first));
+  std::size_t at = 0; // the position of file i's first example
+  Eigen::Index col = 0;
+  for (auto i : which) {
+    auto n = s.train[i].examples;
+    auto lo = std::max(first, at), hi = std::min(last, at + n);
+    at += n;
+    if (lo >= hi)
+      continue;
+    auto d = load_data_files(s, {i}, false, standardize);
+    auto from = static_cast<Eigen::Index>(lo - (at - n));
+    auto count = static_cast<Eigen::Index>(hi - lo);
+    out.x.middleCols(col, count) = d.x.middleCols(from, count);
+    col += count;
+    auto slice = [&](const auto& v, auto& into) {
+      if (!v.empty())
+        into.insert(into.end(), v.begin() + from, v.begin() + from + count);
+    };
+    slice(d.labels, out.labels);
+    slice(d.targets, out.targets);
+  }
+  return out;
+}
+
+std::string data_dir_fingerprint(const data_dir_summary& s) {
+  std::string text;
+  for (const auto* files : {&s.train, &s.test})
+    for (const auto& f : *files)
+      text += fs::path{f.path}.filename().string() + " "
+              + std::to_string(f.bytes) + " " + std::to_string(f.examples)
+              + "\n";
+  std::vector<double> values = s.classes;
+  values.insert(values.end(), s.columns.means.begin(), s.columns.means.end());
+  values.insert(values.end(), s.columns.stddevs.begin(),
+                s.columns.stddevs.end());
+  text.append(reinterpret_cast<const char*>(values.data()),
+              values.size() * sizeof(double));
+  return s.dir + ": " + std::to_string(s.train.size()) + "+"
+         + std::to_string(s.test.size()) + " files, "
+         + std::to_string(s.train_examples()) + " examples, "
+         + hash_bytes(text.data(), text.size());
 }
 
 } // namespace troupe::optim

@@ -76,4 +76,18 @@ dataset load_data_files(const data_dir_summary& s,
                         const std::vector<std::size_t>& which, bool test,
                         bool standardize);
 
+/// Of the training files `which` taken in that order as one sequence of
+/// examples, the examples [first, last) (`last` at most their count), as
+/// load_data_files gives them; reads only the files that hold one of them,
+/// one at a time. A lost worker's part, adopted, and the first examples
+/// that calibrate a model's buffers come from here.
+dataset load_data_range(const data_dir_summary& s,
+                        const std::vector<std::size_t>& which,
+                        std::size_t first, std::size_t last, bool standardize);
+
+/// A fingerprint of the summary: every file's name, size and example
+/// count, the label values and the column statistics, hashed. Processes
+/// that read the same directory agree on it.
+std::string data_dir_fingerprint(const data_dir_summary& s);
+
 } // namespace troupe::optim

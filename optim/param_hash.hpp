@@ -9,4 +9,7 @@ namespace troupe::optim {
 /// bitwise-equal parameters (the `param_hash` of every run's JSON).
 std::string hash_params(const float* data, std::size_t n);
 
+/// FNV-1a over `n` bytes, as 16 hex digits.
+std::string hash_bytes(const void* data, std::size_t n);
+
 } // namespace troupe::optim

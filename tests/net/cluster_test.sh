@@ -4,7 +4,8 @@
 #   cluster_test.sh TROUPE HOSTILE_PEER JSON_GET SCENARIO
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls,
 # tlsguard, token, hostile, guardmem, loris, hosts, netns, monitor, stuck,
-# lsgd, decentral, lbfgs, ledger, shardrestore, replicas, coordgrace, join.
+# lsgd, decentral, lbfgs, ledger, shardrestore, replicas, coordgrace, join,
+# datadir.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -161,6 +162,8 @@ source "$HERE/cluster/failures.sh"
 source "$HERE/cluster/durability.sh"
 # shellcheck source=cluster/jobs.sh
 source "$HERE/cluster/jobs.sh"
+# shellcheck source=cluster/data.sh
+source "$HERE/cluster/data.sh"
 
 case "$SCENARIO" in
 sync) scenario_sync ;;
@@ -175,6 +178,7 @@ coordgrace) scenario_coordgrace ;;
 shardkill) scenario_shardkill ;;
 ledger) scenario_ledger ;;
 join) scenario_join ;;
+datadir) scenario_datadir ;;
 coordkill) scenario_coordkill ;;
 tls) scenario_tls ;;
 tlsguard) scenario_tlsguard ;;

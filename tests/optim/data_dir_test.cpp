@@ -13,7 +13,9 @@
 
 #include "data_files.hpp"
 #include "optim/data_dir.hpp"
+#include "optim/data_dir_replica.hpp"
 #include "optim/rng.hpp"
+#include "optim/state_file.hpp"
 
 using namespace troupe::optim;
 using namespace troupe::test;
@@ -165,4 +167,64 @@ TEST_CASE("a data directory that is not one data set is refused") {
   write_text(dir + "/train/part-0.csv", join(rows, 0, 3));
   CHECK_THAT(error_of([&] { load_data_files(s, {0}, false, true); }),
              Catch::Contains("part-0.csv: changed since"));
+}
+
+TEST_CASE("a worker's replica holds its files and loads the part it adopts") {
+  std::uint64_t seed = 17;
+  std::cout << "data_dir_replica seed " << seed << "\n";
+  temp_dir tmp;
+  auto rows = make_rows(90, true, seed);
+  // Worker 1 of 2 holds part-1 and part-3 (rows 30..50 and 70..90).
+  auto dir = make_dir(tmp, rows, {0, 30, 50, 70, 90}, rows[2] + "\n");
+  auto s = std::make_shared<data_dir_summary>(summarize_data_dir(dir));
+  auto whole = load_data_files(*s, {0, 1, 2, 3}, false, true);
+
+  // A range reads across file boundaries, as the files taken as one.
+  auto r = load_data_range(*s, {1, 3}, 15, 32, true);
+  REQUIRE(r.size() == 17);
+  CHECK(r.x.leftCols(5) == whole.x.middleCols(45, 5));
+  CHECK(r.x.rightCols(12) == whole.x.middleCols(70, 12));
+  CHECK(std::vector<std::int32_t>(r.labels.begin(), r.labels.begin() + 5)
+        == std::vector<std::int32_t>(whole.labels.begin() + 45,
+                                     whole.labels.begin() + 50));
+  CHECK(load_data_range(*s, {0, 1, 2, 3}, 0, 2048, true).x == whole.x);
+  CHECK(load_data_range(*s, {2}, 25, 40, true).size() == 0);
+
+  data_dir_part p{s, 0, 2, true};
+  data_dir_replica mine{p, "mlp", 8, seed, 1};
+  CHECK(mine.examples() == 50); // part-0 and part-2
+  // Worker 1 lost: the second half of its 40 examples comes to worker 0.
+  CHECK(mine.adopt(1, 1, 2) == 20);
+  CHECK(mine.adopt(1, 1, 2) == 0); // once
+  CHECK(mine.examples() == 70);
+  for (int i = 0; i < 12; ++i)
+    mine.compute();
+
+  // A checkpoint of it, read by a fresh replica: the adopted part is loaded
+  // again, and the two go on alike.
+  state_writer w;
+  mine.save_state(w, "w0.");
+  state_reader back{w.encode(), "w0.state"};
+  data_dir_replica fresh{p, "mlp", 8, seed, 1};
+  fresh.load_state(back, "w0.");
+  CHECK(fresh.examples() == 70);
+  auto a = mine.compute(), b = fresh.compute();
+  CHECK(a.loss == b.loss);
+  CHECK(std::equal(mine.grads(), mine.grads() + mine.size(), fresh.grads()));
+
+  // Another worker's state is refused.
+  data_dir_replica other{data_dir_part{s, 1, 2, true}, "mlp", 8, seed, 1};
+  CHECK_THAT(error_of([&] { other.load_state(back, "w0."); }),
+             Catch::Contains("data_dir.worker"));
+  // Three workers for two files: the third has none.
+  CHECK_THAT(
+      error_of([&] {
+        data_dir_replica{data_dir_part{s, 4, 5, true}, "mlp", 8, seed, 1};
+      }),
+      Catch::Contains("none for worker 4 of 5"));
+  // Processes that read the same directory agree; a changed file changes it.
+  auto fp = data_dir_fingerprint(*s);
+  CHECK(fp == data_dir_fingerprint(summarize_data_dir(dir)));
+  write_text(dir + "/train/part-3.csv", join(rows, 70, 89));
+  CHECK(fp != data_dir_fingerprint(summarize_data_dir(dir)));
 }
