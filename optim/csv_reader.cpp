@@ -245,7 +245,8 @@ std::vector<std::string> header_names(const std::string& line,
 
 } // namespace
 
-dataset read_csv(const std::string& path, const std::string& label_column) {
+dataset read_csv(const std::string& path, const std::string& label_column,
+                 std::size_t expected_rows) {
   detail::gz_file f{path};
   line_reader lines{f};
   std::string line;
@@ -269,6 +270,12 @@ dataset read_csv(const std::string& path, const std::string& label_column) {
   std::vector<float> values; // example after example: x's column-major order
   std::vector<double> raw_labels;
   std::vector<std::string> fields;
+  if (expected_rows > 0) {
+    auto rows = std::min<std::uint64_t>(expected_rows,
+                                        libsvm_max_elements / columns + 1);
+    values.reserve(static_cast<std::size_t>(rows) * features);
+    raw_labels.reserve(static_cast<std::size_t>(rows));
+  }
   while (lines.next(line)) {
     if (line_is_blank(line))
       continue;

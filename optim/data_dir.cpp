@@ -82,7 +82,7 @@ dataset read_one(const data_file& f, const std::string& label_column,
     throw data_error(f.path + ":1: its header differs from " + first
                      + "'s (the files of a data directory have the same "
                        "columns in the same order)");
-  return read_csv(f.path, label_column);
+  return read_csv(f.path, label_column, f.examples);
 }
 
 /// Whether a file's labels were all integers (read_csv then maps them).

@@ -112,8 +112,11 @@ inline constexpr std::size_t csv_max_columns = std::size_t{1} << 16;
 /// columns listed), a line with another number of fields than the header,
 /// a value that is not a number or not finite (naming its column), a line
 /// over csv_max_line_bytes, a header over csv_max_columns, and a feature
-/// matrix over libsvm_max_elements.
-dataset read_csv(const std::string& path, const std::string& label_column = "");
+/// matrix over libsvm_max_elements. `expected_rows`, when known (a data
+/// directory's summary), sizes the buffers once: the file then takes about
+/// twice its floats while read, not three or four times.
+dataset read_csv(const std::string& path, const std::string& label_column = "",
+                 std::size_t expected_rows = 0);
 
 /// The affine map a standardization applied: x' = (x - mean) / stddev, with
 /// one mean and standard deviation for all features or, when `means` is not

@@ -77,9 +77,14 @@ build() {
   local jobs
   jobs=$(nproc 2>/dev/null || echo 2)
   log "building ${*:-all}"
+  # gold's notes on ASan's local symbols (one per register, every link)
+  # would bury the output that matters.
+  local quiet='warning: Cannot export local symbol .__asan'
   if [ $# -gt 0 ]; then
-    cmake --build "$TROUPE_BUILD" -j "$jobs" --target "$@" >&2
+    cmake --build "$TROUPE_BUILD" -j "$jobs" --target "$@" 2>&1 \
+      | { grep -v "$quiet" || true; } >&2
   else
-    cmake --build "$TROUPE_BUILD" -j "$jobs" >&2
+    cmake --build "$TROUPE_BUILD" -j "$jobs" 2>&1 \
+      | { grep -v "$quiet" || true; } >&2
   fi
 }
