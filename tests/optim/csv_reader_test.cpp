@@ -41,6 +41,13 @@ TEST_CASE("read_csv reads features, integer labels as classes and targets") {
   CHECK(data.classes == 3);
   CHECK(data.labels == std::vector<std::int32_t>{2, 0, 1, 2});
   CHECK(data.targets == std::vector<float>{7, 3, 5, 7});
+  // A row count given in advance (right, short, far too long) only sizes
+  // the buffers.
+  for (std::size_t rows : {4, 1, 1000000}) {
+    auto hinted = read_csv(path, "", rows);
+    CHECK(hinted.x == data.x);
+    CHECK(hinted.labels == data.labels);
+  }
   // The same text gzip-compressed, behind a byte order mark.
   std::string text = "\xEF\xBB\xBF"
                      "a,b,label\n1,2,-1\n3,4,1\n";
