@@ -94,10 +94,10 @@ cluster_job prepare_cluster_job(const train_options& o,
 }
 
 cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
-  // A sharded data directory: the first examples (calibration), no test set.
-  auto test = test_set(loaded);
+  // A sharded data directory: the first examples (calibration), the test
+  // set loaded by the evaluator.
+  auto test = take_test_set(loaded);
   auto dir = loaded.dir;
-  loaded.sets.test = {};
   auto data = std::make_shared<const optim::train_test>(std::move(loaded.sets));
   auto train = std::shared_ptr<const optim::dataset>(data, &data->train);
   std::size_t n = dir ? dir->train_examples() : examples_of(o, *train);

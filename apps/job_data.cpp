@@ -48,9 +48,10 @@ job_data load_job_data(const train_options& o) {
   return out;
 }
 
-std::function<const optim::dataset&()> test_set(const job_data& d) {
+std::function<const optim::dataset&()> take_test_set(job_data& d) {
   if (!d.dir) {
-    auto whole = std::make_shared<const optim::dataset>(d.sets.test);
+    auto whole = std::make_shared<const optim::dataset>(std::move(d.sets.test));
+    d.sets.test = {};
     return [whole]() -> const optim::dataset& { return *whole; };
   }
   struct lazy {

@@ -37,9 +37,10 @@ bool reads_sharded(const train_options& o);
 /// file and the problem.
 job_data load_job_data(const train_options& o);
 
-/// The test set of `d`, loaded at the first call for a data directory (in
-/// the evaluator's process only). Thread-safe.
-std::function<const optim::dataset&()> test_set(const job_data& d);
+/// The test set of `d`, moved out of it (not copied), or for a data
+/// directory loaded at the first call (in the evaluator's process only).
+/// Thread-safe.
+std::function<const optim::dataset&()> take_test_set(job_data& d);
 
 /// A sharded data directory's job: each worker builds an
 /// optim::data_dir_replica on its own files and adopts a lost worker's
