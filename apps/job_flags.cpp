@@ -92,8 +92,9 @@ void add_job_flags(option_parser& p, algos::job_options& o) {
         "description | torchscript:FILE.pt: a module saved with "
         "torch.jit.save (docs/models.md)")
       .add(o.data, "data",
-           "fashion-mnist (default) | DIR of IDX files | FILE.csv[.gz] "
-           "(header row) | libsvm FILE | synthetic-logreg")
+           "fashion-mnist (default) | DIR of IDX files | DIR with train/ "
+           "and test/ of CSV files (each worker reads its own) | "
+           "FILE.csv[.gz] (header row) | libsvm FILE | synthetic-logreg")
       .add(o.label_column, "label-column",
            "NAME: with CSV data, the label's column (default: \"label\", "
            "else \"target\", else the last)")
