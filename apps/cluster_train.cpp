@@ -21,12 +21,21 @@
 
 namespace troupe::apps {
 
+namespace {
+
+/// The initial parameters' part of a fingerprint.
+std::string params_print(const std::vector<float>& init) {
+  return "params " + std::to_string(init.size()) + " "
+         + optim::hash_params(init.data(), init.size());
+}
+
+} // namespace
+
 std::string fingerprint(const std::vector<float>& init,
                         const optim::train_test& data) {
   const auto& x = data.train.x;
-  return "params " + std::to_string(init.size()) + " "
-         + optim::hash_params(init.data(), init.size()) + ", train "
-         + std::to_string(data.train.size()) + " "
+  return params_print(init) + ", train " + std::to_string(data.train.size())
+         + " "
          + optim::hash_params(x.data(), static_cast<std::size_t>(x.size()))
          + ", test " + std::to_string(data.test.size());
 }
@@ -211,10 +220,9 @@ cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
                                        {examples.begin(), examples.end()},
                                        batch, seed + 7919 * (w + 1), seed);
     };
-  out.fingerprint = dir ? "params " + std::to_string(init->size()) + " "
-                              + optim::hash_params(init->data(), init->size())
-                              + ", " + optim::data_dir_fingerprint(*dir)
-                        : fingerprint(*init, *data);
+  out.fingerprint
+      = dir ? params_print(*init) + ", " + optim::data_dir_fingerprint(*dir)
+            : fingerprint(*init, *data);
   out.steps_per_epoch = static_cast<double>(batches(n));
   out.steps_per_worker = steps_per_worker;
   out.examples = n;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <numeric>
 #include <stdexcept>
 
 #include "optim/data_dir.hpp"
@@ -66,11 +65,8 @@ optim::train_test load_data(const std::string& spec, std::uint64_t seed,
   if (optim::is_data_dir(spec)) {
     // Loaded whole (a job whose workers read their own files: job_data.hpp).
     auto s = optim::summarize_data_dir(spec, label_column);
-    std::vector<std::size_t> train(s.train.size()), test(s.test.size());
-    std::iota(train.begin(), train.end(), std::size_t{0});
-    std::iota(test.begin(), test.end(), std::size_t{0});
-    return {optim::load_data_files(s, train, false, false),
-            optim::load_data_files(s, test, true, false)};
+    return {optim::load_all_files(s, false, false),
+            optim::load_all_files(s, true, false)};
   }
   if (!label_column.empty())
     throw std::invalid_argument("--label-column=" + label_column
@@ -114,17 +110,18 @@ optim::dataset load_test_data(const std::string& spec, std::uint64_t seed,
   if (!optim::is_data_dir(spec))
     return std::move(load_data(spec, seed, label_column).test);
   // The training files are read (one at a time) for their label values only.
-  auto s = optim::summarize_data_dir(spec, label_column);
-  std::vector<std::size_t> test(s.test.size());
-  std::iota(test.begin(), test.end(), std::size_t{0});
-  return optim::load_data_files(s, test, true, false);
+  return optim::load_all_files(optim::summarize_data_dir(spec, label_column),
+                               true, false);
+}
+
+bool is_tabular(const std::string& spec) {
+  return is_csv_spec(spec) || optim::is_data_dir(spec);
 }
 
 optim::scaling standardize_data(const std::string& spec,
                                 optim::train_test& data) {
-  return is_csv_spec(spec) || optim::is_data_dir(spec)
-             ? optim::standardize_features(data)
-             : optim::standardize(data);
+  return is_tabular(spec) ? optim::standardize_features(data)
+                          : optim::standardize(data);
 }
 
 } // namespace troupe::apps

@@ -25,6 +25,10 @@ bool is_csv_spec(const std::string& spec);
 optim::train_test load_data(const std::string& spec, std::uint64_t seed,
                             const std::string& label_column = "");
 
+/// Whether `spec` names tabular data: a CSV file or a data directory of
+/// CSV files (a label column, columns standardized each on its own).
+bool is_tabular(const std::string& spec);
+
 /// The test set of load_data(spec, seed, label_column), without loading the
 /// training set of a data directory (troupe eval).
 optim::dataset load_test_data(const std::string& spec, std::uint64_t seed,

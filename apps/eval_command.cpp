@@ -8,7 +8,6 @@
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
 #include "apps/model_commands.hpp"
-#include "optim/data_dir.hpp"
 #include "optim/model_spec.hpp"
 #include "optim/param_hash.hpp"
 #include "optim/trainer.hpp"
@@ -66,7 +65,7 @@ int eval_main(const std::vector<std::string>& args) {
       batch = std::max<std::uint64_t>(batch, 1);
     }
     // The run's label column, for CSV data (of the run or not).
-    if (label_column.empty() && (is_csv_spec(data) || optim::is_data_dir(data)))
+    if (label_column.empty() && is_tabular(data))
       label_column = options.value("label_column", std::string{});
     auto test = load_test_data(data, options.value("seed", std::uint64_t{1}),
                                label_column);

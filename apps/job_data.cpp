@@ -62,11 +62,8 @@ std::function<const optim::dataset&()> take_test_set(job_data& d) {
   auto dir = d.dir;
   bool scaled = !d.scaling.means.empty();
   return [l, dir, scaled]() -> const optim::dataset& {
-    std::call_once(l->once, [&] {
-      std::vector<std::size_t> all(dir->test.size());
-      std::iota(all.begin(), all.end(), std::size_t{0});
-      l->test = optim::load_data_files(*dir, all, true, scaled);
-    });
+    std::call_once(
+        l->once, [&] { l->test = optim::load_all_files(*dir, true, scaled); });
     return l->test;
   };
 }

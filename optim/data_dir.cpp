@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 #include <set>
 
 #include "optim/detail/gz_file.hpp"
@@ -211,76 +212,84 @@ std::vector<std::size_t> worker_files(const data_dir_summary& s, std::size_t w,
   return out;
 }
 
-dataset load_data_files(const data_dir_summary& s,
-                        const std::vector<std::size_t>& which, bool test,
-                        bool standardize) {
+namespace {
+
+/// Examples [from, from + count) of file `file`.
+struct slice {
+  std::size_t file = 0, from = 0, count = 0;
+};
+
+/// The slices as one data set, each file read once (one at a time) and the
+/// first training file's header read once.
+dataset load_slices(const data_dir_summary& s, const std::vector<slice>& parts,
+                    bool test, bool standardize) {
   const auto& files = test ? s.test : s.train;
   const auto& first = s.train.front().path;
-  auto header = header_of(first);
+  auto header = parts.empty() ? std::string{} : header_of(first);
   dataset out;
   out.name = s.dir + (test ? "/test" : "/train");
   out.sample_shape = shape{static_cast<int>(s.features), 1, 1};
   out.classes = static_cast<int>(s.classes.size());
   std::size_t total = 0;
-  for (auto i : which)
-    total += files.at(i).examples;
+  for (const auto& p : parts)
+    total += p.count;
   out.x.resize(static_cast<Eigen::Index>(s.features),
                static_cast<Eigen::Index>(total));
   Eigen::Index col = 0;
-  for (auto i : which) {
-    const auto& f = files.at(i);
+  for (const auto& p : parts) {
+    const auto& f = files.at(p.file);
     auto d = read_one(f, s.label_column, header, first);
     if (d.size() != f.examples
         || static_cast<std::size_t>(d.x.rows()) != s.features)
       throw data_error(f.path + ": changed since the data directory was read ("
                        + std::to_string(d.size()) + " examples, "
                        + std::to_string(f.examples) + " before)");
-    out.x.middleCols(col, d.x.cols()) = d.x;
-    col += d.x.cols();
-    if (s.classes.empty()) {
-      out.targets.insert(out.targets.end(), d.targets.begin(), d.targets.end());
-      continue;
-    }
-    for (auto t : d.targets)
-      out.labels.push_back(class_of(s, t, f.path));
-    out.targets.insert(out.targets.end(), d.targets.begin(), d.targets.end());
+    auto from = static_cast<Eigen::Index>(p.from);
+    auto count = static_cast<Eigen::Index>(p.count);
+    out.x.middleCols(col, count) = d.x.middleCols(from, count);
+    col += count;
+    auto t0 = d.targets.begin() + from;
+    out.targets.insert(out.targets.end(), t0, t0 + count);
+    if (!s.classes.empty())
+      for (auto t = t0; t != t0 + count; ++t)
+        out.labels.push_back(class_of(s, *t, f.path));
   }
   if (standardize)
     apply_scaling(s.columns, out.x);
   return out;
 }
 
+} // namespace
+
+dataset load_data_files(const data_dir_summary& s,
+                        const std::vector<std::size_t>& which, bool test,
+                        bool standardize) {
+  const auto& files = test ? s.test : s.train;
+  std::vector<slice> parts;
+  for (auto i : which)
+    parts.push_back({i, 0, files.at(i).examples});
+  return load_slices(s, parts, test, standardize);
+}
+
+dataset load_all_files(const data_dir_summary& s, bool test, bool standardize) {
+  std::vector<std::size_t> all((test ? s.test : s.train).size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  return load_data_files(s, all, test, standardize);
+}
+
 dataset load_data_range(const data_dir_summary& s,
                         const std::vector<std::size_t>& which,
                         std::size_t first, std::size_t last, bool standardize) {
-  dataset out = load_data_files(s, {}, false, false);
-  std::size_t total = 0;
-  for (auto i : which)
-    total += s.train.at(i).examples;
-  last = std::min(last, total);
-  first = std::min(first, last);
-  out.x.resize(out.x.rows(), static_cast<Eigen::Index>(last - first));
+  std::vector<slice> parts;
   std::size_t at = 0; // the position of file i's first example
-  Eigen::Index col = 0;
   for (auto i : which) {
-    auto n = s.train[i].examples;
+    auto n = s.train.at(i).examples;
     auto lo = std::max(first, at), hi = std::min(last, at + n);
+    if (lo < hi)
+      parts.push_back({i, lo - at, hi - lo});
     at += n;
-    if (lo >= hi)
-      continue;
-    auto d = load_data_files(s, {i}, false, standardize);
-    auto from = static_cast<Eigen::Index>(lo - (at - n));
-    auto count = static_cast<Eigen::Index>(hi - lo);
-    out.x.middleCols(col, count) = d.x.middleCols(from, count);
-    col += count;
-    auto slice = [&](const auto& v, auto& into) {
-      if (!v.empty())
-        into.insert(into.end(), v.begin() + from, v.begin() + from + count);
-    };
-    slice(d.labels, out.labels);
-    slice(d.targets, out.targets);
   }
-  return out;
+  return load_slices(s, parts, false, standardize);
 }
 
 std::string data_dir_fingerprint(const data_dir_summary& s) {

@@ -76,6 +76,10 @@ dataset load_data_files(const data_dir_summary& s,
                         const std::vector<std::size_t>& which, bool test,
                         bool standardize);
 
+/// load_data_files of every training file (or, with `test`, every test
+/// file).
+dataset load_all_files(const data_dir_summary& s, bool test, bool standardize);
+
 /// Of the training files `which` taken in that order as one sequence of
 /// examples, the examples [first, last) (`last` at most their count), as
 /// load_data_files gives them; reads only the files that hold one of them,

@@ -19,51 +19,35 @@ std::string who(const data_dir_part& p) {
   return std::to_string(p.worker) + "/" + std::to_string(p.workers);
 }
 
+/// The worker's files loaded, and its model.
+detail::data_dir_storage load_part(const data_dir_part& p,
+                                   const std::string& model,
+                                   std::uint64_t init_seed) {
+  const auto& s = *p.summary;
+  auto files = worker_files(s, p.worker, p.workers);
+  if (files.empty())
+    throw data_error(s.dir + "/train: " + std::to_string(s.train.size())
+                     + " files, none for worker " + std::to_string(p.worker)
+                     + " of " + std::to_string(p.workers)
+                     + " (each worker reads whole files)");
+  detail::data_dir_storage out;
+  out.owned_data = std::make_shared<dataset>(
+      load_data_files(s, files, false, p.standardize));
+  out.owned_model = std::make_unique<sequential<float>>(make_model<float>(
+      model, out.owned_data->sample_shape, out.owned_data->classes));
+  out.owned_model->init(init_seed);
+  return out;
+}
+
 } // namespace
 
 data_dir_replica::data_dir_replica(data_dir_part part, const std::string& model,
                                    std::size_t batch_size, std::uint64_t seed,
                                    std::uint64_t init_seed)
-    : part_(std::move(part)) {
-  const auto& s = *part_.summary;
-  auto files = worker_files(s, part_.worker, part_.workers);
-  if (files.empty())
-    throw data_error(s.dir + "/train: " + std::to_string(s.train.size())
-                     + " files, none for worker " + std::to_string(part_.worker)
-                     + " of " + std::to_string(part_.workers)
-                     + " (each worker reads whole files)");
-  data_ = std::make_shared<dataset>(
-      load_data_files(s, files, false, part_.standardize));
-  model_ = std::make_unique<sequential<float>>(
-      make_model<float>(model, data_->sample_shape, data_->classes));
-  model_->init(init_seed);
-  inner_ = std::make_unique<model_replica>(
-      *model_, *data_, first_n(data_->size()), batch_size, seed);
-}
-
-std::size_t data_dir_replica::size() const noexcept {
-  return inner_->size();
-}
-
-float* data_dir_replica::params() noexcept {
-  return inner_->params();
-}
-
-float* data_dir_replica::grads() noexcept {
-  return inner_->grads();
-}
-
-step_result data_dir_replica::compute() {
-  return inner_->compute();
-}
-
-std::size_t data_dir_replica::batches_per_epoch() const noexcept {
-  return inner_->batches_per_epoch();
-}
-
-std::size_t data_dir_replica::epoch() const noexcept {
-  return inner_->epoch();
-}
+    : detail::data_dir_storage(load_part(part, model, init_seed)),
+      model_replica(*owned_model, *owned_data, first_n(owned_data->size()),
+                    batch_size, seed),
+      part_(std::move(part)) {}
 
 std::size_t data_dir_replica::adopt(std::size_t lost, std::uint32_t k,
                                     std::uint32_t m) {
@@ -81,25 +65,25 @@ std::size_t data_dir_replica::adopt(std::size_t lost, std::uint32_t k,
   auto n = part.size();
   if (n == 0)
     return 0;
-  // The model_replica reads data_ at every step: it sees the new columns.
-  auto old = data_->size();
-  auto& x = data_->x;
+  // The model_replica reads owned_data at every step: it sees the new columns.
+  auto old = owned_data->size();
+  auto& x = owned_data->x;
   x.conservativeResize(Eigen::NoChange, static_cast<Eigen::Index>(old + n));
   x.rightCols(static_cast<Eigen::Index>(n)) = part.x;
-  data_->labels.insert(data_->labels.end(), part.labels.begin(),
-                       part.labels.end());
-  data_->targets.insert(data_->targets.end(), part.targets.begin(),
-                        part.targets.end());
+  owned_data->labels.insert(owned_data->labels.end(), part.labels.begin(),
+                            part.labels.end());
+  owned_data->targets.insert(owned_data->targets.end(), part.targets.begin(),
+                             part.targets.end());
   std::vector<std::size_t> added(n);
   std::iota(added.begin(), added.end(), old);
-  inner_->add_examples(added);
+  add_examples(added);
   adopted_.push_back(key);
   return n;
 }
 
 void data_dir_replica::save_state(state_writer& w,
                                   const std::string& prefix) const {
-  inner_->save_state(w, prefix);
+  model_replica::save_state(w, prefix);
   w.meta(prefix + "data_dir.worker", who(part_));
   if (adopted_.empty())
     return;
@@ -129,7 +113,7 @@ void data_dir_replica::load_state(const state_reader& r,
       adopt(flat[i], static_cast<std::uint32_t>(flat[i + 1]),
             static_cast<std::uint32_t>(flat[i + 2]));
   }
-  inner_->load_state(r, prefix);
+  model_replica::load_state(r, prefix);
 }
 
 } // namespace troupe::optim

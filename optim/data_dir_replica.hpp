@@ -23,8 +23,21 @@ struct data_dir_part {
   bool standardize = false;
 };
 
-/// A model_replica on worker `part.worker`'s files of the directory.
-class data_dir_replica : public replica {
+namespace detail {
+
+/// What a data_dir_replica owns, built before its model_replica base reads
+/// it: the worker's examples and the model.
+struct data_dir_storage {
+  std::shared_ptr<dataset> owned_data;
+  std::unique_ptr<sequential<float>> owned_model;
+};
+
+} // namespace detail
+
+/// A model_replica on worker `part.worker`'s files of the directory, which
+/// owns its examples and model and adds the parts of lost workers it adopts.
+class data_dir_replica : private detail::data_dir_storage,
+                         public model_replica {
 public:
   /// Loads the worker's files; the model is make_model<float>(model)
   /// initialised with `init_seed`, the minibatches drawn with `seed`.
@@ -33,13 +46,6 @@ public:
   data_dir_replica(data_dir_part part, const std::string& model,
                    std::size_t batch_size, std::uint64_t seed,
                    std::uint64_t init_seed);
-
-  std::size_t size() const noexcept override;
-  float* params() noexcept override;
-  float* grads() noexcept override;
-  step_result compute() override;
-  std::size_t batches_per_epoch() const noexcept override;
-  std::size_t epoch() const noexcept override;
 
   /// Loads the k-th of m equal parts of worker `lost`'s examples (its files
   /// in order, as one sequence; only the files that hold the part are read)
@@ -57,14 +63,11 @@ public:
 
   /// The examples this replica holds.
   std::size_t examples() const noexcept {
-    return data_->size();
+    return owned_data->size();
   }
 
 private:
   data_dir_part part_;
-  std::shared_ptr<dataset> data_;
-  std::unique_ptr<sequential<float>> model_;
-  std::unique_ptr<model_replica> inner_;
   std::vector<std::array<std::uint64_t, 3>> adopted_;
 };
 
