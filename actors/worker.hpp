@@ -168,6 +168,9 @@ public:
 
   /// A pause asked for and not yet answered.
   std::optional<caf::response_promise> pause_reply;
+  /// Counts the pauses taken and given up: a policy's quiesce that ends
+  /// after its pause was given up answers nothing.
+  std::uint64_t pause_generation = 0;
   bool paused = false;
   /// Started from a checkpoint's state (start_atom keeps its clock).
   bool restored = false;

@@ -90,8 +90,10 @@ bool worker_state::hold_step() {
   paused = true;
   if (probe_)
     probe_->activity("paused");
-  auto answer = [this] {
-    if (!pause_reply)
+  // The answer of this pause only: a resume may end it before the policy
+  // quiesced, and a later pause must wait for its own quiesce.
+  auto answer = [this, generation = ++pause_generation] {
+    if (!pause_reply || generation != pause_generation)
       return;
     auto p = std::move(*pause_reply);
     pause_reply.reset();
@@ -111,19 +113,22 @@ bool worker_state::hold_step() {
 }
 
 void worker_state::resume() {
-  if (!paused) {
-    // The coordinator gave the checkpoint up (its pause request timed out)
-    // before this worker reached its step boundary: the pause is not taken
-    // there, or nobody would ever resume it.
-    if (pause_reply) {
-      auto p = std::move(*pause_reply);
-      pause_reply.reset();
-      p.deliver(
-          make_error(errc::bad_request, "worker " + std::to_string(config.id)
-                                            + ": resumed before it paused"));
-    }
-    return;
+  // The coordinator gave the checkpoint up (its pause request timed out)
+  // before this worker reached its step boundary, or before its policy
+  // quiesced (a flush to a lost shard waits out its timeout): the pause is
+  // not answered, or its next step would pause again, and nobody would ever
+  // resume it.
+  if (pause_reply) {
+    auto p = std::move(*pause_reply);
+    pause_reply.reset();
+    ++pause_generation;
+    p.deliver(make_error(errc::bad_request,
+                         "worker " + std::to_string(config.id)
+                             + (paused ? ": resumed before its pause was done"
+                                       : ": resumed before it paused")));
   }
+  if (!paused)
+    return;
   paused = false;
   if (probe_)
     probe_->activity("training");

@@ -57,12 +57,22 @@ public:
 };
 
 using release_atom = caf::atom_constant<caf::atom("release")>;
+using flushed_atom = caf::atom_constant<caf::atom("flushed")>;
 
 /// A policy whose step ends only when (release) arrives; counts the steps.
+/// With `hold_quiesce`, a pause's quiesce ends only when (flushed) arrives
+/// (a flush to a lost shard waiting out its timeout).
 class held_policy : public comm_policy {
 public:
-  explicit held_policy(std::shared_ptr<std::atomic<int>> steps)
-      : steps_(std::move(steps)) {}
+  explicit held_policy(std::shared_ptr<std::atomic<int>> steps,
+                       bool hold_quiesce = false)
+      : steps_(std::move(steps)), hold_quiesce_(hold_quiesce) {}
+  void quiesce(worker_context&, std::function<void()> done) override {
+    if (hold_quiesce_)
+      quiesced_ = std::move(done);
+    else
+      done();
+  }
   void before_compute(worker_context&, std::function<void()> ready) override {
     ready();
   }
@@ -77,15 +87,20 @@ public:
   }
   caf::message_handler handlers(worker_context&) override {
     return {[this](release_atom) {
-      if (done_)
-        std::exchange(done_, nullptr)();
-    }};
+              if (done_)
+                std::exchange(done_, nullptr)();
+            },
+            [this](flushed_atom) {
+              if (quiesced_)
+                std::exchange(quiesced_, nullptr)();
+            }};
   }
 
 private:
   std::shared_ptr<std::atomic<int>> steps_;
+  bool hold_quiesce_;
   int held_ = 0;
-  std::function<void()> done_;
+  std::function<void()> done_, quiesced_;
 };
 
 /// Waits (at most 5 s) until `done()`.
@@ -257,5 +272,50 @@ TEST_CASE("a resume before the worker reached its pause cancels the pause",
   // It goes on to its last step instead of pausing after the first.
   wait_until([&] { return *steps >= 5; });
   CHECK(*steps == 5);
+  self->send_exit(w, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a resume while the pause's quiesce is under way ends the pause for "
+          "good",
+          "[actors][worker]") {
+  // The coordinator's pause request timed out while the worker's policy
+  // waited for its flush (a lost shard's): the resume must not leave the
+  // pause pending, or the next step pauses again with nobody to resume it
+  // (a checkpoint given up at a shard's loss stalled a job so).
+  const std::uint64_t seed = 6;
+  INFO("seed " << seed);
+  config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  auto steps = std::make_shared<std::atomic<int>>(0);
+  auto w = sys.spawn(worker, worker_with(0, seed, [steps](std::size_t) {
+                       return std::make_unique<held_policy>(steps, true);
+                     }));
+  self->send(w, messages::start_atom::value, std::uint64_t{0});
+  wait_until([&] { return *steps > 0; });
+  REQUIRE(*steps == 1); // inside its first step, held
+  // The pause, then the step's end: the worker pauses at the boundary and
+  // its quiesce waits for (flushed), so the request times out.
+  bool answered = false;
+  auto pause
+      = self->request(w, caf::duration{300ms}, messages::pause_atom::value);
+  self->send(w, release_atom::value);
+  pause.receive([&](std::string&) { answered = true; }, [](caf::error&) {});
+  CHECK_FALSE(answered);
+  CHECK(*steps == 1);
+  self->send(w, messages::resume_atom::value);
+  // It goes on to its last step; the late end of the quiesce answers
+  // nothing and pauses nothing.
+  wait_until([&] { return *steps >= 5; });
+  CHECK(*steps == 5);
+  self->send(w, flushed_atom::value);
+  bool idle = false;
+  self->request(w, 10s, messages::pause_atom::value)
+      .receive([&](std::string&) { FAIL("a finished worker paused"); },
+               [&](caf::error& e) {
+                 idle = sys.render(e).find("finished") != std::string::npos;
+                 INFO(sys.render(e));
+               });
+  CHECK(idle);
   self->send_exit(w, caf::exit_reason::user_shutdown);
 }
