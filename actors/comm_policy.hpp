@@ -86,6 +86,12 @@ public:
   /// The worker finished its steps (or was stopped).
   virtual bool finished() const noexcept = 0;
 
+  /// The steps the worker takes in all (it may be given more, or cede
+  /// some, while it runs). The default: no end.
+  virtual std::uint64_t max_steps() const noexcept {
+    return ~std::uint64_t{0};
+  }
+
   /// Counts an applied share / group average / correction, or a wait that
   /// ended at its timeout.
   virtual void count_mix() noexcept = 0;
@@ -176,6 +182,12 @@ struct ps_policy_options {
   /// Push the accumulated gradient every n_push steps (Downpour; 1 under
   /// SSP and sync).
   std::uint64_t n_push = 1;
+  /// Asynchronous only (Downpour without a staleness bound): the fetch a
+  /// step needs is sent when the step before it starts, so it is in flight
+  /// while that step computes and pushes; a step then computes on the
+  /// parameters of one fetch earlier (one step staler, without its own
+  /// previous push).
+  bool prefetch = false;
   /// Synchronous: push every step and wait for the averaged step; no local
   /// update.
   bool sync = false;
@@ -209,11 +221,14 @@ std::unique_ptr<comm_policy> make_ps_policy(std::vector<shard_ref> shards,
 /// With `on_error`: a failed fetch from shard i calls on_error(i, reason)
 /// instead of failing the worker. With `cancelled`: once *cancelled is
 /// true, replies and errors are ignored (the fetch was started again).
+/// Without `count_wait` the fetch's time is not counted as the worker's
+/// wait (a prefetch: the policy counts what the step waited).
 void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                float* dest, std::vector<std::uint64_t>& versions,
                std::function<void()> done,
                std::function<void(std::size_t, std::string)> on_error = {},
-               std::shared_ptr<const bool> cancelled = {});
+               std::shared_ptr<const bool> cancelled = {},
+               bool count_wait = true);
 
 /// A worker's recent pushes to each shard (hot replicas): after a shard's
 /// handle changed (its backup took over) they are sent again, and the

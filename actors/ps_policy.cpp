@@ -1,11 +1,14 @@
+// The parameter-server policy (Downpour, SSP, sync): fetch, compute, push;
+// asynchronous workers may prefetch (the next step's fetch in flight while
+// a step computes).
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <utility>
 
-#include <caf/actor_cast.hpp>
-#include <caf/make_message.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/comm_policy.hpp"
@@ -16,145 +19,6 @@ namespace troupe::actors {
 
 using namespace messages;
 
-void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
-               float* dest, std::vector<std::uint64_t>& versions,
-               std::function<void()> done,
-               std::function<void(std::size_t, std::string)> on_error,
-               std::shared_ptr<const bool> cancelled) {
-  auto remaining = std::make_shared<std::size_t>(shards.size());
-  auto t0 = std::chrono::steady_clock::now();
-  auto* versions_out = &versions;
-  for (std::size_t i = 0; i < shards.size(); ++i) {
-    auto range = shards[i].range;
-    fetch_msg f;
-    f.worker = ctx.id();
-    f.offset = range.offset;
-    f.size = range.size;
-    f.clock = ctx.clock();
-    ctx.count_sent(msg_type::fetch, wire_size(f));
-    ctx.self()
-        ->request(shards[i].handle, ctx.request_timeout(), f)
-        .then(
-            [&ctx, i, range, dest, versions_out, remaining, done, t0,
-             cancelled](params_msg& p) {
-              auto scope = on_message(ctx.probe(), ctx.self(), msg_type::params,
-                                      wire_size(p));
-              if (cancelled && *cancelled)
-                return;
-              if (p.offset != range.offset || p.values.size() != range.size) {
-                ctx.fail("shard " + std::to_string(i)
-                         + " answered a fetch with the wrong range");
-                return;
-              }
-              std::memcpy(dest + range.offset, p.values.data(),
-                          range.size * sizeof(float));
-              (*versions_out)[i] = p.version;
-              if (--*remaining > 0)
-                return;
-              ctx.count_wait(static_cast<std::uint64_t>(
-                  std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now() - t0)
-                      .count()));
-              done();
-            },
-            [&ctx, i, on_error, cancelled](caf::error& err) {
-              if (cancelled && *cancelled)
-                return;
-              if (auto* probe = ctx.probe())
-                probe->error();
-              auto why = "fetch from shard " + std::to_string(i)
-                         + " failed: " + ctx.self()->system().render(err);
-              if (on_error)
-                on_error(i, std::move(why));
-              else
-                ctx.fail(std::move(why));
-            });
-  }
-}
-
-push_log::push_log(std::size_t shards, std::size_t capacity)
-    : sent_(shards), capacity_(capacity) {}
-
-std::size_t push_log::capacity_for(std::size_t replay,
-                                   std::size_t parameters) noexcept {
-  constexpr std::size_t budget = std::size_t{32} << 20;
-  auto cap = std::max<std::size_t>(
-      budget / (std::max<std::size_t>(parameters, 1) * sizeof(float)), 4);
-  return std::min(replay, cap);
-}
-
-void push_log::keep(std::size_t i, caf::message m) {
-  auto& q = sent_.at(i);
-  q.push_back(std::move(m));
-  while (q.size() > capacity_)
-    q.pop_front();
-}
-
-std::size_t push_log::resend(worker_context& ctx, std::size_t i,
-                             const caf::actor& to) const {
-  for (const auto& m : sent_.at(i))
-    ctx.self()->send(to, m);
-  return sent_.at(i).size();
-}
-
-namespace {
-
-/// Sends push `x` to shard i, keeping it in `kept` if given.
-template <class Msg>
-void send_push(worker_context& ctx, const shard_ref& shard, std::size_t i,
-               Msg&& x, push_log* kept) {
-  ctx.count_sent(msg_type::push, wire_size(x));
-  // A shard in this process is lost only with this worker: nothing kept
-  // (a kept message would also be copied on delivery, to be changed).
-  if (!kept || shard.handle.node() == ctx.self()->node()) {
-    ctx.self()->send(shard.handle, std::forward<Msg>(x));
-    return;
-  }
-  auto m = caf::make_message(std::forward<Msg>(x));
-  kept->keep(i, m);
-  ctx.self()->send(caf::actor_cast<caf::actor>(shard.handle), std::move(m));
-}
-
-} // namespace
-
-void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
-              const float* values, std::uint64_t seq,
-              const std::vector<std::uint64_t>& versions, std::uint32_t samples,
-              std::vector<optim::compressor>* compressors, push_log* kept) {
-  for (std::size_t i = 0; i < shards.size(); ++i) {
-    auto& r = shards[i].range;
-    push_msg p;
-    p.worker = ctx.id();
-    p.seq = seq;
-    p.version = versions[i];
-    p.offset = r.offset;
-    p.clock = ctx.clock() + 1;
-    p.samples = samples;
-    if (compressors) {
-      compressed_push_msg c{p.worker, p.seq,     p.version, p.offset,
-                            p.clock,  p.samples, r.size,    {}};
-      try {
-        c.packed = (*compressors)[i].compress(values + r.offset, r.size);
-        send_push(ctx, shards[i], i, std::move(c), kept);
-        continue;
-      } catch (const std::invalid_argument&) {
-        // Non-finite values: sent dense, so the shard rejects and counts
-        // them as for an uncompressed push; the residual is untouched.
-      }
-    }
-    p.values = tensor{values + r.offset, r.size};
-    send_push(ctx, shards[i], i, std::move(p), kept);
-  }
-}
-
-void add_compression(worker_stats& out, const optim::compressor& c) {
-  const auto& s = c.stats();
-  out.dense_fc += s.dense_bytes[0];
-  out.packed_fc += s.packed_bytes[0];
-  out.dense_conv += s.dense_bytes[1];
-  out.packed_conv += s.packed_bytes[1];
-}
-
 namespace {
 
 class ps_policy : public comm_policy {
@@ -162,7 +26,9 @@ public:
   ps_policy(std::vector<shard_ref> shards, ps_policy_options opts,
             std::size_t n)
       : shards_(std::move(shards)), opts_(std::move(opts)),
-        versions_(shards_.size(), 0), fetch_(shards_, versions_) {
+        versions_(shards_.size(), 0), fetched_(shards_.size(), 0),
+        fetch_(shards_, fetched_) {
+    opts_.prefetch = opts_.prefetch && !opts_.sync;
     if (opts_.n_push > 1)
       acc_.assign(n, 0.0f);
     if (!opts_.sync && opts_.local_lr > 0)
@@ -178,12 +44,53 @@ public:
 
   void before_compute(worker_context& ctx,
                       std::function<void()> ready) override {
-    if (!opts_.sync && ctx.steps() % opts_.n_fetch != 0 && !refetch_) {
-      ready();
+    bool due = opts_.sync || ctx.steps() % opts_.n_fetch == 0 || refetch_;
+    if (!opts_.prefetch) {
+      if (!due) {
+        ready();
+        return;
+      }
+      refetch_ = false;
+      fetch_.start(ctx, ctx.replica().params(),
+                   [this, ready = std::move(ready)] {
+                     versions_ = fetched_;
+                     ready();
+                   });
       return;
     }
-    refetch_ = false;
-    fetch_.start(ctx, ctx.replica().params(), std::move(ready));
+    // With prefetch: this step's parameters are the prefetch's (waited
+    // for if still in flight), or, without one (the first step, a restore,
+    // a shard's new handle), fetched now; then the next due fetch is sent.
+    auto go = [this, &ctx, ready = std::move(ready)] {
+      prefetch_next(ctx);
+      ready();
+    };
+    if (refetch_) {
+      refetch_ = false;
+      next_ = next_state::none; // fetched from a lost shard
+    } else if (!due) {
+      go();
+      return;
+    }
+    switch (next_) {
+    case next_state::ready:
+      install(ctx);
+      go();
+      return;
+    case next_state::under_way:
+      waiting_ = [this, &ctx, go = std::move(go)] {
+        install(ctx);
+        go();
+      };
+      wait_began_ = std::chrono::steady_clock::now();
+      return;
+    case next_state::none:
+      fetch_.start(ctx, ctx.replica().params(), [this, go = std::move(go)] {
+        versions_ = fetched_;
+        go();
+      });
+      return;
+    }
   }
 
   /// A shard restored from a checkpoint (its node was lost) has a new
@@ -200,6 +107,8 @@ public:
       // one for the round it was lost in (or moves past it).
       if (log_)
         log_->resend(ctx, i, h);
+      // A fetch or prefetch under way starts again, from the new handles;
+      // else the next step fetches (a prefetch done came from the lost one).
       refetch_ = !fetch_.restart(ctx);
       // A checkpoint's flush waiting on the lost shard is done: its node
       // may never answer (reached through the coordinator's), and the
@@ -244,6 +153,41 @@ public:
   }
 
 private:
+  /// A prefetch's state: none sent, in flight, or arrived (in next_params_).
+  enum class next_state { none, under_way, ready };
+
+  /// Sends the fetch of the next step, if it is due one and is not the
+  /// worker's last (its reply would outlive the worker).
+  void prefetch_next(worker_context& ctx) {
+    auto next = ctx.steps() + 1;
+    if (next_ != next_state::none || next >= ctx.max_steps()
+        || next % opts_.n_fetch != 0)
+      return;
+    next_params_.resize(ctx.replica().size());
+    next_ = next_state::under_way;
+    fetch_.start(
+        ctx, next_params_.data(),
+        [this, &ctx] {
+          next_ = next_state::ready;
+          if (!waiting_)
+            return;
+          ctx.count_wait(static_cast<std::uint64_t>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - wait_began_)
+                  .count()));
+          std::exchange(waiting_, nullptr)();
+        },
+        false);
+  }
+
+  /// The prefetched parameters become the replica's.
+  void install(worker_context& ctx) {
+    auto& rep = ctx.replica();
+    std::memcpy(rep.params(), next_params_.data(), rep.size() * sizeof(float));
+    versions_ = fetched_;
+    next_ = next_state::none;
+  }
+
   void push(worker_context& ctx, const float* grad, std::uint32_t samples) {
     push_all(ctx, shards_, grad, ++seq_, versions_, samples,
              compressors_.empty() ? nullptr : &compressors_,
@@ -328,13 +272,21 @@ private:
 
   std::vector<shard_ref> shards_;
   ps_policy_options opts_;
-  std::vector<std::uint64_t> versions_; ///< per shard, of the last fetch
-  std::vector<float> acc_;              ///< gradient accumulator (n_push > 1)
+  /// Per shard, the version of the parameters the replica computes on.
+  std::vector<std::uint64_t> versions_;
+  /// Per shard, the version of the last fetch's replies (a prefetch's
+  /// until its parameters are installed).
+  std::vector<std::uint64_t> fetched_;
+  std::vector<float> acc_; ///< gradient accumulator (n_push > 1)
   std::uint32_t acc_samples_ = 0;
   std::unique_ptr<optim::optimizer<float>> local_;
   std::uint64_t seq_ = 0;
   shard_fetch fetch_;
   bool refetch_ = false; ///< a rebind between fetches: the next step fetches
+  next_state next_ = next_state::none;
+  std::vector<float> next_params_;
+  std::function<void()> waiting_; ///< a step waiting for the prefetch
+  std::chrono::steady_clock::time_point wait_began_;
   /// A checkpoint's flush to shard k under way (settled by a rebind of k).
   std::vector<std::function<void()>> flush_waits_;
 };

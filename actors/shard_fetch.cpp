@@ -8,8 +8,9 @@
 namespace troupe::actors {
 
 void shard_fetch::start(worker_context& ctx, float* dest,
-                        std::function<void()> ready) {
+                        std::function<void()> ready, bool count_wait) {
   dest_ = dest;
+  count_wait_ = count_wait;
   ready_ = std::move(ready);
   if (cancel_)
     *cancel_ = true; // the replies of an earlier attempt are ignored
@@ -33,7 +34,7 @@ void shard_fetch::start(worker_context& ctx, float* dest,
         wait_seq_ = ~std::uint64_t{0} - ++waits_;
         ctx.schedule_timeout(wait_seq_);
       },
-      cancel_);
+      cancel_, count_wait_);
 }
 
 bool shard_fetch::rebind(worker_context& ctx, std::uint32_t i,
@@ -47,12 +48,12 @@ bool shard_fetch::rebind(worker_context& ctx, std::uint32_t i,
 bool shard_fetch::restart(worker_context& ctx) {
   if (!ready_)
     return false;
-  start(ctx, dest_, std::move(ready_));
+  start(ctx, dest_, std::move(ready_), count_wait_);
   return true;
 }
 
 void shard_fetch::on_timeout(worker_context& ctx, std::uint64_t seq) {
-  if (seq == wait_seq_ && !lost_.empty() && ready_)
+  if (seq == wait_seq_ && !lost_.empty() && ready_ && !ctx.finished())
     ctx.fail(lost_ + " (and no restored shard within the timeout)");
 }
 

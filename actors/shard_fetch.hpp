@@ -29,7 +29,9 @@ public:
 
   /// Fetches every shard's range into `dest` (the model's flat vector),
   /// then runs `ready` once. An earlier fetch's replies are ignored.
-  void start(worker_context& ctx, float* dest, std::function<void()> ready);
+  /// `count_wait`: the fetch's time is the worker's wait (not a prefetch's).
+  void start(worker_context& ctx, float* dest, std::function<void()> ready,
+             bool count_wait = true);
 
   /// A fetch is under way (started, `ready` not yet run).
   bool under_way() const noexcept {
@@ -56,6 +58,7 @@ private:
   std::shared_ptr<bool> cancel_;
   std::string lost_; ///< the failed fetch's error, while waiting
   std::uint64_t wait_seq_ = 0, waits_ = 0;
+  bool count_wait_ = true;
 };
 
 } // namespace troupe::actors

@@ -108,6 +108,9 @@ public:
   void fail(std::string reason) override;
   void schedule_timeout(std::uint64_t seq) override;
   bool finished() const noexcept override;
+  std::uint64_t max_steps() const noexcept override {
+    return config.max_steps;
+  }
   void count_mix() noexcept override;
   void count_timeout() noexcept override;
   bool from_coordinator() noexcept override;

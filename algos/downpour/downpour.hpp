@@ -49,6 +49,9 @@ public:
   std::uint64_t warm_steps = 0;      ///< worker 0 alone for N steps first
   std::string server_optimizer;      ///< empty: sgd at 4x the model's rate
   double local_lr = -1;              ///< replica rate (-1: auto)
+  /// The next fetch in flight while a step computes (not under a
+  /// staleness bound: its clocks count each step's own fetch).
+  bool prefetch = true;
   compression_flags compression_settings;
 };
 

@@ -45,7 +45,11 @@ void downpour::bind(caf::config_option_set& set) {
            "default) | momentum | nesterov | adagrad | adam")
       .add(local_lr, g, "local-lr",
            "replica rate between fetches (default: 0 with --n-fetch=1, else "
-           "--lr)");
+           "--lr)")
+      .add(prefetch, g, "prefetch",
+           "send a step's fetch when the step before it starts, so it "
+           "travels while that step computes (default true; off under "
+           "--staleness-bound)");
   compression_settings.bind(set, g, "the gradient pushes");
 }
 
@@ -81,6 +85,7 @@ void downpour::build(job_build& b) {
   job.policy.n_push = n_push;
   job.policy.local_optimizer.name = "sgd";
   job.policy.local_lr = local_lr >= 0 ? local_lr : (n_fetch > 1 ? o.lr : 0.0);
+  job.policy.prefetch = prefetch && staleness_bound < 0;
   job.server.optimizer.name
       = server_optimizer.empty() ? "sgd" : server_optimizer;
   // One server update per push interval of any worker.

@@ -25,41 +25,62 @@ std::uint64_t sum(const nlohmann::json& hist) {
   return s;
 }
 
-} // namespace
-
-TEST_CASE("T1: one Downpour worker equals serial AdaGrad for K in 1, 2, 7") {
-  const std::uint64_t seed = 11;
-  INFO("seed " << seed);
-  auto p = test::lsq_512x20(seed);
-  const double gamma = 0.05;
-  const std::size_t batch = 16, steps = 200;
-  // Serial AdaGrad SGD over the same minibatch stream.
+/// Serial AdaGrad over the minibatch stream of a one-worker job. With
+/// `prefetch`, step t's gradient is taken at the parameters before the
+/// previous step's update (its fetch left when step t - 1 began): x_{t+1} =
+/// x_t - update(g(x_{t-1})), and g(x_0) for the first step.
+std::vector<float> serial_adagrad(std::shared_ptr<const optim::lsq_problem> p,
+                                  double gamma, std::size_t batch,
+                                  std::size_t steps, std::uint64_t seed,
+                                  bool prefetch) {
   std::vector<std::size_t> all(p->a.rows());
   std::iota(all.begin(), all.end(), std::size_t{0});
   optim::synthetic_replica<optim::lsq_problem> serial{p, all, batch, seed};
   optim::optimizer_options ada;
   ada.name = "adagrad";
-  auto opt = optim::make_optimizer<float>(ada, serial.size());
-  for (std::size_t i = 0; i < steps; ++i) {
+  auto n = serial.size();
+  auto opt = optim::make_optimizer<float>(ada, n);
+  std::vector<float> x(serial.params(), serial.params() + n), before = x;
+  for (std::size_t t = 0; t < steps; ++t) {
+    const auto& at = prefetch && t > 0 ? before : x;
+    std::copy(at.begin(), at.end(), serial.params());
     serial.compute();
-    opt->step(serial.params(), serial.grads(), serial.size(), gamma);
+    before = x;
+    opt->step(x.data(), serial.grads(), n, gamma);
   }
-  std::vector<float> expected(serial.params(), serial.params() + serial.size());
-  for (std::uint32_t k : {1u, 2u, 7u}) {
-    auto job = test::lsq_job(p, 1, k, "adagrad", gamma, batch, steps, seed);
-    auto final_params = job.final_params;
-    auto out = actors::run_job(std::move(job));
-    INFO("shards " << k << ": " << out.dump());
-    REQUIRE_FALSE(out.contains("error"));
-    CHECK(out["server_updates"] == steps * k);
-    CHECK(out["staleness_max"] == 0);
-    REQUIRE(final_params->size() == expected.size());
-    double worst = 0;
-    for (std::size_t i = 0; i < expected.size(); ++i)
-      worst
-          = std::max(worst, std::abs(double{(*final_params)[i]} - expected[i])
-                                / std::max(1.0, std::abs(double{expected[i]})));
-    CHECK(worst <= test::hand_rel);
+  return x;
+}
+
+} // namespace
+
+TEST_CASE("T1: one Downpour worker equals serial AdaGrad for K in 1, 2, 7; "
+          "with prefetch, serial AdaGrad one step stale") {
+  const std::uint64_t seed = 11;
+  INFO("seed " << seed);
+  auto p = test::lsq_512x20(seed);
+  const double gamma = 0.05;
+  const std::size_t batch = 16, steps = 200;
+  for (bool prefetch : {false, true}) {
+    auto expected = serial_adagrad(p, gamma, batch, steps, seed, prefetch);
+    for (std::uint32_t k : {1u, 2u, 7u}) {
+      auto job = test::lsq_job(p, 1, k, "adagrad", gamma, batch, steps, seed);
+      job.policy.prefetch = prefetch;
+      auto final_params = job.final_params;
+      auto out = actors::run_job(std::move(job));
+      INFO("prefetch " << prefetch << ", shards " << k << ": " << out.dump());
+      REQUIRE_FALSE(out.contains("error"));
+      CHECK(out["server_updates"] == steps * k);
+      // A push's staleness: the shard's version against the one the
+      // gradient was computed on (one push older with prefetch).
+      CHECK(out["staleness_max"] == (prefetch ? 1 : 0));
+      REQUIRE(final_params->size() == expected.size());
+      double worst = 0;
+      for (std::size_t i = 0; i < expected.size(); ++i)
+        worst = std::max(worst,
+                         std::abs(double{(*final_params)[i]} - expected[i])
+                             / std::max(1.0, std::abs(double{expected[i]})));
+      CHECK(worst <= test::hand_rel);
+    }
   }
 }
 
