@@ -9,6 +9,7 @@
 #include "actors/detail/log.hpp"
 #include "actors/detail/shard_replica.hpp"
 #include "messages/errors.hpp"
+#include "messages/shm.hpp"
 #include "optim/compress.hpp"
 #include "optim/param_hash.hpp"
 
@@ -20,11 +21,15 @@ namespace {
 
 using self_ptr = parameter_shard_actor::stateful_pointer<parameter_shard_state>;
 
-params_msg snapshot(parameter_shard_state& st) {
+/// The reply to a fetch; `remote`: the requester's node if in another
+/// process (the values then go through shared memory on this host).
+params_msg snapshot(parameter_shard_state& st, const caf::node_id& remote) {
   params_msg reply;
   reply.version = st.store->version();
   reply.offset = st.store->range().offset;
   reply.values = tensor{st.store->params(), st.store->range().size};
+  if (remote)
+    reply.values.share_with(shm::channel_to(remote));
   ++st.messages;
   auto bytes = wire_size(reply);
   st.bytes += bytes;
@@ -60,7 +65,7 @@ void detail::serve_waiting(parameter_shard_state& st) {
   auto& w = st.waiting;
   for (auto i = w.begin(); i != w.end();) {
     if (grantable(st, i->request)) {
-      i->promise.deliver(snapshot(st));
+      i->promise.deliver(snapshot(st, i->remote));
       i = w.erase(i);
     } else {
       ++i;
@@ -296,10 +301,14 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
           c = std::max(c, f.clock);
           serve_waiting(st);
         }
+        caf::node_id remote;
+        if (auto& from = self->current_sender();
+            from && from->node() != self->node())
+          remote = from->node();
         if (grantable(st, f))
-          return snapshot(st);
+          return snapshot(st, remote);
         auto promise = self->make_response_promise<params_msg>();
-        st.waiting.push_back({f, promise});
+        st.waiting.push_back({f, promise, remote});
         return promise;
       },
       [self](track_atom, worker_id w, std::uint64_t clock) {

@@ -72,6 +72,9 @@ struct parameter_shard_config {
 struct pending_fetch {
   messages::fetch_msg request;
   caf::typed_response_promise<messages::params_msg> promise;
+  /// The requester's node if in another process (its reply may travel
+  /// through shared memory), else none.
+  caf::node_id remote;
 };
 
 /// One worker's contribution to a synchronous step.

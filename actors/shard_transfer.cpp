@@ -11,6 +11,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/comm_policy.hpp"
+#include "messages/shm.hpp"
 
 namespace troupe::actors {
 
@@ -144,6 +145,9 @@ void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
       }
     }
     p.values = tensor{values + r.offset, r.size};
+    // To another process: through shared memory if it is on this host.
+    if (auto node = shards[i].handle.node(); node != ctx.self()->node())
+      p.values.share_with(shm::channel_to(node));
     send_push(ctx, shards[i], i, std::move(p), kept);
   }
 }

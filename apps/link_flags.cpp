@@ -23,7 +23,10 @@ void add_link_options(option_parser& p, link_flags& f) {
            "equal on every process)")
       .add(f.join_timeout, "join-timeout",
            "seconds to wait for nodes to join / to reach the coordinator "
-           "(default 60)");
+           "(default 60)")
+      .add(f.shm, "shm",
+           "send parameters and gradients to processes on this host "
+           "through shared memory (default false)");
 }
 
 net::link_options link_settings(const link_flags& f,
@@ -32,6 +35,7 @@ net::link_options link_settings(const link_flags& f,
   o.heartbeat = f.heartbeat;
   o.node_timeout = f.node_timeout;
   o.tls = {f.tls_cert, f.tls_key, f.tls_ca};
+  o.shm = f.shm;
   if (!f.token.empty() && !f.token_file.empty())
     throw usage_error(command + ": give --token or --token-file, not both");
   try {
@@ -55,6 +59,8 @@ std::vector<std::string> link_arguments(const link_flags& f) {
   std::vector<std::string> out{"--heartbeat=" + num(f.heartbeat),
                                "--node-timeout=" + num(f.node_timeout),
                                "--join-timeout=" + num(f.join_timeout)};
+  if (f.shm)
+    out.push_back("--shm=true");
   if (!f.token.empty())
     out.push_back("--token=" + f.token);
   if (!f.token_file.empty())

@@ -15,6 +15,8 @@ struct link_flags {
   double heartbeat = 0.2;
   double node_timeout = 2.0;
   double join_timeout = 60;
+  /// Tensors to processes on this host through shared memory.
+  bool shm = false;
 };
 
 /// Binds the flags to `p`.

@@ -148,7 +148,7 @@ void add_train_options(option_parser& p, train_options& o,
   p.section("across processes",
             {"listen", "expect", "token", "token-file", "tls-cert", "tls-key",
              "tls-ca", "heartbeat", "node-timeout", "join-timeout",
-             "request-timeout", "port-guard"});
+             "request-timeout", "port-guard", "shm"});
   o.algorithm->bind(p.options());
   p.group_titles[o.algo]
       = "options of --algo=" + o.algo + " (" + o.algorithm->summary() + ")";

@@ -2,12 +2,15 @@
 
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/deserializer.hpp>
 #include <caf/error.hpp>
 #include <caf/sec.hpp>
 #include <caf/serializer.hpp>
+
+#include "messages/shm.hpp"
 
 namespace troupe::messages {
 
@@ -23,8 +26,36 @@ bool operator==(const tensor& x, const tensor& y) noexcept {
              || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
 }
 
+namespace {
+
+constexpr std::uint64_t ref_bit = std::uint64_t{1} << 63;
+constexpr std::uint64_t offer_bit = std::uint64_t{1} << 62;
+
+caf::error refused(const std::string& why) {
+  return caf::make_error(caf::sec::invalid_argument,
+                         "tensor in shared memory: " + why);
+}
+
+} // namespace
+
 caf::error inspect(caf::serializer& f, tensor& x) {
   auto count = static_cast<std::uint64_t>(x.size());
+  const auto& channel = x.shared_with();
+  if (channel && count > 0) {
+    shm::block_ref r;
+    if (shm::confirmed(*channel)
+        && shm::write(*channel, x.data(), count * sizeof(float), r)) {
+      auto field = count | ref_bit;
+      return f(field, r.segment.pid, r.segment.fd, r.segment.nonce, r.offset,
+               r.generation);
+    }
+    shm::count_inline();
+    auto id = shm::id_of(*channel);
+    auto field = count | offer_bit;
+    if (auto err = f(field, id.pid, id.fd, id.nonce))
+      return err;
+    return f.apply_raw(x.size() * sizeof(float), x.data());
+  }
   if (auto err = f(count))
     return err;
   if (count == 0)
@@ -36,10 +67,34 @@ caf::error inspect(caf::deserializer& f, tensor& x) {
   std::uint64_t count = 0;
   if (auto err = f(count))
     return err;
+  auto flags = count & (ref_bit | offer_bit);
+  count &= ~(ref_bit | offer_bit);
+  if (flags == (ref_bit | offer_bit))
+    return refused("a reference and an offer at once");
   if (count > tensor::max_size)
     return caf::make_error(caf::sec::invalid_argument,
                            "tensor element count above tensor::max_size",
                            count);
+  if (flags != 0) {
+    shm::block_ref r;
+    if (auto err = f(r.segment.pid, r.segment.fd, r.segment.nonce))
+      return err;
+    if (flags == ref_bit) {
+      if (auto err = f(r.offset, r.generation))
+        return err;
+      r.bytes = count * sizeof(float);
+      auto why = shm::read(r, [&]() -> void* {
+        x.values().resize(static_cast<std::size_t>(count));
+        return x.data();
+      });
+      if (!why.empty())
+        return refused(why);
+      x.values().resize(static_cast<std::size_t>(count));
+      return caf::none;
+    }
+    // An offer: the values follow inline either way.
+    shm::accept_offer(r.segment);
+  }
   // BASP decodes from a binary_deserializer, which knows how many bytes are
   // left: a count that cannot be satisfied fails before any allocation.
   if (auto* bin = dynamic_cast<caf::binary_deserializer*>(&f))

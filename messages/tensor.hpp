@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ namespace troupe::messages {
 
 /// A contiguous block of floats that crosses the wire as its element count
 /// (uint64) followed by one raw little-endian block, never element by element.
+namespace shm {
+class channel;
+} // namespace shm
+
 class tensor {
 public:
   /// Largest element count a deserializer accepts (4 GiB of floats is already
@@ -83,16 +88,34 @@ public:
   // No begin()/end() on purpose: CAF 0.17 would treat an iterable type as a
   // sequence and encode each float through its (broken) float encoder.
 
+  /// Sends the values through shared memory when this tensor is serialized
+  /// for a process on this host (messages/shm.hpp): `c` is the channel to
+  /// the destination node (null: inline). The values stay here too.
+  void share_with(std::shared_ptr<shm::channel> c) noexcept {
+    share_ = std::move(c);
+  }
+
+  const std::shared_ptr<shm::channel>& shared_with() const noexcept {
+    return share_;
+  }
+
 private:
   std::vector<float> values_;
+  std::shared_ptr<shm::channel> share_;
 };
 
-/// Writes the element count (uint64) and one raw block of `size() * 4` bytes.
+/// Writes the element count (uint64) and one raw block of `size() * 4`
+/// bytes. Shared with a channel (share_with) whose reader proved it maps
+/// it: the count with its top bit set and a reference to a block of the
+/// segment (pid, fd: uint32; nonce, offset: uint64; generation: uint32)
+/// instead of the block; not proved yet: the count with bit 62 set, an
+/// offer (pid, fd, nonce), then the raw block.
 caf::error inspect(caf::serializer& f, tensor& x);
 
 /// Reads what the serializer overload wrote; rejects a count above
 /// `tensor::max_size` or above the bytes left in a binary_deserializer before
-/// allocating anything.
+/// allocating anything, and a reference that does not check out against a
+/// segment this process mapped (messages/shm.hpp).
 caf::error inspect(caf::deserializer& f, tensor& x);
 
 /// Returns a short summary for logs: the size and the first few values.

@@ -13,6 +13,7 @@
 
 #include "actors/detail/log.hpp"
 #include "algos/registry.hpp"
+#include "messages/shm.hpp"
 #include "net/guard.hpp"
 #include "net/placement.hpp"
 #include "net/registrar.hpp"
@@ -227,8 +228,18 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
                        {"dropped", c.dropped.load()},
                        {"admitted", c.admitted.load()},
                        {"tls_failed", c.tls_failed.load()},
-                       {"unreceived_peak", c.unreceived_peak.load()}};
+                       {"unreceived_peak", c.unreceived_peak.load()},
+                       {"bytes_in", c.bytes_in.load()}};
   }
+  // This process's tensors through shared memory (messages/shm.hpp).
+  auto m = messages::shm::stats();
+  result["shm"] = {{"enabled", messages::shm::enabled()},
+                   {"sent", m.written},
+                   {"sent_inline", m.inline_},
+                   {"received", m.read},
+                   {"refused", m.refused},
+                   {"bytes_sent", m.bytes_written},
+                   {"bytes_received", m.bytes_read}};
   return result;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -14,6 +15,7 @@
 
 #include "actors/job.hpp"
 #include "messages/registry.hpp"
+#include "messages/shm.hpp"
 
 namespace troupe::net {
 
@@ -78,6 +80,10 @@ void configure(caf::actor_system_config& cfg, const link_options& opts,
   cfg.set("middleman.connection-timeout",
           caf::timespan{std::chrono::milliseconds{opts.timeout_ms()}});
   apply_tls(cfg, opts.tls);
+  // --shm, or TROUPE_SHM=1 in the environment (the tests' switch).
+  const char* env = std::getenv("TROUPE_SHM");
+  messages::shm::set_enabled(opts.shm
+                             || (env != nullptr && std::string{env} == "1"));
 }
 
 std::string read_token_file(const std::string& path) {

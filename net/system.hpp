@@ -33,6 +33,10 @@ struct link_options {
   tls_options tls;
   /// The job's join token (empty: none).
   std::string token;
+  /// Tensors to processes on this host through shared memory
+  /// (messages/shm.hpp); configure() sets it for the process (also on
+  /// with TROUPE_SHM=1 in the environment).
+  bool shm = false;
 
   std::uint64_t heartbeat_ms() const;
   std::uint64_t timeout_ms() const;

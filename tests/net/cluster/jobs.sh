@@ -15,12 +15,26 @@ scenario_sync() {
   wait_for "$N2" 30 || fail "node 2 exited with status $?"
   [ "$(key coord.json /nodes/1/workers)" = "[1]" ] || fail "nodes not reported"
   "$TROUPE" launch --local=2 --algo=sync --workers=2 "${JOB[@]}" --epochs=1 \
-    >dist.json 2>dist.log || fail "distributed fixed run failed"
+    --shm >dist.json 2>dist.log || fail "distributed fixed run failed"
   "$TROUPE" train --algo=sync --workers=2 "${JOB[@]}" --epochs=1 \
     >one.json 2>one.log || fail "single-process run failed"
   a=$(key dist.json /param_hash) b=$(key one.json /param_hash)
   echo "param_hash distributed $a, one process $b" >&2
   [ -n "$a" ] && [ "$a" = "$b" ] || fail "parameters differ: $a vs $b"
+  # The same over TCP only: bit for bit the shared-memory path's result,
+  # which carried the tensors above (--shm).
+  "$TROUPE" launch --local=2 --algo=sync --workers=2 "${JOB[@]}" --epochs=1 \
+    --shm=false >tcp.json 2>tcp.log || fail "distributed run over TCP failed"
+  c=$(key tcp.json /param_hash)
+  echo "param_hash over TCP only $c" >&2
+  [ "$c" = "$b" ] || fail "parameters over TCP differ: $c vs $b"
+  [ "$(key tcp.json /shm/received)" = 0 ] \
+    || fail "--shm=false: tensors arrived through shared memory"
+  got=$(key dist.json /shm/received) sent=$(key dist.json /shm/sent)
+  echo "through shared memory at the coordinator: $got tensors received," \
+    "$sent sent" >&2
+  [ "$got" -gt 0 ] && [ "$sent" -gt 0 ] \
+    || fail "--shm: no tensor went through shared memory"
 }
 
 scenario_downpour() {
