@@ -51,7 +51,7 @@ public:
   double local_lr = -1;              ///< replica rate (-1: auto)
   /// The next fetch in flight while a step computes (not under a
   /// staleness bound: its clocks count each step's own fetch).
-  bool prefetch = true;
+  bool prefetch = false;
   compression_flags compression_settings;
 };
 

@@ -48,8 +48,8 @@ void downpour::bind(caf::config_option_set& set) {
            "--lr)")
       .add(prefetch, g, "prefetch",
            "send a step's fetch when the step before it starts, so it "
-           "travels while that step computes (default true; off under "
-           "--staleness-bound)");
+           "travels while that step computes: one step staler (default "
+           "false; not under --staleness-bound)");
   compression_settings.bind(set, g, "the gradient pushes");
 }
 
