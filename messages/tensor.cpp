@@ -89,7 +89,8 @@ caf::error inspect(caf::deserializer& f, tensor& x) {
       });
       if (!why.empty())
         return refused(why);
-      x.values().resize(static_cast<std::size_t>(count));
+      if (count == 0) // read() wrote nothing, so never sized the tensor
+        x.values().clear();
       return caf::none;
     }
     // An offer: the values follow inline either way.

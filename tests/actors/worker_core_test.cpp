@@ -145,6 +145,21 @@ double gauge_of(const messages::actor_metrics& a, const std::string& name) {
   return -1;
 }
 
+/// A worker of held_policy, started and held inside its first step.
+caf::actor start_held(caf::actor_system& sys, caf::scoped_actor& self,
+                      std::uint64_t seed,
+                      const std::shared_ptr<std::atomic<int>>& steps,
+                      bool hold_quiesce) {
+  auto w
+      = sys.spawn(worker, worker_with(0, seed, [=](std::size_t) {
+                    return std::make_unique<held_policy>(steps, hold_quiesce);
+                  }));
+  self->send(w, messages::start_atom::value, std::uint64_t{0});
+  wait_until([&] { return *steps > 0; });
+  REQUIRE(*steps == 1); // inside its first step, held
+  return w;
+}
+
 } // namespace
 
 TEST_CASE("a policy's own handler answers a user-defined message; a message "
@@ -256,12 +271,7 @@ TEST_CASE("a resume before the worker reached its pause cancels the pause",
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   auto steps = std::make_shared<std::atomic<int>>(0);
-  auto w = sys.spawn(worker, worker_with(0, seed, [steps](std::size_t) {
-                       return std::make_unique<held_policy>(steps);
-                     }));
-  self->send(w, messages::start_atom::value, std::uint64_t{0});
-  wait_until([&] { return *steps > 0; });
-  REQUIRE(*steps == 1); // inside its first step, held
+  auto w = start_held(sys, self, seed, steps, false);
   // The pause waits for the step's end: the request times out.
   bool answered = false;
   self->request(w, caf::duration{200ms}, messages::pause_atom::value)
@@ -288,12 +298,7 @@ TEST_CASE("a resume while the pause's quiesce is under way ends the pause for "
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   auto steps = std::make_shared<std::atomic<int>>(0);
-  auto w = sys.spawn(worker, worker_with(0, seed, [steps](std::size_t) {
-                       return std::make_unique<held_policy>(steps, true);
-                     }));
-  self->send(w, messages::start_atom::value, std::uint64_t{0});
-  wait_until([&] { return *steps > 0; });
-  REQUIRE(*steps == 1); // inside its first step, held
+  auto w = start_held(sys, self, seed, steps, true);
   // The pause, then the step's end: the worker pauses at the boundary and
   // its quiesce waits for (flushed), so the request times out.
   bool answered = false;
