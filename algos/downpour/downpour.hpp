@@ -47,7 +47,7 @@ public:
   std::int64_t staleness_bound = -1; ///< SSP bound s (-1: none)
   bool staleness_aware = false;      ///< server rate / max(staleness, 1)
   std::uint64_t warm_steps = 0;      ///< worker 0 alone for N steps first
-  std::string server_optimizer;      ///< empty: sgd at 4x the model's rate
+  std::string server_optimizer;      ///< empty: sgd, rate min(4, 8/W) x model's
   double local_lr = -1;              ///< replica rate (-1: auto)
   /// The next fetch in flight while a step computes (not under a
   /// staleness bound: its clocks count each step's own fetch).

@@ -1,5 +1,6 @@
 // Downpour's flags, their checks and its part of a job.
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <caf/config_option_set.hpp>
@@ -12,11 +13,19 @@ namespace troupe::algos {
 
 namespace {
 
-/// Downpour's default server rate (plain SGD) relative to the model's rate:
-/// asynchrony acts like extra momentum (staleness ~ workers - 1), so the
-/// shards default to plain SGD at a larger rate (on mlp with 2 workers
-/// 1.8 s to 0.88 against 2.2 s with momentum 0.9, docs/benchmarks.md).
-constexpr double lr_factor = 4;
+/// Downpour's default server rate (plain SGD) relative to the model's rate.
+/// Asynchrony acts like extra momentum (about 1 - 1/W with W workers, the
+/// mean staleness W - 1), so W workers move the parameters about W times
+/// as far per server step: the shards default to plain SGD at a rate that
+/// keeps W times it at 8x the model's, at most 4x (on mlp with 2 workers
+/// 1.8 s to 0.88 against 2.2 s with momentum 0.9, docs/benchmarks.md). A
+/// fixed 4x diverged with 8 workers (mlp, both seeds tried) and on lenet
+/// with 4 (seed 2), and on mlp with 4 workers over two processes of a
+/// loaded machine (CI).
+double lr_factor(std::uint64_t workers) {
+  return std::min(
+      4.0, 8.0 / static_cast<double>(std::max<std::uint64_t>(workers, 1)));
+}
 
 } // namespace
 
@@ -41,8 +50,9 @@ void downpour::bind(caf::config_option_set& set) {
       .add(warm_steps, g, "warm-start-steps",
            "worker 0 trains alone for N steps first")
       .add(server_optimizer, g, "server-optimizer",
-           "optimizer on the shards: sgd (default, with --lr 4x the model's "
-           "default) | momentum | nesterov | adagrad | adam")
+           "optimizer on the shards: sgd (default, with --lr min(4, 8 / "
+           "workers) times the model's default) | momentum | nesterov | "
+           "adagrad | adam")
       .add(local_lr, g, "local-lr",
            "replica rate between fetches (default: 0 with --n-fetch=1, else "
            "--lr)")
@@ -71,7 +81,7 @@ void downpour::check_flags(const job_options&,
 void downpour::resolve(job_options& o, double model_lr) const {
   algorithm::resolve(o, model_lr);
   if (server_optimizer.empty() && o.lr == 0)
-    o.lr = lr_factor * model_lr;
+    o.lr = lr_factor(o.workers) * model_lr;
 }
 
 void downpour::build(job_build& b) {

@@ -66,3 +66,24 @@ TEST_CASE("sync with 2 workers reaches 0.88 (mlp) with its defaults") {
   CHECK(j["reached_target"] == true);
   CHECK(j["test_accuracy"].get<double>() >= 0.88);
 }
+
+// W asynchronous workers step about W times as far as one: Downpour's
+// default server rate shrinks with W (a fixed 4x the model's rate reached
+// 0.10 and 0.20 here, diverging).
+TEST_CASE("downpour's default rate stays stable with 8 workers (mlp)") {
+  for (std::uint64_t seed : {1, 2}) {
+    train_options o;
+    o.algo = "downpour";
+    o.workers = 8;
+    o.model = "mlp";
+    o.epochs = 1;
+    o.seed = seed;
+    o.progress = "none";
+    auto j = run_train(o);
+    std::cout << "downpour, 8 workers, mlp, seed " << seed << ": lr "
+              << j["lr"] << ", test accuracy " << j["test_accuracy"]
+              << std::endl;
+    CHECK(j["lr"].get<double>() <= 0.05 + 1e-12);
+    CHECK(j["test_accuracy"].get<double>() >= 0.7);
+  }
+}
