@@ -16,6 +16,8 @@ int node_main(const std::vector<std::string>& args) {
   std::string join;
   std::uint64_t workers = 1, shards = 0, threads = 0;
   double grace = 0;
+  std::string peer_listen;
+  bool direct = true;
   link_flags link;
   option_parser p{"troupe node"};
   p.add(join, "join", "HOST:PORT of the coordinator (troupe train --listen)")
@@ -27,7 +29,14 @@ int node_main(const std::vector<std::string>& args) {
       .add(grace, "coordinator-grace",
            "seconds to wait, once the coordinator is lost, for one restarted "
            "at the same address (troupe train --resume) to admit this node "
-           "again (default 0: exit at once)");
+           "again (default 0: exit at once)")
+      .add(direct, "direct-links",
+           "link to the job's other nodes directly, through a peer port of "
+           "this node's own behind the same guard, TLS and token (default "
+           "true; false: their traffic goes through the coordinator)")
+      .add(peer_listen, "peer-listen",
+           "HOST:PORT of that peer port, as other nodes reach it (default: "
+           "the address this host reaches the coordinator from, any port)");
   add_link_options(p, link);
   return guarded_main("troupe node", [&] {
     if (!p.parse(args))
@@ -42,6 +51,17 @@ int node_main(const std::vector<std::string>& args) {
     } catch (const std::invalid_argument& e) {
       throw usage_error(std::string{"troupe node: "} + e.what());
     }
+    if (!peer_listen.empty()) {
+      try {
+        o.peer_listen = net::parse_endpoint(peer_listen, "--peer-listen");
+      } catch (const std::invalid_argument& e) {
+        throw usage_error(std::string{"troupe node: "} + e.what());
+      }
+      if (o.peer_listen.host.empty())
+        throw usage_error("troupe node: --peer-listen needs a HOST: the "
+                          "address other nodes reach this one at");
+    }
+    o.direct = direct;
     o.workers = static_cast<std::uint32_t>(workers);
     o.shards = static_cast<std::uint32_t>(shards);
     o.join_timeout = link.join_timeout;

@@ -6,7 +6,6 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <caf/binary_serializer.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/publish.hpp>
 #include <caf/scoped_actor.hpp>
@@ -15,6 +14,7 @@
 #include "algos/registry.hpp"
 #include "messages/shm.hpp"
 #include "net/guard.hpp"
+#include "net/peer_link.hpp"
 #include "net/placement.hpp"
 #include "net/registrar.hpp"
 #include "optim/quote.hpp"
@@ -32,13 +32,10 @@ struct admission {
 
   /// Lets the connections of node `id` send any frame (guard.hpp).
   void admit(const caf::node_id& id) {
-    std::vector<char> key;
-    caf::binary_serializer sink{nullptr, key};
-    if (auto err = sink(const_cast<caf::node_id&>(id)))
-      return;
+    auto key = node_key(id);
     std::lock_guard<std::mutex> lock{mtx};
     if (guard)
-      guard->admit(std::string{key.begin(), key.end()});
+      guard->admit(key);
   }
 };
 
@@ -128,6 +125,8 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
   rc.timeout_ms = opts.link.timeout_ms();
   rc.spec = spec;
   rc.fingerprint = fingerprint;
+  // The nodes link to each other before the roles start (peer_link.hpp).
+  rc.link_wait = std::chrono::seconds{15};
   // Nodes may join the running job if its algorithm takes them.
   if (job.algorithm && job.algorithm->elastic(job) && job.make_joined_replica
       && !job.checkpoints.write)

@@ -233,6 +233,18 @@ void basp_guard::admit(const std::string& node_key) {
     }
 }
 
+void basp_guard::vouch(const std::string& node_key) {
+  auto& g = *impl_;
+  if (node_key.empty())
+    return;
+  {
+    std::lock_guard<std::mutex> guard{g.mtx};
+    if (g.vouched.size() < g.opts.max_pending * 64)
+      g.vouched.insert(node_key);
+  }
+  admit(node_key);
+}
+
 basp_guard::basp_guard(const endpoint& front, std::uint16_t back,
                        guard_options opts)
     : impl_(std::make_unique<impl>()) {

@@ -133,6 +133,11 @@ public:
   /// from now on they may send any valid frame. Thread-safe.
   void admit(const std::string& node_key);
 
+  /// Admits the connections whose client handshake carries `node_key`, now
+  /// and from now on (a node's peer port: its door vouches for a member
+  /// before that member connects, net/peer_link.hpp). Thread-safe.
+  void vouch(const std::string& node_key);
+
   /// Why a BASP header would be refused ("" if acceptable). `first` marks a
   /// connection's first frame, which must be a client handshake.
   static std::string check_header(const unsigned char* header, bool first,

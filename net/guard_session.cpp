@@ -352,6 +352,12 @@ void basp_guard::impl::upstream(guard_session& s) {
       if (h[0] == client_handshake) {
         std::lock_guard<std::mutex> guard{mtx};
         s.handshake.assign(reinterpret_cast<const char*>(h + header_size), len);
+        for (const auto& key : vouched)
+          if (!s.admitted && s.handshake.find(key) != std::string::npos) {
+            s.admitted = true;
+            leave_pending(s);
+            ++counters.admitted;
+          }
       }
       if (first) {
         first = false;

@@ -64,6 +64,8 @@ struct basp_guard::impl {
   std::condition_variable all_gone;
   std::list<std::shared_ptr<guard_session>> live;
   std::map<std::string, std::uint32_t> pending_at; ///< per source address
+  /// Node keys vouched for: their connections are admitted at handshake.
+  std::set<std::string> vouched;
   std::uint32_t pending = 0, sessions = 0;
   bool stopping = false;
 

@@ -15,6 +15,7 @@
 #include "algos/registry.hpp"
 #include "messages/errors.hpp"
 #include "net/detail/shutdown_watchdog.hpp"
+#include "net/peer_link.hpp"
 #include "net/registrar.hpp"
 #include "net/tls_probe.hpp"
 #include "optim/quote.hpp"
@@ -72,6 +73,50 @@ connection connect(caf::actor_system& sys, const node_options& opts) {
 
 namespace {
 
+/// Opens this node's peer port and names its door to the registrar, or
+/// tells it this node has none (direct links off, or the port failed).
+std::unique_ptr<peer_port> open_peer_port(caf::actor_system& sys,
+                                          const node_options& opts,
+                                          const registrar_actor& reg) {
+  std::unique_ptr<peer_port> port;
+  if (opts.direct) {
+    try {
+      auto listen = opts.peer_listen;
+      if (listen.host.empty())
+        listen.host = local_address_toward(opts.join.host, opts.join.port);
+      if (listen.host.empty())
+        throw std::runtime_error("no local address reaches the coordinator");
+      door_config dc;
+      dc.token = opts.link.token;
+      dc.coordinator = reg->node();
+      dc.registrar = caf::actor_cast<caf::actor>(reg);
+      port = std::make_unique<peer_port>(sys, opts.link, listen, dc);
+    } catch (const std::exception& e) {
+      actors::detail::log().warn(
+          "no direct links to other nodes ({}): this node's traffic to them "
+          "goes through the coordinator",
+          e.what());
+    }
+  }
+  caf::scoped_actor self{sys};
+  auto door = port ? port->door() : caf::actor{};
+  auto address = port ? port->address() : std::string{};
+  self->request(reg, std::chrono::seconds{10}, door_atom::value, door, address)
+      .receive(
+          [&](ack_atom) {
+            if (port)
+              actors::detail::log().info("other nodes link to this one at {}",
+                                         address);
+          },
+          [&](caf::error& err) {
+            actors::detail::log().warn(
+                "the coordinator did not take this node's peer port ({}): "
+                "links to it go through the coordinator",
+                sys.render(err));
+          });
+  return port;
+}
+
 /// One membership: joins the coordinator reached as `reg`, serves its job
 /// and returns when it is over (`lost`: false) or the coordinator is lost.
 struct membership {
@@ -127,6 +172,7 @@ membership serve(caf::actor_system& sys, const node_options& opts,
   }
   actors::detail::log().info("joined the job at {} as node {}", where,
                              hello.node);
+  auto peers = open_peer_port(sys, opts, reg);
   self->monitor(agent);
   self->monitor(reg);
   membership m;

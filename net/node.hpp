@@ -25,6 +25,12 @@ struct node_options {
   double coordinator_grace = 0;
   link_options link;
   std::size_t threads = 0; ///< scheduler threads (0: one per core)
+  /// Direct links to the other nodes (net/peer_link.hpp): a peer port on
+  /// `peer_listen` (host "": the address this host reaches the coordinator
+  /// from; port 0: any). Off: this node's traffic to other nodes goes
+  /// through the coordinator's process.
+  bool direct = true;
+  endpoint peer_listen;
 };
 
 /// What became of a node.

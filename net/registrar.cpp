@@ -1,6 +1,10 @@
 #include "net/registrar.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include <caf/actor_cast.hpp>
+#include <caf/send.hpp>
 #include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -25,10 +29,36 @@ std::uint32_t count_up(const registrar_state& st) {
   return n;
 }
 
+/// Whether every member said whether it has a door, and the ones with a
+/// door settled their links to all listed doors before them (so that no
+/// role's traffic moves from the coordinator's route to a direct one while
+/// the job runs).
+bool links_settled(const registrar_state& st) {
+  std::uint32_t doors = 0;
+  for (const auto& m : st.members)
+    if (m.up) {
+      if (!m.door_said)
+        return false;
+      doors += m.door ? 1 : 0;
+    }
+  for (const auto& m : st.members)
+    if (m.up && m.door && doors > 1 && m.linked < doors)
+      return false;
+  return true;
+}
+
 void maybe_complete(self_ptr self) {
   auto& st = self->state;
   if (count_up(st) < st.config.expect || st.waiting.empty())
     return;
+  if (st.config.link_wait.count() > 0 && !st.link_waited
+      && !links_settled(st)) {
+    if (!st.link_timer) {
+      st.link_timer = true;
+      self->delayed_send(self, st.config.link_wait, links_atom::value);
+    }
+    return;
+  }
   std::vector<caf::actor> agents;
   std::vector<hello_msg> hellos;
   for (const auto& m : st.members)
@@ -40,6 +70,25 @@ void maybe_complete(self_ptr self) {
   for (auto& p : st.waiting)
     p.deliver(agents, hellos);
   st.waiting.clear();
+}
+
+/// Sends every member with a door the doors and addresses of all of them,
+/// in joining order (a node links to the ones before it).
+void send_links(self_ptr self) {
+  std::vector<caf::actor> doors;
+  std::vector<std::string> addresses;
+  for (const auto& m : self->state.members)
+    if (m.up && m.door) {
+      doors.push_back(m.door);
+      addresses.push_back(m.address);
+    }
+  if (doors.size() < 2)
+    return;
+  // From this actor (a door obeys lists from the coordinator's node only);
+  // send() is for statically typed receivers.
+  auto me = caf::actor_cast<caf::actor>(self);
+  for (const auto& d : doors)
+    caf::send_as(me, d, links_atom::value, doors, addresses);
 }
 
 void maybe_stopped(self_ptr self) {
@@ -232,6 +281,58 @@ registrar_actor::behavior_type registrar(self_ptr self,
         st.stopping.push_back(rp);
         maybe_stopped(self);
         return rp;
+      },
+      [self](door_atom, caf::actor& door,
+             std::string& address) -> caf::result<ack_atom> {
+        auto& st = self->state;
+        const auto& sender = self->current_sender();
+        auto m = std::find_if(st.members.begin(), st.members.end(),
+                              [&](const member& x) {
+                                return x.up && sender != nullptr
+                                       && x.agent.node() == sender->node();
+                              });
+        if (m == st.members.end() || (door && door.node() != sender->node()))
+          return actors::detail::refuse(self, "the join service", "door",
+                                        "a member, for a door of its own");
+        bool valid = !door || address.size() <= 300;
+        try {
+          valid = valid
+                  && (!door
+                      || parse_endpoint(address, "a peer address").port != 0);
+        } catch (const std::invalid_argument&) {
+          valid = false;
+        }
+        if (!valid)
+          return make_error(errc::bad_request, "not HOST:PORT");
+        m->door_said = true;
+        m->door = std::move(door);
+        m->address = std::move(address);
+        if (m->door)
+          send_links(self);
+        maybe_complete(self);
+        return ack_atom::value;
+      },
+      [self](links_atom, std::uint32_t linked) {
+        auto& st = self->state;
+        const auto& sender = self->current_sender();
+        for (auto& m : st.members)
+          if (m.up && m.door && sender != nullptr
+              && m.door.address() == sender->address())
+            m.linked = std::max(m.linked, linked);
+        maybe_complete(self);
+      },
+      [self](links_atom) {
+        auto& st = self->state;
+        if (!actors::detail::from_here(self) || st.link_waited)
+          return;
+        st.link_waited = true;
+        if (!links_settled(st) && count_up(st) >= st.config.expect)
+          actors::detail::log().warn(
+              "the nodes' direct links did not settle within {} ms: the job "
+              "starts, and their traffic goes through the coordinator until "
+              "they do",
+              st.config.link_wait.count());
+        maybe_complete(self);
       },
       [self](elastic_atom, caf::actor& coordinator) {
         if (!actors::detail::from_here(self)) {

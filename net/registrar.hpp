@@ -7,7 +7,9 @@
 // elastic (docs/deployment.md, "Joining a running job").
 // Anyone who reaches the port may send `join`; `members` and `stop` are
 // answered to this process only (not_allowed otherwise), and no answer ever
-// carries a join token (docs/deployment.md, "Who may call what").
+// carries a join token (docs/deployment.md, "Who may call what"). A member
+// names its peer port's door (door_atom); every member then gets the list
+// of the members' doors, so the nodes link to each other (peer_link.hpp).
 
 #pragma once
 
@@ -27,6 +29,7 @@
 #include "actors/interfaces.hpp"
 #include "messages/atoms.hpp"
 #include "messages/messages.hpp"
+#include "net/peer_link.hpp"
 
 namespace troupe::net {
 
@@ -46,7 +49,18 @@ using registrar_actor = caf::typed_actor<
     // The coordinator of the running job, which takes nodes joining late
     // (elastic jobs): a join after the start is set up, then handed to it.
     // This process only.
-    caf::reacts_to<messages::elastic_atom, caf::actor>>;
+    caf::reacts_to<messages::elastic_atom, caf::actor>,
+    // A member's door and the "HOST:PORT" of its peer port (peer_link.hpp):
+    // every member gets the list of the members' doors. The member's node
+    // only.
+    // A null door: the member has none (its links go through the
+    // coordinator).
+    caf::replies_to<door_atom, caf::actor,
+                    std::string>::with<messages::ack_atom>,
+    // A member's door made (or gave up) its links to the first N doors of
+    // the list; links_atom alone: the wait for links is over (this
+    // process).
+    caf::reacts_to<links_atom, std::uint32_t>, caf::reacts_to<links_atom>>;
 
 /// Settings of the registrar.
 struct registrar_config {
@@ -64,12 +78,20 @@ struct registrar_config {
   /// Why a node may not join once the job has started; empty: it may (the
   /// algorithm is elastic), once the coordinator sent elastic_atom.
   std::string late_refusal = "the job has started";
+  /// How long the start may wait for the members' direct links once the
+  /// expected number joined (a node of an older build never says); 0: the
+  /// start does not wait for them.
+  std::chrono::milliseconds link_wait{0};
 };
 
 struct member {
   actors::node_actor agent;
   messages::hello_msg hello; ///< as the node sent it, token cleared
   bool up = true;
+  bool door_said = false;   ///< it named its door, or said it has none
+  caf::actor door;          ///< its peer port's door (or none)
+  std::string address;      ///< where other nodes reach that port
+  std::uint32_t linked = 0; ///< the first `linked` doors of the list settled
 };
 
 struct registrar_state {
@@ -84,7 +106,9 @@ struct registrar_state {
   std::vector<caf::typed_response_promise<std::uint32_t>> stopping;
   /// The running job's coordinator (elastic jobs), once it said so.
   caf::actor coordinator;
-  bool stopped = false; ///< stop_atom arrived: the job is over
+  bool stopped = false;     ///< stop_atom arrived: the job is over
+  bool link_timer = false;  ///< the wait for links started
+  bool link_waited = false; ///< ... and is over
 };
 
 registrar_actor::behavior_type

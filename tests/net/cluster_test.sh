@@ -5,7 +5,7 @@
 # Scenarios: sync, downpour, kill, freeze, shardkill, coordkill, tls,
 # tlsguard, token, hostile, guardmem, loris, hosts, netns, monitor, stuck,
 # lsgd, decentral, lbfgs, ledger, shardrestore, replicas, coordgrace, join,
-# datadir.
+# datadir, direct.
 # Exit 0 pass, 1 fail, 77 skipped.
 set -uo pipefail
 
@@ -179,6 +179,7 @@ shardkill) scenario_shardkill ;;
 ledger) scenario_ledger ;;
 join) scenario_join ;;
 datadir) scenario_datadir ;;
+direct) scenario_direct ;;
 coordkill) scenario_coordkill ;;
 tls) scenario_tls ;;
 tlsguard) scenario_tlsguard ;;

@@ -222,3 +222,63 @@ scenario_decentral() {
     wait_for "$N3" 30 || fail "$algo: surviving node exited with status $?"
   done
 }
+
+scenario_direct() {
+  # Shards on one node, workers on another: with direct links (the default)
+  # their traffic bypasses the coordinator, whose port then carries control
+  # only; the parameters are bit for bit those of the same job in one
+  # process and of the job routed through the coordinator. A peer port is
+  # guarded like the coordinator's: garbage and an oversized frame sent to
+  # it are cut off, and the job goes on.
+  run_split() { # run_split NAME NODE_ARGS...: sync, 2 workers, 2 shards
+    local name=$1
+    shift
+    start_coordinator "$name" --algo=sync --workers=2 --shards=2 "${JOB[@]}" \
+      --epochs=1 --listen=127.0.0.1:0 --expect=2
+    start_node "$name-s" --workers=0 --shards=2 "$@"; NS=$NODE
+    wait_log "$name-s.log" "joined the job" 60 || fail "shard node not joined"
+    start_node "$name-w" --workers=2 "$@"; NW=$NODE
+    wait_for "$COORD" 180 || fail "$name: coordinator exited with status $?"
+    wait_for "$NS" 30 || fail "$name: shard node exited with status $?"
+    wait_for "$NW" 30 || fail "$name: worker node exited with status $?"
+  }
+  run_split direct
+  grep -q "direct link to the node at 127.0.0.1:" direct-w.log \
+    || fail "the worker node made no direct link"
+  peer=$(grep -o 'link to this one at [^ ]*' direct-s.log | sed 's/.*://')
+  [ -n "$peer" ] || fail "the shard node opened no peer port"
+  # The same job with the traffic through the coordinator.
+  run_split routed --direct-links=false
+  grep -q "direct link" routed-w.log && fail "--direct-links=false linked"
+  "$TROUPE" train --algo=sync --workers=2 --shards=2 "${JOB[@]}" --epochs=1 \
+    >one.json 2>one.log || fail "single-process run failed"
+  a=$(key direct.json /param_hash) b=$(key routed.json /param_hash)
+  c=$(key one.json /param_hash)
+  echo "param_hash direct $a, through the coordinator $b, one process $c" >&2
+  [ -n "$a" ] && [ "$a" = "$c" ] && [ "$b" = "$c" ] \
+    || fail "parameters differ: $a, $b, $c"
+  steps=$(key direct.json /steps_done)
+  d=$(key direct.json /guard/bytes_in) r=$(key routed.json /guard/bytes_in)
+  echo "bytes into the coordinator per step: direct $((d / steps)), through" \
+    "it $((r / steps)) ($steps steps)" >&2
+  [ $((d * 10)) -lt "$r" ] \
+    || fail "direct links left $d bytes into the coordinator against $r"
+  # Attacks on a peer port while a job runs: the job ends as before.
+  start_coordinator attacked --algo=sync --workers=2 --shards=2 "${JOB[@]}" \
+    --epochs=1 --listen=127.0.0.1:0 --expect=2
+  start_node attacked-s --workers=0 --shards=2; NS=$NODE
+  wait_log attacked-s.log "link to this one at" 60 || fail "no peer port"
+  peer=$(grep -o 'link to this one at [^ ]*' attacked-s.log | sed 's/.*://')
+  timeout 30 "$HOSTILE" --mode=random --port="$peer" --connections=4 \
+    2>hostile.log || fail "the random peer could not connect to $peer"
+  timeout 30 "$HOSTILE" --mode=oversized --port="$peer" --seconds=2 \
+    2>>hostile.log || fail "the oversized peer could not connect to $peer"
+  start_node attacked-w --workers=2; NW=$NODE
+  wait_for "$COORD" 180 || fail "attacked: coordinator exited with status $?"
+  wait_for "$NS" 30 || fail "attacked: shard node exited with status $?"
+  wait_for "$NW" 30 || fail "attacked: worker node exited with status $?"
+  e=$(key attacked.json /param_hash)
+  [ "$e" = "$c" ] || fail "parameters after the attacks differ: $e vs $c"
+  grep -q "guard: cut off" attacked-s.log \
+    || fail "the peer port's guard cut nothing off"
+}
