@@ -230,11 +230,14 @@ scenario_direct() {
   # process and of the job routed through the coordinator. A peer port is
   # guarded like the coordinator's: garbage and an oversized frame sent to
   # it are cut off, and the job goes on.
-  run_split() { # run_split NAME NODE_ARGS...: sync, 2 workers, 2 shards
+  # run_split NAME NODE_ARGS...: sync, 2 workers, 2 shards (the coordinator
+  # also gets the array CX)
+  CX=()
+  run_split() {
     local name=$1
     shift
     start_coordinator "$name" --algo=sync --workers=2 --shards=2 "${JOB[@]}" \
-      --epochs=1 --listen=127.0.0.1:0 --expect=2
+      --epochs=1 --listen=127.0.0.1:0 --expect=2 ${CX[@]+"${CX[@]}"}
     start_node "$name-s" --workers=0 --shards=2 "$@"; NS=$NODE
     wait_log "$name-s.log" "joined the job" 60 || fail "shard node not joined"
     start_node "$name-w" --workers=2 "$@"; NW=$NODE
@@ -281,4 +284,12 @@ scenario_direct() {
   [ "$e" = "$c" ] || fail "parameters after the attacks differ: $e vs $c"
   grep -q "guard: cut off" attacked-s.log \
     || fail "the peer port's guard cut nothing off"
+  # With TLS the nodes link through TLS too.
+  bash "$HERE/make_certs.sh" certs >/dev/null 2>&1 || fail "make_certs failed"
+  CX=(--tls-cert=certs/node.pem --tls-key=certs/node.key --tls-ca=certs/ca.pem)
+  run_split tls "${CX[@]}"
+  grep -q "direct link to the node at" tls-w.log \
+    || fail "no direct link with TLS"
+  f=$(key tls.json /param_hash)
+  [ "$f" = "$c" ] || fail "parameters with TLS differ: $f vs $c"
 }
