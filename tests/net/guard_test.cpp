@@ -398,3 +398,35 @@ TEST_CASE("a frame naming a caf::config_value is cut off, and so is a "
   CHECK(g.counters().refused == 2);
   ::close(c);
 }
+
+TEST_CASE("a vouched node key admits its connections at their handshake, "
+          "later ones too; other keys stay unadmitted") {
+  sink server;
+  guard_options o;
+  o.registrar_id = 6;
+  basp_guard g{front(), server.port, o};
+  g.vouch(key);
+  CHECK(g.counters().admitted == 0);
+  auto elsewhere = header(2, 8, 12);
+  elsewhere.resize(40, 'e');
+  // Two connections with the vouched key, one after the other: each is
+  // admitted at its handshake, and a frame to any actor passes.
+  for (std::size_t i = 0; i < 2; ++i) {
+    int c = connect_to(g.port());
+    send_all(c, handshake());
+    send_all(c, elsewhere);
+    REQUIRE(eventually([&] { return server.size(i) == 64 + 40; }));
+    CHECK(g.counters().admitted == i + 1);
+    ::close(c);
+  }
+  // Another node's key: the same frame cuts it off.
+  auto other = header(1, 32);
+  other.resize(64, 'O');
+  int c = connect_to(g.port());
+  send_all(c, other);
+  send_all(c, elsewhere);
+  CHECK(closed_within(c, 2));
+  CHECK(g.counters().refused == 1);
+  CHECK(g.counters().admitted == 2);
+  ::close(c);
+}
