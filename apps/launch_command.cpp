@@ -162,6 +162,10 @@ Runs troupe train --listen here and starts the job's nodes.
   --remote-troupe=PATH    troupe on the hosts (default "troupe")
   --advertise=HOST        the address nodes reach this host at (--hosts;
                           default: this host's name)
+  --node-shards=N         shard slots each node offers (default 0: the
+                          shards stay here)
+  --direct-links=false    nodes do not link to each other: their traffic
+                          goes through this process (default true)
 Train flags as for troupe train (--listen defaults to 127.0.0.1:0 with
 --local and 0.0.0.0:0 with --hosts; --expect is set for you).
 )";
@@ -174,6 +178,7 @@ int launch_main(const std::vector<std::string>& args) {
   actors::detail::set_log_program("troupe train");
   std::uint64_t local = 0;
   std::string hosts_file, rsh = "ssh", remote = "troupe", advertise;
+  std::string node_shards = "0", direct_links = "true";
   std::vector<std::string> rest;
   for (const auto& a : args) {
     auto value = [&a](const char* flag) -> std::optional<std::string> {
@@ -201,6 +206,20 @@ int launch_main(const std::vector<std::string>& args) {
       remote = *v;
     } else if (auto v = value("--advertise")) {
       advertise = *v;
+    } else if (auto v = value("--node-shards")) {
+      if (v->empty() || v->find_first_not_of("0123456789") != std::string::npos
+          || v->size() > 4) {
+        std::cerr << "troupe launch: --node-shards must be a number from 0 "
+                     "to 1024\n";
+        return 2;
+      }
+      node_shards = std::to_string(std::stoul(*v));
+    } else if (auto v = value("--direct-links")) {
+      if (*v != "true" && *v != "false") {
+        std::cerr << "troupe launch: --direct-links must be true or false\n";
+        return 2;
+      }
+      direct_links = *v;
     } else {
       rest.push_back(a);
     }
@@ -244,7 +263,9 @@ int launch_main(const std::vector<std::string>& args) {
       auto node_args = [&](const host_entry& h, const std::string& at) {
         std::vector<std::string> a{"node",
                                    "--join=" + at + ":" + std::to_string(port),
-                                   "--workers=" + std::to_string(h.slots)};
+                                   "--workers=" + std::to_string(h.slots),
+                                   "--shards=" + node_shards,
+                                   "--direct-links=" + direct_links};
         for (auto& x : link_arguments(o.link))
           a.push_back(x);
         return a;
