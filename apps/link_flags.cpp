@@ -26,7 +26,8 @@ void add_link_options(option_parser& p, link_flags& f) {
            "(default 60)")
       .add(f.shm, "shm",
            "send parameters and gradients to processes on this host "
-           "through shared memory (default false)");
+           "through shared memory (default true; TROUPE_SHM=0 in the "
+           "environment turns it off too)");
 }
 
 net::link_options link_settings(const link_flags& f,
@@ -59,8 +60,8 @@ std::vector<std::string> link_arguments(const link_flags& f) {
   std::vector<std::string> out{"--heartbeat=" + num(f.heartbeat),
                                "--node-timeout=" + num(f.node_timeout),
                                "--join-timeout=" + num(f.join_timeout)};
-  if (f.shm)
-    out.push_back("--shm=true");
+  if (!f.shm)
+    out.push_back("--shm=false");
   if (!f.token.empty())
     out.push_back("--token=" + f.token);
   if (!f.token_file.empty())

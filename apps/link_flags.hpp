@@ -16,7 +16,7 @@ struct link_flags {
   double node_timeout = 2.0;
   double join_timeout = 60;
   /// Tensors to processes on this host through shared memory.
-  bool shm = false;
+  bool shm = true;
 };
 
 /// Binds the flags to `p`.

@@ -80,10 +80,15 @@ void configure(caf::actor_system_config& cfg, const link_options& opts,
   cfg.set("middleman.connection-timeout",
           caf::timespan{std::chrono::milliseconds{opts.timeout_ms()}});
   apply_tls(cfg, opts.tls);
-  // --shm, or TROUPE_SHM=1 in the environment (the tests' switch).
+  // --shm (default on), unless TROUPE_SHM=0 or 1 in the environment says
+  // otherwise (the tests' switch).
   const char* env = std::getenv("TROUPE_SHM");
-  messages::shm::set_enabled(opts.shm
-                             || (env != nullptr && std::string{env} == "1"));
+  bool on = opts.shm;
+  if (env != nullptr && std::string{env} == "0")
+    on = false;
+  if (env != nullptr && std::string{env} == "1")
+    on = true;
+  messages::shm::set_enabled(on);
 }
 
 std::string read_token_file(const std::string& path) {

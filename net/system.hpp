@@ -34,9 +34,9 @@ struct link_options {
   /// The job's join token (empty: none).
   std::string token;
   /// Tensors to processes on this host through shared memory
-  /// (messages/shm.hpp); configure() sets it for the process (also on
-  /// with TROUPE_SHM=1 in the environment).
-  bool shm = false;
+  /// (messages/shm.hpp); configure() sets it for the process (TROUPE_SHM=0
+  /// or 1 in the environment overrides it: the tests' switch).
+  bool shm = true;
 
   std::uint64_t heartbeat_ms() const;
   std::uint64_t timeout_ms() const;
