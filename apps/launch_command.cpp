@@ -261,11 +261,10 @@ int launch_main(const std::vector<std::string>& args) {
     output_relay output;
     o.on_listening = [&](std::uint16_t port) {
       auto node_args = [&](const host_entry& h, const std::string& at) {
-        std::vector<std::string> a{"node",
-                                   "--join=" + at + ":" + std::to_string(port),
-                                   "--workers=" + std::to_string(h.slots),
-                                   "--shards=" + node_shards,
-                                   "--direct-links=" + direct_links};
+        std::vector<std::string> a{
+            "node", "--join=" + at + ":" + std::to_string(port),
+            "--workers=" + std::to_string(h.slots), "--shards=" + node_shards,
+            "--direct-links=" + direct_links};
         for (auto& x : link_arguments(o.link))
           a.push_back(x);
         return a;
