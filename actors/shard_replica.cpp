@@ -8,6 +8,7 @@
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/errors.hpp"
+#include "messages/shm.hpp"
 
 namespace troupe::actors::detail {
 
@@ -87,6 +88,13 @@ void note_direct(shard_self self) {
 }
 
 void forward(shard_self self, push_msg&& p) {
+  // The worker marked the values for this shard's node (or for the node of
+  // a primary it pushed to before, for a push sent again): through shared
+  // memory, they go to the backup's node only if marked for it.
+  const auto& backup = self->state.backup;
+  p.values.share_with(backup && backup.node() != self->node()
+                          ? shm::channel_to(backup.node())
+                          : nullptr);
   forward_msg(self, std::move(p));
 }
 

@@ -94,8 +94,20 @@ void push_log::keep(std::size_t i, caf::message m) {
 
 std::size_t push_log::resend(worker_context& ctx, std::size_t i,
                              const caf::actor& to) const {
-  for (const auto& m : sent_.at(i))
+  for (const auto& m : sent_.at(i)) {
+    // A push's values were marked for the node of the shard it went to;
+    // through shared memory they may go to `to`'s node only if marked for
+    // it (a reference into another node's segment is refused).
+    if (m.match_elements<push_msg>()) {
+      auto p = m.get_as<push_msg>(0);
+      p.values.share_with(to.node() != ctx.self()->node()
+                              ? shm::channel_to(to.node())
+                              : nullptr);
+      ctx.self()->send(to, std::move(p));
+      continue;
+    }
     ctx.self()->send(to, m);
+  }
   return sent_.at(i).size();
 }
 
