@@ -163,13 +163,14 @@ scenario_replicas() {
 }
 
 scenario_join() {
-  # Elastic scale-up: a downpour job starts on one node of 2 workers; a
+  # Elastic scale-up: a downpour job (20 epochs, long enough for a late node to set up on a
+  # loaded machine) starts on one node of 2 workers; a
   # second node joins mid-run. Its workers (ids 2 and 3) take steps and
   # examples the live workers cede, the job completes with every planned
   # step taken, and the JSON and the monitor show the new node. A job whose
   # algorithm is not elastic (sync) refuses a late node, which exits 1.
   start_coordinator coord --algo=downpour --workers=2 "${JOB[@]}" --model=mlp \
-    --epochs=8 --listen=127.0.0.1:0 --expect=1 --monitor=127.0.0.1:0
+    --epochs=20 --listen=127.0.0.1:0 --expect=1 --monitor=127.0.0.1:0
   start_node n1 --workers=2; N1=$NODE
   wait_log coord.log "epoch [1-9]\." 60 || fail "training did not start"
   start_node n2 --workers=2; N2=$NODE
