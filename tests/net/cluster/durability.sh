@@ -163,8 +163,8 @@ scenario_replicas() {
 }
 
 scenario_join() {
-  # Elastic scale-up: a downpour job (20 epochs, long enough for a late node to set up on a
-  # loaded machine) starts on one node of 2 workers; a
+  # Elastic scale-up: a downpour job (20 epochs: long enough for a late
+  # node to set up on a loaded machine) starts on one node of 2 workers; a
   # second node joins mid-run. Its workers (ids 2 and 3) take steps and
   # examples the live workers cede, the job completes with every planned
   # step taken, and the JSON and the monitor show the new node. A job whose
