@@ -51,10 +51,35 @@ void start_worker(self_ptr self, std::size_t w, std::uint64_t clock) {
     return;
   st.started[w] = true;
   // A resumed job's shards know the clocks from their checkpoint.
-  if (tracks_clocks(st.config) && !st.config.resume)
-    for (auto& s : st.shards)
-      self->send(s.handle, track_atom::value, static_cast<worker_id>(w), clock);
-  self->send(st.workers[w], start_atom::value, clock);
+  if (!tracks_clocks(st.config) || st.config.resume) {
+    self->send(st.workers[w], start_atom::value, clock);
+    return;
+  }
+  // Every shard must count the worker before its first push arrives, or a
+  // round completes without it. The push may travel another route than
+  // this track (a direct link between nodes, net/peer_link.hpp), so the
+  // worker starts once each shard answered a request sent after the track:
+  // one sender's messages arrive in order.
+  auto remaining = std::make_shared<std::size_t>(0);
+  auto go = [self, w, clock, remaining] {
+    if (--*remaining > 0)
+      return;
+    auto& st = self->state;
+    if (st.live[w] && !st.finishing)
+      self->send(st.workers[w], start_atom::value, clock);
+  };
+  ++*remaining; // released below, once every request is out
+  for (std::size_t i = 0; i < st.shards.size(); ++i) {
+    if (st.shard_lost[i])
+      continue;
+    const auto& s = st.shards[i].handle;
+    self->send(s, track_atom::value, static_cast<worker_id>(w), clock);
+    ++*remaining;
+    self->request(s, st.config.request_timeout, stats_atom::value)
+        .then([go](const shard_stats&) { go(); },
+              [go](const caf::error&) { go(); });
+  }
+  go();
 }
 
 namespace {
@@ -280,9 +305,9 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         st.live[w] = false;
         detail::checkpoint_worker_gone(self, w, "finished");
         st.worker_reports.push_back(x);
-        if (tracks_clocks(st.config))
-          for (auto& s : st.shards)
-            self->send(s.handle, untrack_atom::value, w);
+        // A worker that finished left the shards' clocks itself, after its
+        // last push (ps_policy's on_finish): an untrack from here could
+        // overtake that push. A failed one ends the job.
         if (!x.error.empty()) {
           if (st.error.empty())
             st.error = x.error;

@@ -205,6 +205,15 @@ public:
     out.pushes = seq_;
   }
 
+  void on_finish(worker_context& ctx) override {
+    // Leaves the shards' clocks (sync, SSP) after the last push, on the
+    // same route: a synchronous round must not complete without that push,
+    // and an untrack sent by the coordinator could overtake it (the push
+    // may travel a direct link between nodes, net/peer_link.hpp).
+    for (const auto& s : shards_)
+      ctx.self()->send(s.handle, untrack_atom::value, ctx.id());
+  }
+
   void quiesce(worker_context& ctx, std::function<void()> done) override {
     // CAF delivers one sender's messages in order: a flush answered means
     // every earlier push of this worker was received.

@@ -36,7 +36,8 @@ int node_main(const std::vector<std::string>& args) {
            "true; false: their traffic goes through the coordinator)")
       .add(peer_listen, "peer-listen",
            "HOST:PORT of that peer port, as other nodes reach it (default: "
-           "the address this host reaches the coordinator from, any port)");
+           "the address this host reaches the coordinator from, any port; "
+           "0.0.0.0: every interface, that address advertised)");
   add_link_options(p, link);
   return guarded_main("troupe node", [&] {
     if (!p.parse(args))

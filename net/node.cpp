@@ -81,16 +81,23 @@ std::unique_ptr<peer_port> open_peer_port(caf::actor_system& sys,
   std::unique_ptr<peer_port> port;
   if (opts.direct) {
     try {
+      // By default the address this host reaches the coordinator from;
+      // listening on every interface advertises that address too.
       auto listen = opts.peer_listen;
+      auto toward = local_address_toward(opts.join.host, opts.join.port);
       if (listen.host.empty())
-        listen.host = local_address_toward(opts.join.host, opts.join.port);
-      if (listen.host.empty())
+        listen.host = toward;
+      bool any = listen.host == "0.0.0.0" || listen.host == "*"
+                 || listen.host == "::";
+      auto advertise = any ? toward : listen.host;
+      if (listen.host.empty() || advertise.empty())
         throw std::runtime_error("no local address reaches the coordinator");
       door_config dc;
       dc.token = opts.link.token;
       dc.coordinator = reg->node();
       dc.registrar = caf::actor_cast<caf::actor>(reg);
-      port = std::make_unique<peer_port>(sys, opts.link, listen, dc);
+      port = std::make_unique<peer_port>(sys, opts.link, listen, advertise,
+                                         dc);
     } catch (const std::exception& e) {
       actors::detail::log().warn(
           "no direct links to other nodes ({}): this node's traffic to them "

@@ -265,7 +265,8 @@ struct peer_port::impl {
 };
 
 peer_port::peer_port(caf::actor_system& sys, const link_options& link,
-                     const endpoint& listen, door_config config)
+                     const endpoint& listen, const std::string& advertise,
+                     door_config config)
     : impl_(std::make_unique<impl>()) {
   auto& d = *impl_;
   d.sys = &sys;
@@ -287,7 +288,7 @@ peer_port::peer_port(caf::actor_system& sys, const link_options& link,
   } catch (const std::exception& e) {
     throw fail(e.what());
   }
-  d.host = listen.host;
+  d.host = advertise;
   d.port = d.guard->port();
   std::lock_guard<std::mutex> lock{d.sh->mtx};
   d.sh->guard = d.guard.get();

@@ -85,10 +85,11 @@ struct door_config {
 /// stops the door) when destroyed.
 class peer_port {
 public:
-  /// Listens on `listen` (port 0: any; the host is advertised as given).
-  /// Throws std::runtime_error if the port cannot be opened.
+  /// Listens on `listen` (port 0: any) and advertises `advertise` with the
+  /// port it got. Throws std::runtime_error if the port cannot be opened.
   peer_port(caf::actor_system& sys, const link_options& link,
-            const endpoint& listen, door_config config);
+            const endpoint& listen, const std::string& advertise,
+            door_config config);
   ~peer_port();
   peer_port(const peer_port&) = delete;
   peer_port& operator=(const peer_port&) = delete;
