@@ -208,7 +208,7 @@ int launch_main(const std::vector<std::string>& args) {
       advertise = *v;
     } else if (auto v = value("--node-shards")) {
       if (v->empty() || v->find_first_not_of("0123456789") != std::string::npos
-          || v->size() > 4) {
+          || v->size() > 4 || std::stoul(*v) > 1024) {
         std::cerr << "troupe launch: --node-shards must be a number from 0 "
                      "to 1024\n";
         return 2;
