@@ -96,8 +96,7 @@ std::unique_ptr<peer_port> open_peer_port(caf::actor_system& sys,
       dc.token = opts.link.token;
       dc.coordinator = reg->node();
       dc.registrar = caf::actor_cast<caf::actor>(reg);
-      port = std::make_unique<peer_port>(sys, opts.link, listen, advertise,
-                                         dc);
+      port = std::make_unique<peer_port>(sys, opts.link, listen, advertise, dc);
     } catch (const std::exception& e) {
       actors::detail::log().warn(
           "no direct links to other nodes ({}): this node's traffic to them "

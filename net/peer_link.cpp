@@ -67,6 +67,22 @@ std::string local_address_toward(const std::string& host, std::uint16_t port) {
   return out;
 }
 
+bool split_peer_address(const std::string& a, std::string& host,
+                        std::uint16_t& port) {
+  if (a.size() > 300)
+    return false;
+  try {
+    auto e = parse_endpoint(a, "a peer address");
+    if (e.host.empty() || e.port == 0)
+      return false;
+    host = e.host;
+    port = e.port;
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
 namespace {
 
 /// Milliseconds between two knocks at a door that does not know this node
@@ -75,8 +91,6 @@ constexpr std::chrono::milliseconds knock_pause{250};
 /// A knock's and a connect's timeout.
 constexpr std::chrono::seconds link_timeout{15};
 
-/// A node's own "HOST:PORT" list entries are at most this long.
-constexpr std::size_t max_address = 300;
 /// Members in one list, at most (a list is sent by the coordinator only).
 constexpr std::size_t max_members = 4096;
 
@@ -108,21 +122,6 @@ struct door_state {
 
 using door_ptr = caf::stateful_actor<door_state>*;
 
-/// "HOST:PORT" split, or false.
-bool split_address(const std::string& a, std::string& host,
-                   std::uint16_t& port) {
-  try {
-    auto e = parse_endpoint(a, "a peer address");
-    if (e.host.empty() || e.port == 0)
-      return false;
-    host = e.host;
-    port = e.port;
-    return true;
-  } catch (const std::invalid_argument&) {
-    return false;
-  }
-}
-
 /// One link attempt settled: once none is left, tells the registrar.
 void settled(door_ptr self) {
   auto& st = self->state;
@@ -146,7 +145,7 @@ void connect_to(door_ptr self, const caf::actor& door,
                 const std::string& address) {
   std::string host;
   std::uint16_t port = 0;
-  if (!split_address(address, host, port)) {
+  if (!split_peer_address(address, host, port)) {
     give_up(self, door, address, "not HOST:PORT");
     return;
   }
@@ -217,8 +216,7 @@ caf::behavior peer_door(door_ptr self, door_config config,
         ++st.pending; // this list itself, settled below
         for (std::size_t i = 0; own < doors.size() && i < own; ++i) {
           const auto& d = doors[i];
-          if (!d || d.node() == self->node() || st.linking.count(d.node()) > 0
-              || addresses[i].size() > max_address)
+          if (!d || d.node() == self->node() || st.linking.count(d.node()) > 0)
             continue;
           st.linking.insert(d.node());
           ++st.pending;

@@ -63,6 +63,11 @@ using knock_atom = caf::atom_constant<caf::atom("knock")>;
 /// handshake carries it, and what basp_guard::admit and vouch look for.
 std::string node_key(const caf::node_id& id);
 
+/// Splits a peer port's "HOST:PORT" (a host and a port above 0, at most
+/// 300 characters); false if it is not one.
+bool split_peer_address(const std::string& address, std::string& host,
+                        std::uint16_t& port);
+
 /// The local address this host uses to reach `host` (a connected UDP
 /// socket's name: no packet is sent), or "" if it cannot be found.
 std::string local_address_toward(const std::string& host, std::uint16_t port);

@@ -294,15 +294,9 @@ registrar_actor::behavior_type registrar(self_ptr self,
         if (m == st.members.end() || (door && door.node() != sender->node()))
           return actors::detail::refuse(self, "the join service", "door",
                                         "a member, for a door of its own");
-        bool valid = !door || address.size() <= 300;
-        try {
-          valid = valid
-                  && (!door
-                      || parse_endpoint(address, "a peer address").port != 0);
-        } catch (const std::invalid_argument&) {
-          valid = false;
-        }
-        if (!valid)
+        std::string host;
+        std::uint16_t port = 0;
+        if (door && !split_peer_address(address, host, port))
           return make_error(errc::bad_request, "not HOST:PORT");
         m->door_said = true;
         m->door = std::move(door);

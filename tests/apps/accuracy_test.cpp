@@ -80,9 +80,8 @@ TEST_CASE("downpour's default rate stays stable with 8 workers (mlp)") {
     o.seed = seed;
     o.progress = "none";
     auto j = run_train(o);
-    std::cout << "downpour, 8 workers, mlp, seed " << seed << ": lr "
-              << j["lr"] << ", test accuracy " << j["test_accuracy"]
-              << std::endl;
+    std::cout << "downpour, 8 workers, mlp, seed " << seed << ": lr " << j["lr"]
+              << ", test accuracy " << j["test_accuracy"] << std::endl;
     CHECK(j["lr"].get<double>() <= 0.05 + 1e-12);
     CHECK(j["test_accuracy"].get<double>() >= 0.7);
   }

@@ -74,8 +74,8 @@ bool read_all(int fd, void* buf, std::size_t n) {
     net::door_config dc;
     dc.token = token;
     dc.coordinator = coordinator;
-    net::peer_port port{sys, net::link_options{}, {"127.0.0.1", 0},
-                        "127.0.0.1", dc};
+    net::peer_port port{
+        sys, net::link_options{}, {"127.0.0.1", 0}, "127.0.0.1", dc};
     auto number = static_cast<std::uint16_t>(
         std::stoi(port.address().substr(port.address().rfind(':') + 1)));
     if (write(out, &number, sizeof number) != sizeof number)
