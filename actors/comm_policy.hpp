@@ -222,13 +222,17 @@ std::unique_ptr<comm_policy> make_ps_policy(std::vector<shard_ref> shards,
 /// instead of failing the worker. With `cancelled`: once *cancelled is
 /// true, replies and errors are ignored (the fetch was started again).
 /// Without `count_wait` the fetch's time is not counted as the worker's
-/// wait (a prefetch: the policy counts what the step waited).
+/// wait (a prefetch: the policy counts what the step waited). With `kept`
+/// (one tensor per shard, outliving the requests) instead of `dest`: each
+/// reply's values are kept there as they came (in a shared-memory segment
+/// on this host: copied once, when the policy copies them out).
 void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                float* dest, std::vector<std::uint64_t>& versions,
                std::function<void()> done,
                std::function<void(std::size_t, std::string)> on_error = {},
                std::shared_ptr<const bool> cancelled = {},
-               bool count_wait = true);
+               bool count_wait = true,
+               std::vector<messages::tensor>* kept = nullptr);
 
 /// A worker's recent pushes to each shard (hot replicas): after a shard's
 /// handle changed (its backup took over) they are sent again, and the

@@ -159,8 +159,7 @@ evaluator_actor::behavior_type evaluator(self_ptr self,
                     auto scope = on_message(st.probe.get(), self,
                                             msg_type::params, wire_size(p));
                     if (p.values.size() == range.size)
-                      std::memcpy(st.params.data() + range.offset,
-                                  p.values.data(), range.size * sizeof(float));
+                      p.values.copy_to(st.params.data() + range.offset);
                     *version += p.version;
                     if (--*remaining == 0) {
                       st.version = *version;

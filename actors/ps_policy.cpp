@@ -153,7 +153,7 @@ public:
   }
 
 private:
-  /// A prefetch's state: none sent, in flight, or arrived (in next_params_).
+  /// A prefetch's state: none sent, in flight, or arrived (kept by fetch_).
   enum class next_state { none, under_way, ready };
 
   /// Sends the fetch of the next step, if it is due one and is not the
@@ -163,10 +163,9 @@ private:
     if (next_ != next_state::none || next >= ctx.max_steps()
         || next % opts_.n_fetch != 0)
       return;
-    next_params_.resize(ctx.replica().size());
     next_ = next_state::under_way;
-    fetch_.start(
-        ctx, next_params_.data(),
+    fetch_.start_kept(
+        ctx,
         [this, &ctx] {
           next_ = next_state::ready;
           if (!waiting_)
@@ -183,7 +182,7 @@ private:
   /// The prefetched parameters become the replica's.
   void install(worker_context& ctx) {
     auto& rep = ctx.replica();
-    std::memcpy(rep.params(), next_params_.data(), rep.size() * sizeof(float));
+    fetch_.install(rep.params());
     versions_ = fetched_;
     next_ = next_state::none;
   }
@@ -293,7 +292,6 @@ private:
   shard_fetch fetch_;
   bool refetch_ = false; ///< a rebind between fetches: the next step fetches
   next_state next_ = next_state::none;
-  std::vector<float> next_params_;
   std::function<void()> waiting_; ///< a step waiting for the prefetch
   std::chrono::steady_clock::time_point wait_began_;
   /// A checkpoint's flush to shard k under way (settled by a rebind of k).

@@ -34,7 +34,20 @@ void shard_fetch::start(worker_context& ctx, float* dest,
         wait_seq_ = ~std::uint64_t{0} - ++waits_;
         ctx.schedule_timeout(wait_seq_);
       },
-      cancel_, count_wait_);
+      cancel_, count_wait_, dest_ ? nullptr : &kept_);
+}
+
+void shard_fetch::start_kept(worker_context& ctx, std::function<void()> ready,
+                             bool count_wait) {
+  kept_.resize(shards_.size());
+  start(ctx, nullptr, std::move(ready), count_wait);
+}
+
+void shard_fetch::install(float* dest) {
+  for (std::size_t i = 0; i < kept_.size() && i < shards_.size(); ++i) {
+    kept_[i].copy_to(dest + shards_[i].range.offset);
+    kept_[i] = messages::tensor{};
+  }
 }
 
 bool shard_fetch::rebind(worker_context& ctx, std::uint32_t i,

@@ -9,6 +9,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/comm_policy.hpp"
+#include "messages/tensor.hpp"
 
 // A policy's fetch of every shard that survives the loss of a shard's node
 // (issue [11]): a failed fetch waits one request timeout for the shard's new
@@ -33,6 +34,15 @@ public:
   void start(worker_context& ctx, float* dest, std::function<void()> ready,
              bool count_wait = true);
 
+  /// Fetches every shard's range and keeps the replies' values (a
+  /// prefetch: copied out by install once the step needs them).
+  void start_kept(worker_context& ctx, std::function<void()> ready,
+                  bool count_wait = false);
+
+  /// Copies the kept values into `dest` (the model's flat vector) and lets
+  /// them go.
+  void install(float* dest);
+
   /// A fetch is under way (started, `ready` not yet run).
   bool under_way() const noexcept {
     return static_cast<bool>(ready_);
@@ -53,7 +63,8 @@ public:
 private:
   std::vector<shard_ref>& shards_;
   std::vector<std::uint64_t>& versions_;
-  float* dest_ = nullptr;
+  float* dest_ = nullptr; ///< null: the replies are kept
+  std::vector<messages::tensor> kept_;
   std::function<void()> ready_;
   std::shared_ptr<bool> cancel_;
   std::string lost_; ///< the failed fetch's error, while waiting

@@ -21,7 +21,8 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                float* dest, std::vector<std::uint64_t>& versions,
                std::function<void()> done,
                std::function<void(std::size_t, std::string)> on_error,
-               std::shared_ptr<const bool> cancelled, bool count_wait) {
+               std::shared_ptr<const bool> cancelled, bool count_wait,
+               std::vector<tensor>* kept) {
   auto remaining = std::make_shared<std::size_t>(shards.size());
   auto t0 = std::chrono::steady_clock::now();
   auto* versions_out = &versions;
@@ -37,7 +38,7 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
         ->request(shards[i].handle, ctx.request_timeout(), f)
         .then(
             [&ctx, i, range, dest, versions_out, remaining, done, t0, cancelled,
-             count_wait](params_msg& p) {
+             count_wait, kept](params_msg& p) {
               auto scope = on_message(ctx.probe(), ctx.self(), msg_type::params,
                                       wire_size(p));
               if (cancelled && *cancelled)
@@ -47,8 +48,10 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                          + " answered a fetch with the wrong range");
                 return;
               }
-              std::memcpy(dest + range.offset, p.values.data(),
-                          range.size * sizeof(float));
+              if (kept)
+                (*kept)[i] = std::move(p.values);
+              else
+                p.values.copy_to(dest + range.offset);
               (*versions_out)[i] = p.version;
               if (--*remaining > 0)
                 return;
@@ -156,10 +159,12 @@ void push_all(worker_context& ctx, const std::vector<shard_ref>& shards,
         // them as for an uncompressed push; the residual is untouched.
       }
     }
-    p.values = tensor{values + r.offset, r.size};
-    // To another process: through shared memory if it is on this host.
-    if (auto node = shards[i].handle.node(); node != ctx.self()->node())
-      p.values.share_with(shm::channel_to(node));
+    // To another process: straight into its shared-memory segment if it is
+    // on this host (the sender's one copy).
+    auto node = shards[i].handle.node();
+    p.values = tensor::shared_copy(
+        node != ctx.self()->node() ? shm::channel_to(node) : nullptr,
+        values + r.offset, r.size);
     send_push(ctx, shards[i], i, std::move(p), kept);
   }
 }

@@ -95,6 +95,10 @@ struct params_msg {
 /// Serializes or prints a params_msg.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, params_msg& x) {
+  // Its receivers copy the values out (tensor::copy_to): a reference to a
+  // shared-memory block may stay a view until then.
+  if constexpr (Inspector::writes_state)
+    x.values.allow_view();
   return f(caf::meta::type_name("params_msg"), x.version, x.offset, x.values);
 }
 

@@ -45,8 +45,9 @@ struct header {
 };
 static_assert(sizeof(header) <= header_bytes);
 
-/// Each block's first 16 bytes: its state (set free by the reader), its
-/// generation and its payload size.
+/// Each block's first 16 bytes: its state (full when written, taken while
+/// a reader views it, set free by the reader), its generation and its
+/// payload size.
 struct block {
   std::atomic<std::uint32_t> state;
   std::uint32_t generation;
@@ -55,7 +56,7 @@ struct block {
 static_assert(sizeof(block) == block_header);
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
-constexpr std::uint32_t block_free = 0, block_full = 1;
+constexpr std::uint32_t block_free = 0, block_full = 1, block_taken = 2;
 
 std::uint64_t round_up(std::uint64_t n) {
   return (n + align - 1) / align * align;
@@ -82,6 +83,23 @@ std::uint64_t random_nonce() {
 
 } // namespace
 
+class hold {
+public:
+  virtual ~hold() = default;
+};
+
+namespace {
+
+/// The writer's record of a block in flight: leased to a tensor that views
+/// it (held) and sent by reference (shipped). Reusable once no tensor holds
+/// it and the reader freed it (or it was never sent by reference).
+struct lease_state {
+  std::atomic<bool> held{false};
+  std::atomic<bool> shipped{true};
+};
+
+} // namespace
+
 class channel {
 public:
   int fd = -1;
@@ -91,7 +109,11 @@ public:
   std::mutex mtx;
   /// Blocks in flight, oldest first (the writer's own record: nothing the
   /// reader writes but a block's state is trusted).
-  std::deque<std::pair<std::uint64_t, std::uint64_t>> in_flight;
+  struct record {
+    std::uint64_t offset, bytes;
+    std::shared_ptr<lease_state> lease;
+  };
+  std::deque<record> in_flight;
   std::uint64_t head = header_bytes;
   std::uint32_t generation = 0;
 
@@ -109,17 +131,41 @@ public:
     return *reinterpret_cast<block*>(base + offset);
   }
 
+  bool reusable(const record& r) {
+    auto& l = *r.lease;
+    if (l.held.load(std::memory_order_acquire))
+      return false;
+    return !l.shipped.load(std::memory_order_acquire)
+           || at(r.offset).state.load(std::memory_order_acquire) == block_free;
+  }
+
+  /// Fills a free block with `bytes` bytes from `data`; its offset, or 0.
+  std::uint64_t fill(const void* data, std::uint64_t bytes,
+                     std::shared_ptr<lease_state> l) {
+    auto need = round_up(block_header + bytes);
+    std::uint64_t at_ = need <= size / 2 ? place(need) : 0;
+    if (at_ == 0)
+      return 0;
+    auto& b = at(at_);
+    b.generation = ++generation;
+    b.bytes = bytes;
+    if (bytes > 0)
+      std::memcpy(base + at_ + block_header, data, bytes);
+    b.state.store(block_full, std::memory_order_release);
+    in_flight.push_back({at_, need, std::move(l)});
+    head = at_ + need;
+    return at_;
+  }
+
   /// A free range of `need` bytes, or 0.
   std::uint64_t place(std::uint64_t need) {
-    while (!in_flight.empty()
-           && at(in_flight.front().first).state.load(std::memory_order_acquire)
-                  == block_free)
+    while (!in_flight.empty() && reusable(in_flight.front()))
       in_flight.pop_front();
     if (in_flight.empty()) {
       head = header_bytes;
       return need <= size - header_bytes ? header_bytes : 0;
     }
-    auto tail = in_flight.front().first;
+    auto tail = in_flight.front().offset;
     if (head > tail) {
       if (need <= size - head)
         return head;
@@ -208,26 +254,70 @@ segment_id id_of(const channel& c) noexcept {
           static_cast<std::uint32_t>(c.fd), c.nonce};
 }
 
-bool write(channel& c, const void* data, std::uint64_t bytes, block_ref& out) {
-  auto need = round_up(block_header + bytes);
-  std::lock_guard<std::mutex> lock{c.mtx};
-  std::uint64_t at = need <= c.size / 2 ? c.place(need) : 0;
-  if (at == 0)
-    return false;
-  auto& b = c.at(at);
-  b.generation = ++c.generation;
-  b.bytes = bytes;
-  if (bytes > 0)
-    std::memcpy(c.base + at + block_header, data, bytes);
-  b.state.store(block_full, std::memory_order_release);
-  c.in_flight.emplace_back(at, need);
-  c.head = at + need;
+namespace {
+
+void fill_ref(channel& c, std::uint64_t at, block_ref& out) {
   out.segment = id_of(c);
   out.offset = at;
-  out.bytes = bytes;
-  out.generation = b.generation;
+  out.bytes = c.at(at).bytes;
+  out.generation = c.at(at).generation;
+}
+
+/// A tensor's lease of a block (the writer's side).
+class lease_hold : public hold {
+public:
+  lease_hold(std::shared_ptr<channel> c, std::shared_ptr<lease_state> s,
+             std::uint64_t at)
+      : c_(std::move(c)), s_(std::move(s)), at_(at) {}
+  ~lease_hold() override {
+    s_->held.store(false, std::memory_order_release);
+  }
+  std::shared_ptr<channel> c_;
+  std::shared_ptr<lease_state> s_;
+  std::uint64_t at_;
+  std::atomic<bool> sent{false};
+};
+
+} // namespace
+
+bool write(channel& c, const void* data, std::uint64_t bytes, block_ref& out) {
+  std::lock_guard<std::mutex> lock{c.mtx};
+  auto at = c.fill(data, bytes, std::make_shared<lease_state>());
+  if (at == 0)
+    return false;
+  fill_ref(c, at, out);
   ++count().written;
   count().bytes_written += bytes;
+  return true;
+}
+
+std::shared_ptr<const hold> lease(const std::shared_ptr<channel>& c,
+                                  const void* data, std::uint64_t bytes,
+                                  const void*& where) {
+  if (!c || !confirmed(*c))
+    return nullptr;
+  auto s = std::make_shared<lease_state>();
+  s->held = true;
+  s->shipped = false;
+  std::lock_guard<std::mutex> lock{c->mtx};
+  auto at = c->fill(data, bytes, s);
+  if (at == 0)
+    return nullptr;
+  where = c->base + at + block_header;
+  return std::make_shared<lease_hold>(c, std::move(s), at);
+}
+
+bool ship(const hold& h, const channel& c, block_ref& out) {
+  auto* l = dynamic_cast<const lease_hold*>(&h);
+  if (l == nullptr || l->c_.get() != &c)
+    return false;
+  auto& mine = const_cast<lease_hold&>(*l);
+  if (mine.sent.exchange(true))
+    return false;
+  mine.s_->shipped.store(true, std::memory_order_release);
+  fill_ref(*mine.c_, mine.at_, out);
+  ++count().written;
+  count().bytes_written += out.bytes;
   return true;
 }
 
@@ -338,7 +428,25 @@ std::string accept_offer(const segment_id& s) {
   return {};
 }
 
-std::string read(const block_ref& ref, const std::function<void*()>& out) {
+namespace {
+
+/// A reader's hold of a block a reference named.
+class taken_hold : public hold {
+public:
+  taken_hold(std::shared_ptr<mapping> m, block* b) : m_(std::move(m)), b_(b) {}
+  ~taken_hold() override {
+    b_->state.store(block_free, std::memory_order_release);
+  }
+
+private:
+  std::shared_ptr<mapping> m_;
+  block* b_;
+};
+
+} // namespace
+
+std::string take(const block_ref& ref, std::shared_ptr<const hold>& out,
+                 const void*& where) {
   std::shared_ptr<mapping> m;
   {
     auto& r = readers();
@@ -358,12 +466,14 @@ std::string read(const block_ref& ref, const std::function<void*()>& out) {
       || m->size - ref.offset - block_header < ref.bytes)
     return refuse("a reference outside its segment");
   auto& b = *reinterpret_cast<block*>(m->base + ref.offset);
-  if (b.state.load(std::memory_order_acquire) != block_full
-      || b.generation != ref.generation || b.bytes != ref.bytes)
+  if (b.generation != ref.generation || b.bytes != ref.bytes)
     return refuse("a reference to a block that does not hold it");
-  if (ref.bytes > 0)
-    std::memcpy(out(), m->base + ref.offset + block_header, ref.bytes);
-  b.state.store(block_free, std::memory_order_release);
+  auto full = block_full;
+  if (!b.state.compare_exchange_strong(full, block_taken,
+                                       std::memory_order_acq_rel))
+    return refuse("a reference to a block that does not hold it");
+  where = m->base + ref.offset + block_header;
+  out = std::make_shared<taken_hold>(std::move(m), &b);
   ++count().read;
   count().bytes_read += ref.bytes;
   return {};

@@ -7,10 +7,13 @@
 //
 //   - A writer keeps one segment per destination node (a sealed memfd: its
 //     size can never change, so a reader's mapping never faults). A tensor
-//     marked for that node (tensor::share_with) is copied into a block of
-//     the segment when it is serialized, and the frame carries a reference:
-//     the writer's pid and descriptor, the segment's random nonce, the
-//     block's offset, size and generation.
+//     for that node is copied straight into a block of the segment when it
+//     is made (tensor::shared_copy: the sender's one copy; the tensor views
+//     the block and holds it until it is gone), or when it is serialized
+//     (a tensor marked with tensor::share_with), and the frame carries a
+//     reference: the writer's pid and descriptor, the segment's random
+//     nonce, the block's offset, size and generation. A block is sent by
+//     reference once; a tensor sent again is copied to a new block.
 //   - A reader maps a writer's segment only once it proved it is the one
 //     offered: until then every tensor also travels inline, with an offer
 //     (pid, descriptor, nonce); the reader opens /proc/PID/fd/FD, checks that
@@ -19,17 +22,22 @@
 //     then does the writer send references. A writer on another host (or a
 //     reader without access to the writer's /proc) stays inline.
 //   - A reference is resolved while the frame is deserialized: bounds,
-//     generation, size and state checked against the mapping, the floats
-//     copied into the tensor, the block marked free. A reference to a
-//     segment this process has not proved, or that fails a check, fails the
-//     deserialization (CAF drops the message). The nonce is the capability:
-//     it travels only in the job's authenticated links.
+//     generation, size and state checked against the mapping, and the block
+//     taken (a second reference to it is refused). A params_msg's tensor
+//     stays a view of the block until its receiver copies it out (the
+//     receiver's one copy, into the model); any other tensor is copied into
+//     its own memory at once. The block is freed for the writer when the
+//     last view of it goes. A reference to a segment this process has not
+//     proved, or that fails a check, fails the deserialization (CAF drops
+//     the message). The nonce is the capability: it travels only in the
+//     job's authenticated links.
 //   - Nothing outlives the processes: a memfd has no name, and its memory
 //     goes with the last descriptor and mapping. A reader unmaps the
 //     segments of writers that are gone.
 //
 // Bit for bit the TCP path's result (a memcpy each way). A full segment
-// falls back to inline for that tensor; nothing waits.
+// falls back to inline for that tensor; nothing waits. A view a peer wrote
+// can still be rewritten by it: receivers copy before they check.
 
 #pragma once
 
@@ -71,23 +79,40 @@ struct block_ref {
   std::uint32_t generation = 0;
 };
 
+/// What keeps a view's block (tensor::set_view): a writer's lease of a
+/// block it filled, or a reader's hold of a block a reference named.
+class hold;
+
 /// The writer's side, used by tensor serialization.
 /// Whether a reader proved it maps `c` (references may be sent).
 bool confirmed(const channel& c) noexcept;
 /// The segment, for offers.
 segment_id id_of(const channel& c) noexcept;
 /// Copies `bytes` bytes from `data` into a free block of `c`; false when
-/// none is free (the caller sends them inline).
+/// none is free (the caller sends them inline). The block is the reader's
+/// to free: send the reference.
 bool write(channel& c, const void* data, std::uint64_t bytes, block_ref& out);
+/// Copies `bytes` bytes from `data` into a free block of `c` and leases it
+/// to a tensor that views it (`where`: the copy): the block is not reused
+/// while the lease lives, and is sent by reference at most once (ship).
+/// Null when `c` is not confirmed or no block is free.
+std::shared_ptr<const hold> lease(const std::shared_ptr<channel>& c,
+                                  const void* data, std::uint64_t bytes,
+                                  const void*& where);
+/// If `h` is a lease of a block of `c` not sent yet: marks it sent, fills
+/// `out` and returns true (the reader frees the block once it let it go).
+bool ship(const hold& h, const channel& c, block_ref& out);
 
 /// The reader's side, used by tensor deserialization.
 /// Maps the offered segment if it checks out and marks it read; returns
 /// "" or why not (an offer that fails is remembered and not retried).
 std::string accept_offer(const segment_id& s);
-/// Checks a reference against its segment, then copies the block's bytes
-/// to out() (called only once the reference checked out: it may allocate
-/// them) and frees the block; returns "" or why the reference is refused.
-std::string read(const block_ref& r, const std::function<void*()>& out);
+/// Checks a reference against its segment and takes its block: `out` holds
+/// it (freed for the writer when the last copy of `out` goes), `where` is
+/// its first byte. Returns "" or why the reference is refused (a block
+/// already taken, as by a replayed reference, is refused).
+std::string take(const block_ref& r, std::shared_ptr<const hold>& out,
+                 const void*& where);
 
 /// Counts a marked tensor sent inline.
 void count_inline() noexcept;

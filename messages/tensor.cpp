@@ -1,8 +1,10 @@
 #include "messages/tensor.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/deserializer.hpp>
@@ -19,6 +21,76 @@ static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559,
 static_assert(
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
     "raw tensor blocks are host byte order, documented little-endian");
+
+namespace {
+
+struct copy_totals {
+  std::atomic<std::uint64_t> into_tensor{0}, into_segment{0}, serialized{0},
+      deserialized{0}, from_segment{0}, copied_out{0};
+};
+
+copy_totals& totals() {
+  static copy_totals t;
+  return t;
+}
+
+std::uint64_t bytes_of(std::size_t n) {
+  return static_cast<std::uint64_t>(n) * sizeof(float);
+}
+
+} // namespace
+
+copy_counters copies() noexcept {
+  auto& t = totals();
+  copy_counters c;
+  c.into_tensor = t.into_tensor;
+  c.into_segment = t.into_segment;
+  c.serialized = t.serialized;
+  c.deserialized = t.deserialized;
+  c.from_segment = t.from_segment;
+  c.copied_out = t.copied_out;
+  return c;
+}
+
+tensor::tensor(const float* data, std::size_t size)
+    : values_(data, data + size) {
+  totals().into_tensor += bytes_of(size);
+}
+
+tensor tensor::shared_copy(std::shared_ptr<shm::channel> c, const float* data,
+                           std::size_t size) {
+  if (c && size > 0) {
+    const void* where = nullptr;
+    if (auto h = shm::lease(c, data, bytes_of(size), where)) {
+      tensor t;
+      t.set_view(static_cast<const float*>(where), size, std::move(h));
+      t.share_with(std::move(c));
+      totals().into_segment += bytes_of(size);
+      return t;
+    }
+  }
+  tensor t{data, size};
+  t.share_with(std::move(c));
+  return t;
+}
+
+void tensor::own() {
+  if (!view_)
+    return;
+  values_.assign(view_data_, view_data_ + view_size_);
+  totals().from_segment += bytes_of(view_size_);
+  view_.reset();
+  view_data_ = nullptr;
+  view_size_ = 0;
+}
+
+void tensor::copy_to(float* dest) const noexcept {
+  auto n = size();
+  if (n == 0)
+    return;
+  std::memcpy(dest, data(), bytes_of(n));
+  totals().copied_out += bytes_of(n);
+}
 
 bool operator==(const tensor& x, const tensor& y) noexcept {
   return x.size() == y.size()
@@ -41,10 +113,16 @@ caf::error refused(const std::string& why) {
 caf::error inspect(caf::serializer& f, tensor& x) {
   auto count = static_cast<std::uint64_t>(x.size());
   const auto& channel = x.shared_with();
+  const float* values = std::as_const(x).data();
   if (channel && count > 0) {
     shm::block_ref r;
-    if (shm::confirmed(*channel)
-        && shm::write(*channel, x.data(), count * sizeof(float), r)) {
+    bool sent = x.is_view() && shm::ship(*x.view_keeper(), *channel, r);
+    if (!sent && shm::confirmed(*channel)
+        && shm::write(*channel, values, bytes_of(count), r)) {
+      totals().into_segment += bytes_of(count);
+      sent = true;
+    }
+    if (sent) {
       auto field = count | ref_bit;
       return f(field, r.segment.pid, r.segment.fd, r.segment.nonce, r.offset,
                r.generation);
@@ -54,13 +132,15 @@ caf::error inspect(caf::serializer& f, tensor& x) {
     auto field = count | offer_bit;
     if (auto err = f(field, id.pid, id.fd, id.nonce))
       return err;
-    return f.apply_raw(x.size() * sizeof(float), x.data());
+    totals().serialized += bytes_of(count);
+    return f.apply_raw(bytes_of(count), const_cast<float*>(values));
   }
   if (auto err = f(count))
     return err;
   if (count == 0)
     return caf::none;
-  return f.apply_raw(x.size() * sizeof(float), x.data());
+  totals().serialized += bytes_of(count);
+  return f.apply_raw(bytes_of(count), const_cast<float*>(values));
 }
 
 caf::error inspect(caf::deserializer& f, tensor& x) {
@@ -82,15 +162,17 @@ caf::error inspect(caf::deserializer& f, tensor& x) {
     if (flags == ref_bit) {
       if (auto err = f(r.offset, r.generation))
         return err;
-      r.bytes = count * sizeof(float);
-      auto why = shm::read(r, [&]() -> void* {
-        x.values().resize(static_cast<std::size_t>(count));
-        return x.data();
-      });
+      r.bytes = bytes_of(count);
+      std::shared_ptr<const shm::hold> h;
+      const void* where = nullptr;
+      auto why = shm::take(r, h, where);
       if (!why.empty())
         return refused(why);
-      if (count == 0) // read() wrote nothing, so never sized the tensor
-        x.values().clear();
+      x.set_view(static_cast<const float*>(where),
+                 static_cast<std::size_t>(count), std::move(h));
+      // Kept in the segment only where the receiver copies it out.
+      if (!x.view_allowed() || count == 0)
+        x.own();
       return caf::none;
     }
     // An offer: the values follow inline either way.
@@ -99,14 +181,16 @@ caf::error inspect(caf::deserializer& f, tensor& x) {
   // BASP decodes from a binary_deserializer, which knows how many bytes are
   // left: a count that cannot be satisfied fails before any allocation.
   if (auto* bin = dynamic_cast<caf::binary_deserializer*>(&f))
-    if (count * sizeof(float) > bin->remaining())
+    if (bytes_of(count) > bin->remaining())
       return caf::make_error(caf::sec::invalid_argument,
                              "tensor element count above remaining bytes",
                              count);
-  x.values().resize(static_cast<std::size_t>(count));
+  auto& v = x.values();
+  v.resize(static_cast<std::size_t>(count));
   if (count == 0)
     return caf::none;
-  return f.apply_raw(x.size() * sizeof(float), x.data());
+  totals().deserialized += bytes_of(count);
+  return f.apply_raw(bytes_of(count), v.data());
 }
 
 std::string to_string(const tensor& x) {

@@ -13,6 +13,7 @@
 #include "actors/detail/log.hpp"
 #include "algos/registry.hpp"
 #include "messages/shm.hpp"
+#include "messages/tensor.hpp"
 #include "net/guard.hpp"
 #include "net/peer_link.hpp"
 #include "net/placement.hpp"
@@ -239,6 +240,12 @@ nlohmann::json run_distributed(actors::job_config job, const std::string& spec,
                    {"refused", m.refused},
                    {"bytes_sent", m.bytes_written},
                    {"bytes_received", m.bytes_read}};
+  // Bytes its tensors copied, by kind (messages/tensor.hpp).
+  auto k = messages::copies();
+  result["tensor_copies"]
+      = {{"into_tensor", k.into_tensor},   {"into_segment", k.into_segment},
+         {"serialized", k.serialized},     {"deserialized", k.deserialized},
+         {"from_segment", k.from_segment}, {"copied_out", k.copied_out}};
   return result;
 }
 

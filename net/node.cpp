@@ -14,6 +14,8 @@
 #include "actors/detail/log.hpp"
 #include "algos/registry.hpp"
 #include "messages/errors.hpp"
+#include "messages/shm.hpp"
+#include "messages/tensor.hpp"
 #include "net/detail/shutdown_watchdog.hpp"
 #include "net/peer_link.hpp"
 #include "net/registrar.hpp"
@@ -25,6 +27,29 @@ namespace troupe::net {
 using namespace messages;
 
 namespace {
+
+/// What this process's tensors moved and copied, for the log at the end of
+/// a job: bytes out and in, and bytes copied per byte on each side
+/// (messages/tensor.hpp's counters; "" if nothing moved).
+std::string data_path_line() {
+  auto k = messages::copies();
+  auto s = messages::shm::stats();
+  double out = static_cast<double>(k.serialized + s.bytes_written);
+  double in = static_cast<double>(k.deserialized + s.bytes_read);
+  if (out + in <= 0)
+    return {};
+  auto per = [](double copied, double moved) {
+    return moved > 0 ? fmt::format("{:.2f}", copied / moved) : "-";
+  };
+  return fmt::format(
+      "tensors out {:.2f} GB ({} copies/B), in {:.2f} GB ({} copies/B)",
+      out / 1e9,
+      per(static_cast<double>(k.into_tensor + k.into_segment + k.serialized),
+          out),
+      in / 1e9,
+      per(static_cast<double>(k.deserialized + k.from_segment + k.copied_out),
+          in));
+}
 
 /// How long the actor system may take to shut down once the job is over.
 constexpr std::chrono::seconds shutdown_limit{15};
@@ -212,6 +237,8 @@ membership serve(caf::actor_system& sys, const node_options& opts,
                   "the node agent did not end within {} ms", limit.count());
               agent_down = true;
             });
+  if (auto line = data_path_line(); !line.empty())
+    actors::detail::log().info("{}", line);
   return m;
 }
 

@@ -119,8 +119,7 @@ void fetch_center(syncer_ptr self) {
               auto& st = self->state;
               auto& r = st.config.shards[k].range;
               if (p.values.size() == r.size)
-                std::memcpy(st.center.data() + r.offset, p.values.data(),
-                            r.size * sizeof(float));
+                p.values.copy_to(st.center.data() + r.offset);
               st.versions[k] = p.version;
               if (--*pending == 0)
                 done(*failed);

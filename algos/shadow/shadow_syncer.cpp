@@ -215,7 +215,8 @@ void detail::start_round(self_ptr self) {
               auto scope = on_message(st.probe.get(), self,
                                       actors::msg_type::params, wire_size(p));
               if (p.values.size() == n) {
-                st.snapshots[i].assign(p.values.data(), p.values.data() + n);
+                st.snapshots[i].resize(n);
+                p.values.copy_to(st.snapshots[i].data());
                 st.steps_at[i] = p.version;
                 st.have[i] = true;
               }
