@@ -49,6 +49,12 @@ std::string save_shard(const parameter_shard_state& st) {
     rejected.insert(rejected.end(),
                     {id, x.applied, x.duplicates, x.non_finite, x.bad_range});
   w.put("rejected", rejected);
+  // Rounds the aggregation rule left each worker out of (since [15]; a
+  // checkpoint without them reads as none).
+  std::vector<std::uint64_t> discarded;
+  for (const auto& [id, x] : st.rejected)
+    discarded.insert(discarded.end(), {id, x.discarded});
+  w.put("discarded", discarded);
   std::uint64_t counters[]
       = {st.max_clock_gap, st.messages, st.bytes, st.non_finite, st.bad_range};
   w.put("counters", counters, 5);
@@ -98,6 +104,17 @@ void load_shard(parameter_shard_state& st, const std::string& bytes,
     auto id = static_cast<worker_id>(rejected[i]);
     st.rejected[id] = worker_pushes{id, rejected[i + 1], rejected[i + 2],
                                     rejected[i + 3], rejected[i + 4]};
+  }
+  if (r.has("discarded")) {
+    auto discarded = r.u64("discarded");
+    if (discarded.size() % 2 != 0)
+      throw r.error("discarded", "not a worker and a count each");
+    for (std::size_t i = 0; i < discarded.size(); i += 2) {
+      auto id = static_cast<worker_id>(discarded[i]);
+      auto& x = st.rejected[id];
+      x.worker = id;
+      x.discarded = discarded[i + 1];
+    }
   }
   auto counters = r.u64("counters", 5);
   st.max_clock_gap = counters[0];

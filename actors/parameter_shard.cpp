@@ -27,9 +27,11 @@ params_msg snapshot(parameter_shard_state& st, const caf::node_id& remote) {
   params_msg reply;
   reply.version = st.store->version();
   reply.offset = st.store->range().offset;
-  reply.values = tensor{st.store->params(), st.store->range().size};
-  if (remote)
-    reply.values.share_with(shm::channel_to(remote));
+  // To another process: straight into its shared-memory segment if it is
+  // on this host (the sender's one copy).
+  reply.values
+      = tensor::shared_copy(remote ? shm::channel_to(remote) : nullptr,
+                            st.store->params(), st.store->range().size);
   ++st.messages;
   auto bytes = wire_size(reply);
   st.bytes += bytes;
@@ -128,6 +130,11 @@ void complete_rounds(parameter_shard_state& st) {
     } else {
       st.sum.resize(n);
       st.rule->combine(st.parts.data(), st.parts.size(), n, st.sum.data());
+      for (auto w : st.rule->discarded()) {
+        auto& x = st.rejected[w];
+        x.worker = w;
+        ++x.discarded;
+      }
       st.store->apply(st.sum.data(), clock, contributors);
     }
     st.rounds.erase(st.rounds.begin());
@@ -248,7 +255,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
   auto& st = self->state;
   st.store = std::make_unique<optim::shard_store<float>>(
       config.range, config.init->data(), config.store);
-  st.rule = optim::make_aggregation_rule(config.aggregation);
+  st.rule = optim::make_aggregation_rule(config.aggregation, config.rules);
   st.config = std::move(config);
   if (st.config.state) {
     load_shard(st, *st.config.state,

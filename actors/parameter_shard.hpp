@@ -49,6 +49,8 @@ struct parameter_shard_config {
   /// Sync mode: how a round's pushes are combined, by the name of a rule of
   /// optim/aggregate.hpp ("mean": weighted by sample counts).
   std::string aggregation = "mean";
+  /// The rule's settings (Byzantine-robust rules, optim/robust.hpp).
+  optim::rule_options rules;
   /// A checkpoint's state of this shard to start from (save_shard's bytes);
   /// null: `init`.
   std::shared_ptr<const std::string> state;
@@ -103,6 +105,7 @@ struct parameter_shard_state {
   std::uint64_t bytes = 0;
   std::uint64_t non_finite = 0;
   std::uint64_t bad_range = 0;
+  /// Pushes rejected, and rounds a worker's push was discarded by the rule.
   std::map<messages::worker_id, messages::worker_pushes> rejected;
   probe_ref probe;
   /// Started from a checkpoint's state, no push applied since: the first

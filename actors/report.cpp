@@ -149,6 +149,7 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
     for (std::size_t i = 0; i < s.staleness_histogram.size(); ++i)
       hist[i] += s.staleness_histogram[i];
     std::uint64_t shard_rejected = 0, shard_duplicates = 0, shard_applied = 0;
+    std::uint64_t shard_discarded = 0;
     for (const auto& w : s.workers) {
       shard_applied += w.applied;
       duplicates += w.duplicates;
@@ -164,6 +165,12 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
                             {"shard", s.shard},
                             {"reason", "bad_range"},
                             {"count", w.bad_range}});
+      shard_discarded += w.discarded;
+      if (w.discarded > 0)
+        rejected.push_back({{"worker", w.worker},
+                            {"shard", s.shard},
+                            {"reason", "discarded_by_rule"},
+                            {"count", w.discarded}});
     }
     shards.push_back({{"shard", s.shard},
                       {"offset", s.offset},
@@ -171,6 +178,7 @@ nlohmann::json job_report(const coordinator_state& st, const eval_msg* ep) {
                       {"version", s.version},
                       {"applied", shard_applied},
                       {"rejected", shard_rejected},
+                      {"discarded_by_rule", shard_discarded},
                       {"duplicates", shard_duplicates}});
   }
   // Trim the histogram's empty tail.

@@ -43,6 +43,13 @@ struct job_options {
   std::uint64_t threads = 0;   ///< scheduler threads (0: one per core)
   double request_timeout = 60; ///< seconds
   std::string init;            ///< a saved model to start from (empty: seed)
+  /// Byzantine workers (optim/attack.hpp): the last `byzantine` workers
+  /// send what `attack` says instead of their gradients.
+  std::uint64_t byzantine = 0;
+  std::string attack = "sign_flip";
+  double attack_scale = 1;          ///< sign flip's c, IPM's eps
+  double attack_sigma = 100;        ///< Gaussian noise's stddev
+  std::uint64_t attack_batches = 4; ///< ALIE's and IPM's scout batches
 };
 
 } // namespace troupe::algos

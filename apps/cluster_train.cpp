@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "actors/job.hpp"
+#include "apps/byzantine.hpp"
 #include "apps/cli.hpp"
 #include "apps/data_source.hpp"
 #include "apps/driver_train.hpp"
@@ -220,6 +221,17 @@ cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
                                        {examples.begin(), examples.end()},
                                        batch, seed + 7919 * (w + 1), seed);
     };
+  // Byzantine workers' scout: every attacker draws the same batches of the
+  // training set in memory (with a data directory: its first examples).
+  add_byzantine(
+      o, job,
+      [=] {
+        std::vector<std::size_t> every(train->size());
+        std::iota(every.begin(), every.end(), std::size_t{0});
+        return optim::make_model_replica(model_name, train, std::move(every),
+                                         batch, seed + 104729, seed);
+      },
+      train->classes);
   out.fingerprint
       = dir ? params_print(*init) + ", " + optim::data_dir_fingerprint(*dir)
             : fingerprint(*init, *data);

@@ -129,6 +129,18 @@ void add_job_flags(option_parser& p, algos::job_options& o) {
            "stop after this many seconds (default: no limit)")
       .add(o.target_accuracy, "target-accuracy",
            "stop once test accuracy reaches this")
+      .add(o.byzantine, "byzantine",
+           "the last F workers attack instead of training (default 0)")
+      .add(o.attack, "attack",
+           "what --byzantine workers send: sign_flip | gaussian | label_flip "
+           "| alie | ipm | nan | inf (default sign_flip)")
+      .add(o.attack_scale, "attack-scale",
+           "sign_flip: the factor c of -c g; ipm: eps of -eps mu (default 1)")
+      .add(o.attack_sigma, "attack-sigma",
+           "gaussian: the noise's standard deviation (default 100)")
+      .add(o.attack_batches, "attack-batches",
+           "alie, ipm: batches the attackers estimate the honest mean and "
+           "spread from (default 4)")
       .add(o.max_steps, "max-steps",
            "stop after this many optimizer steps (lbfgs: iterations, "
            "default 100)")

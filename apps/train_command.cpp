@@ -10,6 +10,7 @@
 #include <caf/config_option_set.hpp>
 
 #include "algos/registry.hpp"
+#include "apps/byzantine.hpp"
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/data_source.hpp"
@@ -190,6 +191,7 @@ void validate(train_options& o) {
                       + " the actor algorithms, not --algo=" + o.algo
                       + " (one worker without actors)");
   };
+  check_byzantine(o);
   auto plan = checkpoint_flags(o);
   if (plan.enabled() && actors && !algo.checkpointable())
     throw usage_error("troupe train: --checkpoint-dir: --algo=" + o.algo
@@ -299,6 +301,8 @@ nlohmann::json run_train(train_options o) {
     result["lr"] = own_step ? nlohmann::json(nullptr) : nlohmann::json(o.lr);
     result["optimizer"] = own_step ? o.algo : o.optimizer;
     result["seed"] = o.seed;
+    if (o.byzantine > 0)
+      result["byzantine"] = byzantine_report(o);
     result["target_accuracy"] = o.target_accuracy > 0
                                     ? nlohmann::json(o.target_accuracy)
                                     : nlohmann::json(nullptr);

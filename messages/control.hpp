@@ -123,13 +123,16 @@ struct worker_pushes {
   std::uint64_t duplicates = 0;
   std::uint64_t non_finite = 0; ///< rejected: NaN or infinite values
   std::uint64_t bad_range = 0;  ///< rejected: wrong range, size or version
+  /// Sync rounds whose aggregation rule left this worker's push out
+  /// (optim/robust.hpp: a selection rule, or a non-finite value).
+  std::uint64_t discarded = 0;
 };
 
 /// Serializes or prints a worker_pushes.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_pushes& x) {
   return f(caf::meta::type_name("worker_pushes"), x.worker, x.applied,
-           x.duplicates, x.non_finite, x.bad_range);
+           x.duplicates, x.non_finite, x.bad_range, x.discarded);
 }
 
 /// A shard's statistics.

@@ -102,11 +102,21 @@ step_result model_replica::compute() {
   const bool regression = model_->loss() == loss_kind::mse;
   result.samples
       = batches_.next(*data_, x_, labels_, regression ? &targets_ : nullptr);
+  if (flip_ > 0)
+    for (auto& y : labels_)
+      y = flip_ - 1 - y;
   result.loss = static_cast<double>(model_->loss_and_gradient(
       x_, regression ? batch_targets{nullptr, targets_.data()}
                      : batch_targets{labels_.data(), nullptr}));
   check_finite(result.loss, batches_.epoch());
   return result;
+}
+
+bool model_replica::flip_labels(std::int32_t classes) {
+  if (model_->loss() == loss_kind::mse || data_->labels.empty() || classes < 2)
+    return false;
+  flip_ = classes;
+  return true;
 }
 
 std::size_t model_replica::batches_per_epoch() const noexcept {
@@ -194,6 +204,9 @@ public:
   }
   step_result compute() override {
     return inner_.compute();
+  }
+  bool flip_labels(std::int32_t classes) override {
+    return inner_.flip_labels(classes);
   }
   std::size_t batches_per_epoch() const noexcept override {
     return inner_.batches_per_epoch();

@@ -44,6 +44,20 @@ public:
   /// Minibatches per epoch of this worker's examples.
   virtual std::size_t batches_per_epoch() const noexcept = 0;
 
+  /// Whether this replica's gradients are an attack (optim/attack.hpp's
+  /// byzantine_replica): its worker does not stop on non-finite ones.
+  virtual bool byzantine() const noexcept {
+    return false;
+  }
+
+  /// From now on computes on flipped class labels, y -> classes - 1 - y (a
+  /// Byzantine worker's label-flip attack, optim/attack.hpp). Returns false
+  /// if this replica has no class labels (the default).
+  virtual bool flip_labels(std::int32_t classes) {
+    (void)classes;
+    return false;
+  }
+
   /// Completed passes over this worker's examples.
   virtual std::size_t epoch() const noexcept = 0;
 
@@ -88,6 +102,7 @@ public:
   float* params() noexcept override;
   float* grads() noexcept override;
   step_result compute() override;
+  bool flip_labels(std::int32_t classes) override;
   std::size_t batches_per_epoch() const noexcept override;
   std::size_t epoch() const noexcept override;
   std::size_t add_examples(const std::vector<std::size_t>& indices) override;
@@ -107,6 +122,7 @@ private:
   matrix<float> x_;
   std::vector<std::int32_t> labels_;
   std::vector<float> targets_;
+  std::int32_t flip_ = 0; ///< labels flipped among this many classes (0: no)
 };
 
 /// A model_replica that owns its model (built by make_model<float>(name) and

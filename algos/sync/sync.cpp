@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "actors/coordinator.hpp"
+#include "actors/parameter_shard.hpp"
 
 namespace troupe::algos {
 
@@ -26,6 +27,12 @@ void sync::configure_worker(const actors::job_config& job,
       = [shards = std::move(shards), policy](std::size_t params) {
           return actors::make_ps_policy(shards, policy, params);
         };
+}
+
+void sync::configure_shard(const actors::job_config&,
+                           actors::parameter_shard_config& config) const {
+  config.aggregation = aggregation_settings.rule;
+  config.rules = aggregation_settings.options();
 }
 
 bool sync::reassigns_steps() const noexcept {

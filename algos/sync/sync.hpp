@@ -1,9 +1,11 @@
 // Synchronous SGD (algorithms.md §1): every worker pushes each step's
-// gradient; each shard combines a round's pushes (a sample-weighted mean)
-// and applies it once, then answers the round's fetches.
+// gradient; each shard combines a round's pushes (a sample-weighted mean, or
+// a Byzantine-robust rule: --aggregation) and applies it once, then answers
+// the round's fetches.
 
 #pragma once
 
+#include "algos/aggregation_flags.hpp"
 #include "algos/algorithm.hpp"
 #include "algos/compression_flags.hpp"
 
@@ -27,6 +29,8 @@ public:
   void configure_worker(const actors::job_config& job,
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
+  void configure_shard(const actors::job_config& job,
+                       actors::parameter_shard_config& config) const override;
   bool reassigns_steps() const noexcept override;
   bool restores_shards(const actors::job_config& job) const override;
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
@@ -37,6 +41,7 @@ public:
   // -- its flags --
   std::string server_optimizer; ///< empty: --optimizer
   compression_flags compression_settings;
+  aggregation_flags aggregation_settings;
 };
 
 } // namespace troupe::algos

@@ -22,12 +22,14 @@ void sync::bind(caf::config_option_set& set) {
           "optimizer on the shards: sgd | momentum | nesterov | adagrad | "
           "adam (default: --optimizer)");
   compression_settings.bind(set, g, "the gradient pushes");
+  aggregation_settings.bind(set, g);
 }
 
-void sync::check_flags(const job_options&,
+void sync::check_flags(const job_options& o,
                        const std::set<std::string>& given) const {
   check_server_optimizer(server_optimizer);
   compression_settings.check(given);
+  aggregation_settings.check(given, o.workers);
 }
 
 void sync::resolve(job_options& o, double model_lr) const {

@@ -57,6 +57,27 @@ TEST_CASE("cluster flags that do not fit are refused by name") {
            {{"--algo=downpour", "--report=/proc/no/dir"}, "--report"},
            {{"--algo=sgd", "--monitor=nohost"}, "--monitor"},
            {{"--algo=downpour", "--monitor=nohost"}, "--monitor"},
+           // Byzantine-robust rules and attacks (issue [15]).
+           {{"--algo=sync", "--aggregation=mode"}, "known: mean"},
+           {{"--algo=sync", "--workers=6", "--aggregation=krum", "--agg-f=2"},
+            "more than 6 workers"},
+           {{"--algo=sync", "--workers=4", "--aggregation=trimmed_mean",
+             "--agg-f=2"},
+            "--agg-f=2"},
+           {{"--algo=sync", "--aggregation=median", "--agg-f=1"}, "--agg-f"},
+           {{"--algo=sync", "--aggregation=krum", "--agg-m=2"}, "--agg-m"},
+           {{"--algo=sync", "--aggregation=cclip", "--agg-clip-radius=0"},
+            "--agg-clip-radius"},
+           {{"--algo=sync", "--agg-clip-iterations=4"}, "cclip"},
+           {{"--algo=downpour", "--aggregation=median"}, "--aggregation"},
+           {{"--algo=sync", "--workers=3", "--byzantine=3"}, "--byzantine"},
+           {{"--algo=sync", "--workers=3", "--byzantine=1", "--attack=flip"},
+            "sign_flip"},
+           {{"--algo=sync", "--attack=alie"}, "--byzantine"},
+           {{"--algo=sync", "--workers=3", "--byzantine=1", "--attack=gaussian",
+             "--attack-sigma=-1"},
+            "--attack-sigma"},
+           {{"--algo=sgd", "--byzantine=1"}, "--byzantine"},
            // Consensus algorithms.
            {{"--algo=downpour", "--tau=8"}, "--tau"},
            {{"--algo=easgd", "--workers=4", "--alpha=0.3"}, "beta"},
@@ -281,4 +302,31 @@ TEST_CASE("downpour with --compress=adacomp reports its ratio per layer "
   CHECK(j["compression_ratio"]["conv"].get<double>() > 5);
   CHECK(j["residual_norm"].get<double>() > 0);
   CHECK(j["rejected_pushes"].empty());
+}
+
+TEST_CASE("sync with --byzantine and a robust rule: the JSON names the "
+          "attackers and what the rule discarded; NaN pushes are refused") {
+  std::cout << "sync byzantine: seed 1" << std::endl;
+  auto r = run({"--algo=sync", "--model=mlp", "--workers=6", "--shards=2",
+                "--train-examples=4096", "--max-steps=20", "--json",
+                "--progress=none", "--aggregation=multi_krum", "--agg-f=1",
+                "--byzantine=1", "--attack=sign_flip", "--attack-scale=5"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto j = nlohmann::json::parse(
+      r.out.substr(r.out.find_last_of('\n', r.out.size() - 2) + 1));
+  CHECK(j["byzantine"]["workers"] == nlohmann::json::array({5}));
+  CHECK(j["byzantine"]["attack"] == "sign_flip");
+  std::uint64_t gone = 0;
+  for (const auto& x : j["rejected_pushes"])
+    if (x["reason"] == "discarded_by_rule" && x["worker"] == 5)
+      gone += x["count"].get<std::uint64_t>();
+  CHECK(gone == 2 * 20); // every round of both shards
+  auto n = run({"--algo=sync", "--model=mlp", "--workers=4", "--shards=1",
+                "--train-examples=2048", "--max-steps=10", "--json",
+                "--progress=none", "--aggregation=median", "--byzantine=1",
+                "--attack=nan"});
+  INFO(n.err);
+  REQUIRE(n.status == 0);
+  CHECK_THAT(n.out, Catch::Contains("non_finite"));
 }

@@ -19,7 +19,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
          && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-std::vector<float> combine(const aggregation_rule& rule,
+std::vector<float> combine(aggregation_rule& rule,
                            const std::vector<contribution>& xs, std::size_t n) {
   std::vector<float> out(n, -1.0f);
   rule.combine(xs.data(), xs.size(), n, out.data());
