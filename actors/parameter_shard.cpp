@@ -7,6 +7,7 @@
 #include "actors/checkpoint_state.hpp"
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/detail/shard_buffer.hpp"
 #include "actors/detail/shard_replica.hpp"
 #include "messages/errors.hpp"
 #include "messages/shm.hpp"
@@ -75,9 +76,7 @@ void detail::serve_waiting(parameter_shard_state& st) {
   }
 }
 
-namespace {
-
-using detail::serve_waiting;
+namespace detail {
 
 void note_rejection(parameter_shard_state& st, const push_msg& p,
                     optim::push_status status) {
@@ -103,6 +102,13 @@ void note_rejection(parameter_shard_state& st, const push_msg& p,
                      st.config.index, p.seq, p.worker, to_string(status),
                      p.offset, p.values.size(), p.version, n);
 }
+
+} // namespace detail
+
+namespace {
+
+using detail::note_rejection;
+using detail::serve_waiting;
 
 /// Sync mode: applies every complete round, in clock order.
 void complete_rounds(parameter_shard_state& st) {
@@ -160,6 +166,10 @@ void on_push(parameter_shard_state& st, push_msg& p) {
   if (st.config.mode == shard_mode::sync && st.config.catch_up
       && p.clock > store.version() + 1)
     catch_up(st, p.clock);
+  if (st.config.mode == shard_mode::async && st.config.buffer > 0) {
+    detail::buffer_push(st, p);
+    return;
+  }
   if (st.config.mode == shard_mode::async) {
     auto r = store.push(p.worker, p.seq, p.version, p.offset, p.values.data(),
                         p.values.size());
@@ -312,6 +322,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
         if (auto& from = self->current_sender();
             from && from->node() != self->node())
           remote = from->node();
+        detail::close_overdue(st);
         if (grantable(st, f))
           return snapshot(st, remote);
         auto promise = self->make_response_promise<params_msg>();
@@ -328,6 +339,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
         auto scope = on_message(st.probe.get(), self, msg_type::untrack,
                                 small_message_bytes);
         st.clocks.erase(w);
+        detail::close_leaving(st, w); // a finished worker's last pushes
         if (st.config.mode == shard_mode::sync)
           complete_rounds(st);
         serve_waiting(st);
@@ -336,11 +348,13 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::stats,
                                 small_message_bytes);
+        detail::close_all(st); // the statistics count every push received
         return detail::stats_after_backup(self, make_stats);
       },
       [self](flush_atom) {
         auto scope = on_message(self->state.probe.get(), self, msg_type::other,
                                 small_message_bytes);
+        detail::close_all(self->state); // buffered rounds: nothing waits
         return self->state.store->version();
       },
       [self](save_atom) -> caf::result<std::string> {
@@ -351,6 +365,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
                                 "save", "the coordinator's node");
         auto scope = on_message(st.probe.get(), self, msg_type::other,
                                 small_message_bytes);
+        detail::close_all(st); // a checkpoint holds no buffered push
         return save_shard(st);
       },
       [self](replicate_atom, caf::actor& backup) -> caf::result<bool> {

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,6 +53,13 @@ struct parameter_shard_config {
   std::string aggregation = "mean";
   /// The rule's settings (Byzantine-robust rules, optim/robust.hpp).
   optim::rule_options rules;
+  /// Async mode, buffered rounds (a robust rule on Downpour's shards,
+  /// actors/detail/shard_buffer.hpp): a round of at most one push per
+  /// worker is combined by the rule once `buffer` workers pushed, or a
+  /// worker has `max_backlog` pushes waiting, or at the first message after
+  /// `buffer_deadline`. 0: every push is applied as it comes.
+  std::uint32_t buffer = 0;
+  std::chrono::milliseconds buffer_deadline{1000};
   /// A checkpoint's state of this shard to start from (save_shard's bytes);
   /// null: `init`.
   std::shared_ptr<const std::string> state;
@@ -85,6 +94,14 @@ struct sync_contribution {
   messages::tensor values;
 };
 
+/// A push waiting in a buffered round (async mode with a robust rule).
+struct buffered_push {
+  std::uint64_t seq = 0;
+  std::uint64_t version = 0; ///< the parameters' version it was computed on
+  std::uint32_t samples = 0;
+  messages::tensor values;
+};
+
 /// The state of a parameter_shard actor.
 struct parameter_shard_state {
   static inline const char* name = "parameter_shard";
@@ -96,7 +113,12 @@ struct parameter_shard_state {
   /// Sync mode: contributions by clock, then by worker.
   std::map<std::uint64_t, std::map<messages::worker_id, sync_contribution>>
       rounds;
-  /// Sync mode: the aggregation rule and its scratch.
+  /// Async buffered rounds: each worker's pushes waiting, oldest first (the
+  /// round is the front of each), when the round began, rounds combined.
+  std::map<messages::worker_id, std::deque<buffered_push>> pending;
+  std::chrono::steady_clock::time_point round_began{};
+  std::uint64_t buffered_rounds = 0;
+  /// Sync mode and buffered rounds: the aggregation rule and its scratch.
   std::unique_ptr<optim::aggregation_rule> rule;
   std::vector<optim::contribution> parts;
   std::vector<float> sum;

@@ -109,6 +109,26 @@ std::uint64_t shard_store<T>::apply(const T* grad, std::uint64_t seq,
 }
 
 template <class T>
+std::uint64_t shard_store<T>::apply_round(const T* grad,
+                                          const std::vector<round_push>& in) {
+  opt_->step(params_.data(), grad, range_.size, current_lr());
+  std::uint64_t oldest = version_;
+  for (const auto& p : in) {
+    auto& rec = workers_[p.worker];
+    rec.last_seq = std::max(rec.last_seq, p.seq);
+    ++rec.applied;
+    oldest = std::min(oldest, p.base_version);
+  }
+  auto staleness = version_ - oldest;
+  ++version_;
+  auto bucket = std::min<std::uint64_t>(staleness, histogram_.size() - 1);
+  ++histogram_[static_cast<std::size_t>(bucket)];
+  staleness_sum_ += staleness;
+  staleness_max_ = std::max(staleness_max_, staleness);
+  return version_;
+}
+
+template <class T>
 double shard_store<T>::staleness_mean() const noexcept {
   return version_ == 0 ? 0.0
                        : static_cast<double>(staleness_sum_)

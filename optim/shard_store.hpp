@@ -51,6 +51,13 @@ struct push_result {
   std::uint64_t staleness = 0; ///< updates between fetch and apply (applied)
 };
 
+/// One push of a buffered round (shard_store::apply_round).
+struct round_push {
+  std::uint32_t worker = 0;
+  std::uint64_t seq = 0;
+  std::uint64_t base_version = 0;
+};
+
 /// Per-worker bookkeeping a shard keeps.
 struct worker_record {
   std::uint64_t last_seq = 0; ///< highest applied sequence number (0: none)
@@ -97,6 +104,13 @@ public:
   /// and returns it.
   std::uint64_t apply(const T* grad, std::uint64_t seq,
                       const std::vector<std::uint32_t>& workers);
+
+  /// Applies a buffered round's combined update (asynchronous shards with
+  /// a robust rule) as one step: records each push's sequence number as
+  /// its worker's last one, advances the version and records the round's
+  /// staleness, that of its oldest push (version - the least base version).
+  /// Returns the new version.
+  std::uint64_t apply_round(const T* grad, const std::vector<round_push>& in);
 
   /// Advances the version without changing the parameters (a synchronous
   /// step in which every push was rejected); returns the new version.

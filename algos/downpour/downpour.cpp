@@ -25,10 +25,18 @@ void downpour::configure_worker(const actors::job_config& job,
         };
 }
 
-void downpour::configure_shard(const actors::job_config&,
+void downpour::configure_shard(const actors::job_config& job,
                                actors::parameter_shard_config& config) const {
   if (staleness_bound >= 0)
     config.staleness_bound = static_cast<std::uint64_t>(staleness_bound);
+  if (buffered()) {
+    config.aggregation = aggregation_settings.rule;
+    config.rules = aggregation_settings.options();
+    config.buffer
+        = static_cast<std::uint32_t>(agg_buffer > 0 ? agg_buffer : job.workers);
+    config.buffer_deadline = std::chrono::milliseconds{
+        static_cast<std::int64_t>(agg_deadline * 1000)};
+  }
 }
 
 std::uint64_t downpour::warm_start_steps() const noexcept {

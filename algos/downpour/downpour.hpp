@@ -4,6 +4,7 @@
 
 #pragma once
 
+#include "algos/aggregation_flags.hpp"
 #include "algos/algorithm.hpp"
 #include "algos/compression_flags.hpp"
 
@@ -53,6 +54,16 @@ public:
   /// staleness bound: its clocks count each step's own fetch).
   bool prefetch = false;
   compression_flags compression_settings;
+  /// A robust rule (--aggregation other than mean): buffered rounds of at
+  /// most one push per worker (actors/detail/shard_buffer.hpp).
+  aggregation_flags aggregation_settings;
+  std::uint64_t agg_buffer = 0; ///< pushes a round waits for (0: workers)
+  double agg_deadline = 1.0;    ///< seconds before a round closes anyway
+
+  /// Whether the shards buffer rounds.
+  bool buffered() const noexcept {
+    return aggregation_settings.rule != "mean";
+  }
 };
 
 } // namespace troupe::algos

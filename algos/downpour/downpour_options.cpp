@@ -61,9 +61,16 @@ void downpour::bind(caf::config_option_set& set) {
            "travels while that step computes: one step staler (default "
            "false; not under --staleness-bound)");
   compression_settings.bind(set, g, "the gradient pushes");
+  aggregation_settings.bind(set, g);
+  set.add(agg_buffer, g, "agg-buffer",
+          "with a robust --aggregation: pushes (one per worker) a shard's "
+          "round combines (default: --workers)")
+      .add(agg_deadline, g, "agg-deadline",
+           "with a robust --aggregation: seconds after which a round closes "
+           "with the pushes it has (default 1)");
 }
 
-void downpour::check_flags(const job_options&,
+void downpour::check_flags(const job_options& o,
                            const std::set<std::string>& given) const {
   auto fail
       = [](const std::string& what) { throw std::invalid_argument(what); };
@@ -76,12 +83,33 @@ void downpour::check_flags(const job_options&,
          "and fetch; --n-fetch and --n-push must be 1");
   check_server_optimizer(server_optimizer);
   compression_settings.check(given);
+  aggregation_settings.check(given, o.workers);
+  if (!buffered() && (given.count("agg-buffer") || given.count("agg-deadline")))
+    fail("--agg-buffer and --agg-deadline apply with a robust --aggregation "
+         "(not mean)");
+  if (buffered()) {
+    if (staleness_bound >= 0)
+      fail("--aggregation=" + aggregation_settings.rule
+           + " buffers rounds of pushes; it does not combine with "
+             "--staleness-bound");
+    if (o.shard_replicas > 0)
+      fail("--aggregation=" + aggregation_settings.rule
+           + " does not combine with --shard-replicas (a backup would not "
+             "see the rounds)");
+    if (agg_buffer > o.workers)
+      fail("--agg-buffer=" + std::to_string(agg_buffer) + " is above --workers="
+           + std::to_string(o.workers) + ": a round holds one push per worker");
+    if (!(agg_deadline > 0 && agg_deadline <= 3600))
+      fail("--agg-deadline must be in (0, 3600] seconds");
+  }
 }
 
 void downpour::resolve(job_options& o, double model_lr) const {
   algorithm::resolve(o, model_lr);
+  // Buffered rounds apply one combined gradient per round: the model's own
+  // rate, as sync does.
   if (server_optimizer.empty() && o.lr == 0)
-    o.lr = lr_factor(o.workers) * model_lr;
+    o.lr = buffered() ? model_lr : lr_factor(o.workers) * model_lr;
 }
 
 void downpour::build(job_build& b) {
@@ -99,8 +127,11 @@ void downpour::build(job_build& b) {
   job.server.optimizer.name
       = server_optimizer.empty() ? "sgd" : server_optimizer;
   // One server update per push interval of any worker.
-  job.server.lr_schedule = b.server_schedule(static_cast<double>(b.batches)
-                                             / static_cast<double>(n_push));
+  auto rounds = buffered() ? static_cast<double>(agg_buffer > 0 ? agg_buffer
+                                                                : o.workers)
+                           : 1.0;
+  job.server.lr_schedule = b.server_schedule(
+      static_cast<double>(b.batches) / static_cast<double>(n_push) / rounds);
   job.server.staleness_aware = staleness_aware;
   // A worker that computes several steps in a row gets a thread of its own
   // (actors/coordinator.hpp, detached_workers).
