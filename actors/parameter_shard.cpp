@@ -112,7 +112,6 @@ using detail::serve_waiting;
 
 /// Sync mode: applies every complete round, in clock order.
 void complete_rounds(parameter_shard_state& st) {
-  auto n = st.store->range().size;
   while (!st.rounds.empty()) {
     auto& [clock, round] = *st.rounds.begin();
     if (clock != st.store->version() + 1)
@@ -134,13 +133,7 @@ void complete_rounds(parameter_shard_state& st) {
                          st.config.index, clock);
       st.store->skip();
     } else {
-      st.sum.resize(n);
-      st.rule->combine(st.parts.data(), st.parts.size(), n, st.sum.data());
-      for (auto w : st.rule->discarded()) {
-        auto& x = st.rejected[w];
-        x.worker = w;
-        ++x.discarded;
-      }
+      detail::combine_parts(st);
       st.store->apply(st.sum.data(), clock, contributors);
     }
     st.rounds.erase(st.rounds.begin());

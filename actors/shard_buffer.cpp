@@ -19,36 +19,13 @@ bool waiting(const parameter_shard_state& st) {
   return false;
 }
 
-/// Combines the round (the oldest push of each worker with one waiting)
-/// with the rule and applies it as one update.
-void close_round(parameter_shard_state& st) {
-  auto n = st.store->range().size;
-  st.parts.clear();
-  std::vector<optim::round_push> in;
-  for (auto& [w, q] : st.pending) {
-    if (q.empty())
-      continue;
-    auto& p = q.front();
-    st.parts.push_back({w, p.samples, std::as_const(p.values).data()});
-    in.push_back({w, p.seq, p.version});
-  }
-  if (in.empty())
-    return;
-  st.sum.resize(n);
-  st.rule->combine(st.parts.data(), st.parts.size(), n, st.sum.data());
-  for (auto w : st.rule->discarded()) {
-    auto& x = st.rejected[w];
-    x.worker = w;
-    ++x.discarded;
-  }
-  st.store->apply_round(st.sum.data(), in);
-  ++st.buffered_rounds;
-  for (auto& [w, q] : st.pending)
-    if (!q.empty())
-      q.pop_front();
-  st.round_began = std::chrono::steady_clock::now();
-  if (st.probe)
-    st.probe->progress();
+/// The fewest pushes a round is combined with: a majority of the buffer,
+/// and 2f + 1 for a rule told f (below that, a rule cannot outvote f
+/// attackers, as in the tail of a job whose honest workers finished).
+std::size_t quorum(const parameter_shard_state& st) {
+  std::size_t b = st.config.buffer;
+  std::size_t q = std::max<std::size_t>(b / 2 + 1, 2 * st.config.rules.f + 1);
+  return std::min(q, b);
 }
 
 std::size_t workers_in_round(const parameter_shard_state& st,
@@ -60,6 +37,34 @@ std::size_t workers_in_round(const parameter_shard_state& st,
     longest = std::max(longest, q.size());
   }
   return k;
+}
+
+/// Combines the round (the oldest push of each worker with one waiting)
+/// with the rule and applies it as one update; false (nothing done) if the
+/// round has fewer pushes than the quorum.
+bool close_round(parameter_shard_state& st) {
+  std::size_t longest = 0;
+  if (workers_in_round(st, longest) < std::max<std::size_t>(quorum(st), 1))
+    return false;
+  st.parts.clear();
+  std::vector<optim::round_push> in;
+  for (auto& [w, q] : st.pending) {
+    if (q.empty())
+      continue;
+    auto& p = q.front();
+    st.parts.push_back({w, p.samples, std::as_const(p.values).data()});
+    in.push_back({w, p.seq, p.version});
+  }
+  combine_parts(st);
+  st.store->apply_round(st.sum.data(), in);
+  ++st.buffered_rounds;
+  for (auto& [w, q] : st.pending)
+    if (!q.empty())
+      q.pop_front();
+  st.round_began = std::chrono::steady_clock::now();
+  if (st.probe)
+    st.probe->progress();
+  return true;
 }
 
 } // namespace
@@ -85,9 +90,18 @@ void buffer_push(parameter_shard_state& st, push_msg& p) {
     st.round_began = std::chrono::steady_clock::now();
   q.push_back({p.seq, p.version, p.samples, std::move(p.values)});
   std::size_t longest = 0;
-  while (workers_in_round(st, longest) >= st.config.buffer
-         || longest > max_backlog)
-    close_round(st);
+  while ((workers_in_round(st, longest) >= st.config.buffer
+          || longest > max_backlog)
+         && close_round(st)) {
+  }
+  // Without a quorum a worker's backlog is capped: its oldest push goes
+  // (a worker pushing alone cannot hold the shard's memory).
+  if (q.size() > 2 * max_backlog) {
+    q.pop_front();
+    auto& x = st.rejected[p.worker];
+    x.worker = p.worker;
+    ++x.discarded;
+  }
   close_overdue(st);
 }
 
@@ -100,15 +114,27 @@ void close_overdue(parameter_shard_state& st) {
     close_round(st);
 }
 
+void combine_parts(parameter_shard_state& st) {
+  auto n = st.store->range().size;
+  st.sum.resize(n);
+  st.rule->combine(st.parts.data(), st.parts.size(), n, st.sum.data());
+  for (auto w : st.rule->discarded()) {
+    auto& x = st.rejected[w];
+    x.worker = w;
+    ++x.discarded;
+  }
+}
+
 void close_leaving(parameter_shard_state& st, worker_id w) {
   auto i = st.pending.find(w);
-  while (st.config.buffer > 0 && i != st.pending.end() && !i->second.empty())
-    close_round(st);
+  while (st.config.buffer > 0 && i != st.pending.end() && !i->second.empty()
+         && close_round(st)) {
+  }
 }
 
 void close_all(parameter_shard_state& st) {
-  while (st.config.buffer > 0 && waiting(st))
-    close_round(st);
+  while (st.config.buffer > 0 && waiting(st) && close_round(st)) {
+  }
 }
 
 } // namespace troupe::actors::detail

@@ -271,8 +271,7 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
   });
   try {
     st.replica_ = st.config.make_replica();
-    // An attacking worker (optim/attack.hpp) sends what it sends: its NaN
-    // pushes are the attack, not a divergence to stop.
+    // An attacker's NaN pushes are its attack, not a divergence to stop.
     if (st.replica_->byzantine())
       st.config.divergence_steps = 0;
     st.policy = st.config.make_policy(st.replica_->size());

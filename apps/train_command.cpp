@@ -146,6 +146,9 @@ void add_train_options(option_parser& p, train_options& o,
                        "monitor-token", "monitor-linger"});
   p.section("checkpoints",
             {"checkpoint-dir", "checkpoint-every", "keep", "resume"});
+  p.section("Byzantine workers (to try a robust --aggregation)",
+            {"byzantine", "attack", "attack-scale", "attack-sigma",
+             "attack-batches"});
   p.section("across processes",
             {"listen", "expect", "token", "token-file", "tls-cert", "tls-key",
              "tls-ca", "heartbeat", "node-timeout", "join-timeout",

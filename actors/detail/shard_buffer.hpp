@@ -38,6 +38,10 @@ void close_all(parameter_shard_state& st);
 /// none of its pushes waits.
 void close_leaving(parameter_shard_state& st, messages::worker_id w);
 
+/// Combines st.parts with the shard's rule into st.sum and counts the
+/// workers the rule left out (sync rounds and buffered rounds).
+void combine_parts(parameter_shard_state& st);
+
 /// Counts and logs (rate-limited) a rejected push (parameter_shard.cpp).
 void note_rejection(parameter_shard_state& st, const messages::push_msg& p,
                     optim::push_status status);

@@ -131,8 +131,7 @@ TEST_CASE("sync under a sign-flip attack: the mean is driven off, the "
 }
 
 TEST_CASE("Downpour with a robust rule: buffered rounds of one push per "
-          "worker; the mean is driven off, the median is not, and nothing "
-          "pushed is lost at the end") {
+          "worker with a quorum; the mean is driven off, the median is not") {
   const std::uint64_t seed = 6;
   std::cout << "byzantine downpour: seed " << seed << std::endl;
   auto d = data(seed);
@@ -146,11 +145,13 @@ TEST_CASE("Downpour with a robust rule: buffered rounds of one push per "
   // A round's honest pushes come from different versions: more spread
   // than in a synchronous round, so the median moves a little more.
   CHECK(l < honest + 0.4 * (start - honest));
-  // Every push was applied in some round: applied counts add up to the
-  // workers' pushes, per shard.
+  // Rounds of several pushes each; only a tail without a quorum (at most
+  // quorum - 1 = 4 workers' last pushes, 8 each) is left unapplied.
   for (const auto& s : out["shard_stats"]) {
     INFO(s.dump());
-    CHECK(s["applied"] == workers * 60);
-    CHECK(s["version"].get<std::uint64_t>() < workers * 60); // rounds
+    auto applied = s["applied"].get<std::uint64_t>();
+    CHECK(applied <= workers * 60);
+    CHECK(applied + 4 * 8 >= workers * 60);
+    CHECK(s["version"].get<std::uint64_t>() * 3 < applied); // rounds
   }
 }
