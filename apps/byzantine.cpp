@@ -72,11 +72,10 @@ void add_byzantine(const train_options& o, actors::job_config& job,
       return r;
     auto b = std::make_unique<optim::byzantine_replica>(
         std::move(r), scouts ? make_scout() : nullptr, a, classes, w);
-    actors::detail::log().info("worker {} is Byzantine: {}{}", w,
-                               optim::to_string(a.kind),
-                               a.kind == optim::attack_kind::alie
-                                   ? " (z " + std::to_string(b->z()) + ")"
-                                   : std::string{});
+    actors::detail::log().info(
+        "worker {} is Byzantine: {}{}", w, optim::to_string(a.kind),
+        a.kind == optim::attack_kind::alie ? fmt::format(" (z {:.3f})", b->z())
+                                           : std::string{});
     return b;
   };
 }
