@@ -50,6 +50,9 @@ struct job_options {
   double attack_scale = 1;          ///< sign flip's c, IPM's eps
   double attack_sigma = 100;        ///< Gaussian noise's stddev
   std::uint64_t attack_batches = 4; ///< ALIE's and IPM's scout batches
+  /// Workers send their momentum beta m + (1 - beta) g instead of g (0:
+  /// off; optim/worker_momentum.hpp).
+  double worker_momentum = 0;
 };
 
 } // namespace troupe::algos

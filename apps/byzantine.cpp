@@ -5,6 +5,7 @@
 #include "actors/detail/log.hpp"
 #include "apps/cli.hpp"
 #include "optim/attack.hpp"
+#include "optim/worker_momentum.hpp"
 
 namespace troupe::apps {
 
@@ -29,6 +30,13 @@ void check_byzantine(const train_options& o) {
   auto fail = [](const std::string& what) {
     throw usage_error("troupe train: " + what);
   };
+  if (!(o.worker_momentum >= 0 && o.worker_momentum < 1))
+    fail("--worker-momentum must be in [0, 1) (0: off)");
+  if (o.worker_momentum > 0
+      && o.algorithm_ref().run_by() != algos::runner::coordinator)
+    fail("--worker-momentum applies to the algorithms run by actors, not "
+         "--algo="
+         + o.algo);
   train_options plain;
   bool attack_flags = o.attack != plain.attack
                       || o.attack_scale != plain.attack_scale
@@ -57,6 +65,15 @@ void check_byzantine(const train_options& o) {
 void add_byzantine(const train_options& o, actors::job_config& job,
                    std::function<std::unique_ptr<optim::replica>()> make_scout,
                    int classes) {
+  if (o.worker_momentum > 0) {
+    auto plain = job.make_replica;
+    auto beta = o.worker_momentum;
+    job.make_replica
+        = [plain,
+           beta](messages::worker_id w) -> std::unique_ptr<optim::replica> {
+      return std::make_unique<optim::momentum_replica>(plain(w), beta);
+    };
+  }
   if (o.byzantine == 0)
     return;
   auto a = attack_of(o);

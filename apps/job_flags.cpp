@@ -141,6 +141,9 @@ void add_job_flags(option_parser& p, algos::job_options& o) {
       .add(o.attack_batches, "attack-batches",
            "alie, ipm: batches the attackers estimate the honest mean and "
            "spread from (default 4)")
+      .add(o.worker_momentum, "worker-momentum",
+           "workers push their momentum beta m + (1 - beta) g, which robust "
+           "rules separate better from attacks (0: off, the default)")
       .add(o.max_steps, "max-steps",
            "stop after this many optimizer steps (lbfgs: iterations, "
            "default 100)")

@@ -148,7 +148,7 @@ void add_train_options(option_parser& p, train_options& o,
             {"checkpoint-dir", "checkpoint-every", "keep", "resume"});
   p.section("Byzantine workers (to try a robust --aggregation)",
             {"byzantine", "attack", "attack-scale", "attack-sigma",
-             "attack-batches"});
+             "attack-batches", "worker-momentum"});
   p.section("across processes",
             {"listen", "expect", "token", "token-file", "tls-cert", "tls-key",
              "tls-ca", "heartbeat", "node-timeout", "join-timeout",
@@ -304,6 +304,8 @@ nlohmann::json run_train(train_options o) {
     result["lr"] = own_step ? nlohmann::json(nullptr) : nlohmann::json(o.lr);
     result["optimizer"] = own_step ? o.algo : o.optimizer;
     result["seed"] = o.seed;
+    if (o.worker_momentum > 0)
+      result["worker_momentum"] = o.worker_momentum;
     if (o.byzantine > 0)
       result["byzantine"] = byzantine_report(o);
     result["target_accuracy"] = o.target_accuracy > 0

@@ -11,6 +11,8 @@
 
 #include "optim/attack.hpp"
 #include "optim/replica.hpp"
+#include "optim/state_file.hpp"
+#include "optim/worker_momentum.hpp"
 
 using namespace troupe::optim;
 
@@ -174,4 +176,37 @@ TEST_CASE("ALIE sends mu - z sd and IPM -eps mu over the scout's batches at "
   CHECK_THROWS_AS(
       (byzantine_replica{honest(data), nullptr, opts(attack_kind::ipm), 3, 1}),
       std::invalid_argument);
+}
+
+TEST_CASE("worker momentum sends beta m + (1 - beta) g, and its buffer is "
+          "in the replica's state") {
+  auto data = toy(false);
+  auto twin = honest(data);
+  momentum_replica m{honest(data), 0.75};
+  std::vector<double> ref;
+  for (int step = 0; step < 4; ++step) {
+    twin->compute();
+    m.compute();
+    const float* g = twin->grads();
+    if (ref.empty()) {
+      ref.assign(g, g + m.size());
+    } else {
+      for (std::size_t i = 0; i < m.size(); ++i)
+        ref[i] = static_cast<float>(0.75f * static_cast<float>(ref[i])
+                                    + 0.25f * g[i]);
+    }
+    for (std::size_t i = 0; i < m.size(); ++i)
+      REQUIRE(m.grads()[i] == Approx(ref[i]).epsilon(1e-6).margin(1e-9));
+  }
+  state_writer w;
+  m.save_state(w, "w0.");
+  momentum_replica back{honest(data), 0.75};
+  state_reader r{w.encode(), "momentum state"};
+  back.load_state(r, "w0.");
+  twin->compute();
+  m.compute();
+  back.compute();
+  for (std::size_t i = 0; i < m.size(); ++i)
+    REQUIRE(back.grads()[i] == m.grads()[i]);
+  CHECK_THROWS_AS((momentum_replica{honest(data), 1.0}), std::invalid_argument);
 }
