@@ -22,8 +22,8 @@ void check_byzantine(const train_options& o);
 
 /// Wraps job.make_replica: every worker pushes its momentum with
 /// --worker-momentum (optim/worker_momentum.hpp); workers W - F .. W - 1
-/// compute through a byzantine_replica; `make_scout` makes the replica over the data every
-/// attacker estimates the honest mean and spread from (ALIE, IPM).
+/// compute through a byzantine_replica; `make_scout` makes the replica over the
+/// data every attacker estimates the honest mean and spread from (ALIE, IPM).
 void add_byzantine(const train_options& o, actors::job_config& job,
                    std::function<std::unique_ptr<optim::replica>()> make_scout,
                    int classes);
