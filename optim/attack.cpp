@@ -104,7 +104,7 @@ byzantine_replica::byzantine_replica(std::unique_ptr<replica> inner,
                                      std::unique_ptr<replica> scout,
                                      attack_options o, std::int32_t classes,
                                      std::uint32_t worker)
-    : inner_(std::move(inner)), scout_(std::move(scout)), opts_(o),
+    : replica_wrapper(std::move(inner)), scout_(std::move(scout)), opts_(o),
       rng_(o.seed * 0x9e3779b97f4a7c15ULL + worker) {
   validate(o);
   if (o.kind == attack_kind::alie)

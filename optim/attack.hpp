@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "optim/replica.hpp"
+#include "optim/replica_wrapper.hpp"
 
 namespace troupe::optim {
 
@@ -68,44 +68,13 @@ void validate(const attack_options& o);
 /// then replaces it as the attack says. `scout` (ALIE, IPM; else null): a
 /// replica of the same model over the data the attackers estimate mu and sd
 /// from. `classes`: the label count (label flip).
-class byzantine_replica final : public replica {
+class byzantine_replica final : public replica_wrapper {
 public:
   byzantine_replica(std::unique_ptr<replica> inner,
                     std::unique_ptr<replica> scout, attack_options o,
                     std::int32_t classes, std::uint32_t worker);
 
-  std::size_t size() const noexcept override {
-    return inner_->size();
-  }
-  float* params() noexcept override {
-    return inner_->params();
-  }
-  float* grads() noexcept override {
-    return inner_->grads();
-  }
   step_result compute() override;
-  std::size_t batches_per_epoch() const noexcept override {
-    return inner_->batches_per_epoch();
-  }
-  std::size_t epoch() const noexcept override {
-    return inner_->epoch();
-  }
-  std::size_t add_examples(const std::vector<std::size_t>& indices) override {
-    return inner_->add_examples(indices);
-  }
-  std::vector<std::size_t> cede_examples(std::uint32_t num,
-                                         std::uint32_t den) override {
-    return inner_->cede_examples(num, den);
-  }
-  void save_state(state_writer& w, const std::string& prefix) const override {
-    inner_->save_state(w, prefix);
-  }
-  void load_state(const state_reader& r, const std::string& prefix) override {
-    inner_->load_state(r, prefix);
-  }
-  bool flip_labels(std::int32_t classes) override {
-    return inner_->flip_labels(classes);
-  }
   bool byzantine() const noexcept override {
     return true;
   }
@@ -119,7 +88,7 @@ private:
   /// mu and sd over the scout's k gradients at this replica's parameters.
   void estimate();
 
-  std::unique_ptr<replica> inner_, scout_;
+  std::unique_ptr<replica> scout_;
   attack_options opts_;
   double z_ = 0;
   std::mt19937_64 rng_;

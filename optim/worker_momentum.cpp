@@ -7,7 +7,7 @@
 namespace troupe::optim {
 
 momentum_replica::momentum_replica(std::unique_ptr<replica> inner, double beta)
-    : inner_(std::move(inner)), beta_(beta) {
+    : replica_wrapper(std::move(inner)), beta_(beta) {
   if (!(beta > 0 && beta < 1))
     throw std::invalid_argument("--worker-momentum must be in (0, 1)");
 }
