@@ -55,6 +55,10 @@ std::string save_shard(const parameter_shard_state& st) {
   for (const auto& [id, x] : st.rejected)
     discarded.insert(discarded.end(), {id, x.discarded});
   w.put("discarded", discarded);
+  // The rule's own state across rounds (cclip's center, LICM's last
+  // gradients).
+  if (st.rule)
+    st.rule->save(w, "rule.");
   std::uint64_t counters[]
       = {st.max_clock_gap, st.messages, st.bytes, st.non_finite, st.bad_range};
   w.put("counters", counters, 5);
@@ -116,6 +120,8 @@ void load_shard(parameter_shard_state& st, const std::string& bytes,
       x.discarded = discarded[i + 1];
     }
   }
+  if (st.rule)
+    st.rule->load(r, "rule.");
   auto counters = r.u64("counters", 5);
   st.max_clock_gap = counters[0];
   st.messages = counters[1];

@@ -15,6 +15,7 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
+#include "optim/aggregate.hpp"
 #include "optim/compress.hpp"
 #include "optim/consensus.hpp"
 #include "optim/optimizer.hpp"
@@ -310,6 +311,11 @@ struct peer_policy_options {
   /// Compressed SGP's consensus step in (0, 1]: the share sent each step
   /// is gamma / (d + 1) of the public copy (and of w).
   double gamma = 0.5;
+  /// Robust mixing (issue [15], optim/robust_mix.hpp): the rule that
+  /// combines a DS-Sync group's models ("mean": the exact group mean), or
+  /// "cclip" for SGP's clipped push-sum; with its settings.
+  std::string mix_rule = "mean";
+  optim::rule_options mix_options;
 };
 
 } // namespace troupe::actors

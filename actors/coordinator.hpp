@@ -140,6 +140,10 @@ struct job_config {
   std::vector<std::shared_ptr<std::atomic<std::uint64_t>>> step_counters;
   std::vector<std::chrono::microseconds> step_delays;
   std::shared_ptr<std::vector<float>> final_params;
+  /// Workers known to be Byzantine (--byzantine: attacks the job stages
+  /// itself): the evaluation of a job without shards averages the other
+  /// workers' models (an attacker's own model is not what the job trained).
+  std::vector<messages::worker_id> byzantine;
   /// Where the roles run (distributed jobs); empty: all here.
   placement_plan placement;
   /// Reassigns a lost worker's data (asynchronous algorithms); may be empty,

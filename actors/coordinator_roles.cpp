@@ -115,9 +115,12 @@ void spawn_evaluator(coordinator_ptr self) {
   if (auto source = st.run->evaluation_source())
     ec.source = std::move(source); // e.g. LSGD's leader board
   else if (c.shards == 0)
-    // No shards (SGP, DS-Sync, ...): the mean of the workers' models.
-    for (auto& w : st.workers)
-      ec.average.push_back(caf::actor_cast<caf::actor>(w));
+    // No shards (SGP, DS-Sync, ...): the mean of the (honest) workers'
+    // models.
+    for (std::size_t w = 0; w < st.workers.size(); ++w)
+      if (std::find(c.byzantine.begin(), c.byzantine.end(), w)
+          == c.byzantine.end())
+        ec.average.push_back(caf::actor_cast<caf::actor>(st.workers[w]));
   ec.parameters = c.init->size();
   ec.evaluate = c.evaluate;
   ec.request_timeout = c.request_timeout;

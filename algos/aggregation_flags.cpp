@@ -8,12 +8,13 @@
 namespace troupe::algos {
 
 void aggregation_flags::bind(caf::config_option_set& set,
-                             caf::string_view category) {
+                             caf::string_view category, const std::string& what,
+                             const std::vector<std::string>& rules) {
   std::string names;
-  for (const auto& n : optim::aggregation_rule_names())
+  for (const auto& n : rules.empty() ? optim::aggregation_rule_names() : rules)
     names += (names.empty() ? "" : " | ") + n;
-  static const std::string text
-      = "how a shard combines a round's pushes: " + names + " (default mean)";
+  // CAF copies a description.
+  auto text = what + ": " + names + " (default mean)";
   set.add(rule, category, "aggregation",
           caf::string_view{text.data(), text.size()})
       .add(f, category, "agg-f",
@@ -28,7 +29,8 @@ void aggregation_flags::bind(caf::config_option_set& set,
 }
 
 void aggregation_flags::check(const std::set<std::string>& given,
-                              std::uint64_t workers) const {
+                              std::uint64_t workers,
+                              const std::string& counted) const {
   auto fail
       = [](const std::string& what) { throw std::invalid_argument(what); };
   try {
@@ -50,16 +52,17 @@ void aggregation_flags::check(const std::set<std::string>& given,
   auto w = std::to_string(workers), fs = std::to_string(f);
   if ((rule == "krum" || rule == "multi_krum") && workers <= 2 * f + 2)
     fail("--aggregation=" + rule + " with --agg-f=" + fs + " needs more than "
-         + std::to_string(2 * f + 2) + " workers (2f + 2), not " + w);
+         + std::to_string(2 * f + 2) + " " + counted + " (2f + 2), not " + w);
   if (rule == "trimmed_mean" && workers <= 2 * f)
     fail("--aggregation=trimmed_mean with --agg-f=" + fs
          + " trims 2f values a coordinate and needs more than "
-         + std::to_string(2 * f) + " workers, not " + w);
+         + std::to_string(2 * f) + " " + counted + ", not " + w);
   if (rule == "cge" && workers <= f)
-    fail("--aggregation=cge with --agg-f=" + fs + " needs more than " + fs
-         + " workers, not " + w);
+    fail("--aggregation=cge with --agg-f=" + fs + " needs more than " + fs + " "
+         + counted + ", not " + w);
   if (rule == "multi_krum" && m > workers)
-    fail("--agg-m=" + std::to_string(m) + " is above --workers=" + w);
+    fail("--agg-m=" + std::to_string(m) + " is above the " + counted + ", "
+         + w);
 }
 
 optim::rule_options aggregation_flags::options() const {

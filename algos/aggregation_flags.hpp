@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <caf/fwd.hpp>
 #include <caf/string_view.hpp>
@@ -22,14 +23,20 @@ struct aggregation_flags {
   double clip_radius = 1.0; ///< centered clipping's tau
   std::uint64_t clip_iterations = 3;
 
-  /// Binds the flags under `category` ("?sync").
-  void bind(caf::config_option_set& set, caf::string_view category);
+  /// Binds the flags under `category` ("?sync"); `what` says what the
+  /// rule combines ("how a shard combines a round's pushes"), `rules`
+  /// which rules apply (empty: all).
+  void bind(caf::config_option_set& set, caf::string_view category,
+            const std::string& what = "how a shard combines a round's pushes",
+            const std::vector<std::string>& rules = {});
 
   /// Throws std::invalid_argument naming the flag: an unknown rule, a
   /// rule's setting given for another rule, a value out of range, or
   /// --agg-f too large for `workers` (Krum: workers > 2f + 2; trimmed
-  /// mean: workers > 2f; CGE, multi-Krum: workers > f).
-  void check(const std::set<std::string>& given, std::uint64_t workers) const;
+  /// mean: workers > 2f; CGE, multi-Krum: workers > f). `counted` names
+  /// what the rule sees a round of in the messages ("workers").
+  void check(const std::set<std::string>& given, std::uint64_t workers,
+             const std::string& counted = "workers") const;
 
   /// The rule's settings.
   optim::rule_options options() const;

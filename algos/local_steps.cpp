@@ -34,6 +34,25 @@ void decentralized_defaults(job_options& o) {
 void report_mixes(const messages::worker_stats& stats, nlohmann::json& out) {
   out["mixes"] = stats.mixes;
   out["timeouts"] = stats.timeouts;
+  if (stats.mix_clipped || stats.mix_discarded) {
+    out["mix_clipped"] = stats.mix_clipped;
+    out["mix_discarded"] = stats.mix_discarded;
+  }
+}
+
+std::string evaluated_mean(const actors::job_config& job) {
+  return job.byzantine.empty() ? "mean of the workers' models"
+                               : "mean of the honest workers' models";
+}
+
+nlohmann::json mixing_report(const actors::peer_policy_options& p) {
+  nlohmann::json out{{"rule", p.mix_rule}};
+  if (p.mix_rule == "cclip")
+    out["clip_radius"] = p.mix_options.clip_radius;
+  if (p.mix_rule == "krum" || p.mix_rule == "multi_krum"
+      || p.mix_rule == "trimmed_mean" || p.mix_rule == "cge")
+    out["f"] = p.mix_options.f;
+  return out;
 }
 
 } // namespace troupe::algos

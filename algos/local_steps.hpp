@@ -42,4 +42,11 @@ void decentralized_defaults(job_options& o);
 /// The workers' mixes and timeouts (averaging algorithms), for the report.
 void report_mixes(const messages::worker_stats& stats, nlohmann::json& out);
 
+/// What a job without shards evaluates: the mean of the workers' models,
+/// the honest ones' when the job staged attackers (job_config::byzantine).
+std::string evaluated_mean(const actors::job_config& job);
+
+/// The gossip algorithms' robust mixing (rule and settings), for the report.
+nlohmann::json mixing_report(const actors::peer_policy_options& p);
+
 } // namespace troupe::algos

@@ -178,20 +178,56 @@ protected:
     k();
   }
 
-  /// Valid payload of n values from rank `sender`, all finite.
+  /// The message being handled was sent by rank `sender`'s own actor: a
+  /// peer cannot speak for another (it would escape the per-sender checks
+  /// of robust mixing). Without the peers' handles (before on_peers) any
+  /// rank below the worker count is taken as it says.
+  bool sent_by(actors::worker_context& ctx, worker_id sender) const {
+    if (sender >= opts_.workers)
+      return false;
+    if (peers_.empty())
+      return true;
+    return sender < peers_.size() && peers_[sender]
+           && caf::actor_cast<caf::actor_addr>(ctx.self()->current_sender())
+                  == peers_[sender].address();
+  }
+
+  /// sent_by(), with a warning naming the message (`what`) if not.
+  bool check_sender(actors::worker_context& ctx, const char* what,
+                    worker_id sender) const {
+    if (sent_by(ctx, sender))
+      return true;
+    actors::detail::log().warn("worker {}: ignoring a {} that names rank {} "
+                               "but was not sent by its actor",
+                               ctx.id(), what, sender);
+    return false;
+  }
+
+  /// Valid payload of n values from rank `sender` (sent by its actor), all
+  /// finite.
   bool acceptable(actors::worker_context& ctx, const char* what,
                   worker_id sender, const tensor& values, std::size_t n) const {
-    bool ok = sender < opts_.workers && values.size() == n;
-    for (std::size_t i = 0; ok && i < n; ++i)
-      ok = std::isfinite(values.data()[i]);
-    if (!ok) {
-      actors::detail::log().warn(
-          "worker {}: ignoring a {} from {} with {} values "
-          "(expected {} finite values from a rank below {})",
-          ctx.id(), what, sender, values.size(), n, opts_.workers);
+    const char* why = nullptr;
+    if (!sent_by(ctx, sender))
+      why = "not sent by that rank's actor";
+    else if (values.size() != n)
+      why = "not one value per parameter";
+    for (std::size_t i = 0; !why && i < n; ++i)
+      if (!std::isfinite(values.data()[i]))
+        why = "a NaN or infinite value";
+    // The first few are logged; a peer that keeps sending them (a NaN
+    // attacker) is counted, not logged every round.
+    if (why) {
       if (auto* p = ctx.probe())
         p->error();
+      if (++refused_ <= max_logged)
+        actors::detail::log().warn(
+            "worker {}: ignoring a {} from {}: {} ({} values, expected "
+            "{}){}",
+            ctx.id(), what, sender, why, values.size(), n,
+            refused_ == max_logged ? "; not logging further ones" : "");
     }
+    bool ok = why == nullptr;
     return ok;
   }
 
@@ -229,6 +265,9 @@ protected:
   /// Checkpoint markers received per rank (not yet matched by a pause of
   /// this worker's), and the pause waiting for them.
   std::vector<std::uint64_t> markers_;
+  /// Payloads refused (the first max_logged are logged).
+  mutable std::uint64_t refused_ = 0;
+  static constexpr std::uint64_t max_logged = 5;
   std::function<void()> quiescing_;
   clock_type::time_point wait_start_;
 };

@@ -78,6 +78,8 @@ void add_byzantine(const train_options& o, actors::job_config& job,
     return;
   auto a = attack_of(o);
   auto first = static_cast<messages::worker_id>(o.workers - o.byzantine);
+  for (auto w = first; w < o.workers; ++w)
+    job.byzantine.push_back(w);
   auto honest = job.make_replica;
   bool scouts
       = a.kind == optim::attack_kind::alie || a.kind == optim::attack_kind::ipm;

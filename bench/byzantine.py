@@ -5,7 +5,9 @@ import subprocess
 import sys
 import time
 
-tmp, troupe, models, fs, workers, half, epochs, seed, rules, attacks = sys.argv[1:]
+(tmp, troupe, models, fs, workers, half, epochs, seed, rules, attacks, algo,
+ group_size, clip_radius, extra) = sys.argv[1:]
+extra = extra.split()
 models, rules, attacks = models.split(), rules.split(), attacks.split()
 fs = [int(f) for f in fs.split()]
 workers, seed, epochs = int(workers), int(seed), float(epochs)
@@ -16,6 +18,11 @@ up_to_half = ["median", "geomed", "cclip", "licm"]
 
 
 def fits(rule, n, f):
+    # A DS-Sync rule sees one group at a time; SGP mixes with cclip only.
+    if algo == "sgp" and rule not in ("mean", "cclip"):
+        return False
+    if algo == "dssync":
+        n = min(n, int(group_size))
     if rule in ("krum", "multi_krum"):
         return n > 2 * f + 2
     if rule == "trimmed_mean":
@@ -24,12 +31,19 @@ def fits(rule, n, f):
 
 
 def run(model, rule, n, f, attack):
-    args = [troupe, "train", "--algo=sync", f"--model={model}",
-            f"--workers={n}", "--shards=1", f"--epochs={epochs}",
+    args = [troupe, "train", f"--algo={algo}", f"--model={model}",
+            f"--workers={n}", f"--epochs={epochs}",
             f"--seed={seed}", "--json", "--progress=none",
-            f"--aggregation={rule}"]
+            f"--aggregation={rule}"] + extra
+    if algo in ("sync", "downpour"):
+        args.append("--shards=1")
+    if algo == "dssync":
+        args.append(f"--group-size={group_size}")
+    if rule == "cclip" and clip_radius:
+        args.append(f"--agg-clip-radius={clip_radius}")
     if rule in needs_f:
-        args.append(f"--agg-f={f}")
+        # In a DS-Sync group of m the rule tolerates what fits in m.
+        args.append(f"--agg-f={min(f, 1) if algo == 'dssync' else f}")
     if f > 0:
         args += [f"--byzantine={f}", f"--attack={attack}"]
     t0 = time.time()
@@ -60,7 +74,12 @@ def run(model, rule, n, f, attack):
 
 
 result = {"benchmark": "byzantine",
-          "job": f"sync, 1 shard, seed {seed}, {epochs} epoch(s), "
+          "job": f"{algo}"
+                 + (", 1 shard" if algo in ("sync", "downpour") else "")
+                 + (f", groups of {group_size}" if algo == "dssync" else "")
+                 + (f", cclip radius {clip_radius}" if clip_radius else "")
+                 + (f", {' '.join(extra)}" if extra else "")
+                 + f", seed {seed}, {epochs} epoch(s), "
                  "the last f workers attack",
           "loadavg_start": float(open("/proc/loadavg").read().split()[0]),
           "models": {}}
@@ -70,6 +89,8 @@ for model in models:
         for rule in rules:
             if not fits(rule, workers, f):
                 continue
+            if algo == "dssync" and rule in needs_f and f > 1:
+                continue  # --agg-f is 1 in a group (fits() above)
             for attack in (attacks if f > 0 else ["none"]):
                 runs.append(run(model, rule, workers, f, attack))
     if half:

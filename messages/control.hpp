@@ -103,6 +103,10 @@ struct worker_stats {
   real residual_norm; ///< the compressors' residual (error feedback) norm
   /// Parameter-server workers: pushes sent (each to every shard).
   std::uint64_t pushes = 0;
+  /// Robust mixing (SGP, DS-Sync with --aggregation): neighbours' models
+  /// clipped (cclip), and left out (a rule's selection, a share refused:
+  /// not an in-peer of its iteration, or an iteration already heard).
+  std::uint64_t mix_clipped = 0, mix_discarded = 0;
 };
 
 /// Serializes or prints a worker_stats.
@@ -111,7 +115,8 @@ typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
   return f(caf::meta::type_name("worker_stats"), x.worker, x.steps, x.samples,
            x.messages, x.bytes, x.compute_ns, x.wait_ns, x.error, x.pulls,
            x.pull_distance, x.mixes, x.timeouts, x.weight, x.dense_fc,
-           x.packed_fc, x.dense_conv, x.packed_conv, x.residual_norm, x.pushes);
+           x.packed_fc, x.dense_conv, x.packed_conv, x.residual_norm, x.pushes,
+           x.mix_clipped, x.mix_discarded);
 }
 
 // -- shard_stats --------------------------------------------------------------

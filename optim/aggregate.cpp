@@ -29,6 +29,10 @@ void validate(const rule_options& o) {
                                 "positive");
 }
 
+void aggregation_rule::save(state_writer&, const std::string&) const {}
+
+void aggregation_rule::load(const state_reader&, const std::string&) {}
+
 void weighted_mean::combine(const contribution* xs, std::size_t count,
                             std::size_t n, float* out) {
   std::uint64_t total = 0;

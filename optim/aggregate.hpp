@@ -15,6 +15,9 @@
 
 namespace troupe::optim {
 
+class state_writer;
+class state_reader;
+
 /// One worker's part of a synchronous round.
 struct contribution {
   std::uint32_t worker = 0;      ///< the pushing worker
@@ -65,6 +68,13 @@ public:
   virtual std::vector<std::uint32_t> discarded() const {
     return {};
   }
+
+  /// The rule's state across rounds, in a checkpoint under `prefix`
+  /// (centered clipping's center, LICM's last gradients); none by default.
+  /// load() leaves a fresh state where the checkpoint has none (written
+  /// before the rules kept it).
+  virtual void save(state_writer& w, const std::string& prefix) const;
+  virtual void load(const state_reader& r, const std::string& prefix);
 };
 
 /// The sample-weighted mean: out = sum_i w_i x_i in the given order, w_i =

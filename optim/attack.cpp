@@ -139,9 +139,20 @@ void byzantine_replica::estimate() {
 }
 
 step_result byzantine_replica::compute() {
-  auto r = inner_->compute(); // the honest gradient (flipped labels: not)
   auto n = size();
   float* g = grads();
+  step_result r;
+  try {
+    r = inner_->compute(); // the honest gradient (flipped labels: not)
+    samples_ = r.samples;
+  } catch (const std::domain_error&) {
+    // The attacker's own model is no longer finite (in gossip it steps with
+    // its attack): so is its gradient. That is the attack, not a
+    // divergence that should stop the worker.
+    std::fill(g, g + n, std::numeric_limits<float>::quiet_NaN());
+    r.loss = std::numeric_limits<double>::quiet_NaN();
+    r.samples = samples_;
+  }
   switch (opts_.kind) {
   case attack_kind::sign_flip:
     for (std::size_t i = 0; i < n; ++i)

@@ -93,6 +93,9 @@ private:
   double z_ = 0;
   std::mt19937_64 rng_;
   std::vector<double> mu_, sd_;
+  /// The last honest computation's batch size (a step whose model was no
+  /// longer finite reports it).
+  std::size_t samples_ = 0;
 };
 
 } // namespace troupe::optim

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "optim/state_file.hpp"
+
 namespace troupe::optim {
 
 namespace {
@@ -74,24 +76,70 @@ void robust_rule::combine(const contribution* xs, std::size_t count,
   run(finite_.data(), finite_.size(), n, out);
 }
 
-void median_of(const contribution* xs, std::size_t count, std::size_t n,
-               float* out) {
+namespace {
+
+/// Coordinates sorted a block at a time; up to `network_max` contributions
+/// by an odd-even transposition network over whole rows (count rounds of
+/// element-wise min and max, which vectorize), more by std::sort per
+/// coordinate. Either gives the same sorted values.
+constexpr std::size_t block = 64, network_max = 32;
+
+/// rows[k * block + j] <- the k-th smallest value of coordinate i0 + j.
+void sort_block(const contribution* xs, std::size_t count, std::size_t i0,
+                std::size_t b, float* rows) {
+  for (std::size_t k = 0; k < count; ++k)
+    std::copy(xs[k].values + i0, xs[k].values + i0 + b, rows + k * block);
+  for (std::size_t round = 0; round < count; ++round)
+    for (std::size_t k = round % 2; k + 1 < count; k += 2) {
+      float* lo = rows + k * block;
+      float* hi = lo + block;
+      for (std::size_t j = 0; j < b; ++j) {
+        float a = lo[j], c = hi[j];
+        lo[j] = a < c ? a : c;
+        hi[j] = a < c ? c : a;
+      }
+    }
+}
+
+/// visit(i, sorted, stride): sorted[k * stride] is the k-th smallest value
+/// of coordinate i, for every coordinate in order.
+template <class Visit>
+void sorted_columns(const contribution* xs, std::size_t count, std::size_t n,
+                    Visit&& visit) {
+  if (count <= network_max) {
+    std::vector<float> rows(count * block);
+    for (std::size_t i0 = 0; i0 < n; i0 += block) {
+      auto b = std::min(block, n - i0);
+      sort_block(xs, count, i0, b, rows.data());
+      for (std::size_t j = 0; j < b; ++j)
+        visit(i0 + j, rows.data() + j, block);
+    }
+    return;
+  }
   std::vector<float> col(count);
-  auto mid = count / 2;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t k = 0; k < count; ++k)
       col[k] = xs[k].values[i];
-    std::nth_element(col.begin(), col.begin() + static_cast<long>(mid),
-                     col.end());
-    if (count % 2 == 1) {
-      out[i] = col[mid];
-    } else {
-      auto lower = *std::max_element(col.begin(),
-                                     col.begin() + static_cast<long>(mid));
-      out[i] = static_cast<float>(
-          (static_cast<double>(lower) + static_cast<double>(col[mid])) / 2);
-    }
+    std::sort(col.begin(), col.end());
+    visit(i, col.data(), std::size_t{1});
   }
+}
+
+} // namespace
+
+void median_of(const contribution* xs, std::size_t count, std::size_t n,
+               float* out) {
+  auto mid = count / 2;
+  sorted_columns(
+      xs, count, n, [&](std::size_t i, const float* s, std::size_t stride) {
+        if (count % 2 == 1)
+          out[i] = s[mid * stride];
+        else
+          out[i]
+              = static_cast<float>((static_cast<double>(s[(mid - 1) * stride])
+                                    + static_cast<double>(s[mid * stride]))
+                                   / 2);
+      });
 }
 
 void coordinate_median::run(const contribution* xs, std::size_t count,
@@ -102,17 +150,14 @@ void coordinate_median::run(const contribution* xs, std::size_t count,
 void trimmed_mean::run(const contribution* xs, std::size_t count, std::size_t n,
                        float* out) {
   auto b = std::min<std::size_t>(opts_.f, (count - 1) / 2);
-  std::vector<float> col(count);
   auto kept = static_cast<double>(count - 2 * b);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t k = 0; k < count; ++k)
-      col[k] = xs[k].values[i];
-    std::sort(col.begin(), col.end());
-    double s = 0;
-    for (std::size_t k = b; k < count - b; ++k)
-      s += col[k];
-    out[i] = static_cast<float>(s / kept);
-  }
+  sorted_columns(xs, count, n,
+                 [&](std::size_t i, const float* sorted, std::size_t stride) {
+                   double s = 0;
+                   for (std::size_t k = b; k < count - b; ++k)
+                     s += sorted[k * stride];
+                   out[i] = static_cast<float>(s / kept);
+                 });
 }
 
 void krum::run(const contribution* xs, std::size_t count, std::size_t n,
@@ -217,6 +262,16 @@ void centered_clipping::run(const contribution* xs, std::size_t count,
     out[i] = static_cast<float>(center_[i]);
 }
 
+void centered_clipping::save(state_writer& w, const std::string& prefix) const {
+  w.put(prefix + "center", center_);
+}
+
+void centered_clipping::load(const state_reader& r, const std::string& prefix) {
+  center_.clear();
+  if (r.has(prefix + "center"))
+    center_ = r.f64(prefix + "center");
+}
+
 void comparative_elimination::run(const contribution* xs, std::size_t count,
                                   std::size_t n, float* out) {
   std::vector<double> norm(count);
@@ -260,6 +315,38 @@ void lipschitz_median::run(const contribution* xs, std::size_t count,
   for (std::size_t k = 0; k < count; ++k)
     last_[xs[k].worker].assign(xs[k].values, xs[k].values + n);
   median_of(kept.data(), kept.size(), n, out);
+}
+
+void lipschitz_median::save(state_writer& w, const std::string& prefix) const {
+  std::vector<std::uint64_t> who;
+  std::vector<float> values;
+  for (const auto& [id, g] : last_) {
+    who.insert(who.end(), {id, g.size()});
+    values.insert(values.end(), g.begin(), g.end());
+  }
+  w.put(prefix + "last.workers", who);
+  w.put(prefix + "last.values", values);
+}
+
+void lipschitz_median::load(const state_reader& r, const std::string& prefix) {
+  last_.clear();
+  if (!r.has(prefix + "last.workers"))
+    return;
+  auto who = r.u64(prefix + "last.workers");
+  auto values = r.f32(prefix + "last.values");
+  if (who.size() % 2 != 0)
+    throw r.error(prefix + "last.workers", "not a worker and a size each");
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < who.size(); i += 2) {
+    if (who[i + 1] > values.size() - at)
+      throw r.error(prefix + "last.values", "shorter than the sizes");
+    last_[static_cast<std::uint32_t>(who[i])].assign(
+        values.begin() + static_cast<std::ptrdiff_t>(at),
+        values.begin() + static_cast<std::ptrdiff_t>(at + who[i + 1]));
+    at += who[i + 1];
+  }
+  if (at != values.size())
+    throw r.error(prefix + "last.values", "longer than the sizes");
 }
 
 } // namespace troupe::optim

@@ -137,6 +137,9 @@ public:
   std::string name() const override {
     return "cclip";
   }
+  /// The center (the last round's aggregate).
+  void save(state_writer& w, const std::string& prefix) const override;
+  void load(const state_reader& r, const std::string& prefix) override;
 
 protected:
   void run(const contribution* xs, std::size_t count, std::size_t n,
@@ -172,6 +175,9 @@ public:
   std::string name() const override {
     return "licm";
   }
+  /// Each worker's last gradient.
+  void save(state_writer& w, const std::string& prefix) const override;
+  void load(const state_reader& r, const std::string& prefix) override;
 
 protected:
   void run(const contribution* xs, std::size_t count, std::size_t n,

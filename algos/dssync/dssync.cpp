@@ -83,7 +83,8 @@ void dssync::report(const actors::coordinator_state& st,
   q.workers = st.config.workers;
   out["dssync"] = {{"optimizer", local.optimizer.name},
                    {"lr", local.lr},
-                   {"evaluated", "mean of the workers' models"},
+                   {"evaluated", evaluated_mean(st.config)},
+                   {"mixing", mixing_report(q)},
                    {"group_size", q.group_size},
                    {"schedule", digit_schedule(q)           ? "digit"
                                 : q.group_size >= q.workers ? "one group"

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "actors/comm_policy.hpp"
+#include "algos/aggregation_flags.hpp"
 #include "algos/algorithm.hpp"
 #include "algos/local_steps.hpp"
 
@@ -45,6 +46,8 @@ public:
 
   // -- its flags --
   std::uint64_t group_size = 2; ///< workers per averaging group
+  /// Robust mixing of a group's models (--aggregation).
+  aggregation_flags mixing;
 
   // -- its settings, resolved by build() --
   /// Group size and seed (the workers' count, optimizer, rate, schedule

@@ -1,5 +1,6 @@
 // DS-Sync's flags, their checks and its part of a job.
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <caf/config_option_set.hpp>
@@ -21,12 +22,21 @@ std::shared_ptr<algorithm> dssync::clone() const {
 void dssync::bind(caf::config_option_set& set) {
   set.add(group_size, "?dssync", "group-size",
           "workers per averaging group (default 2)");
+  mixing.bind(set, "?dssync",
+              "how a group's models are combined (robust mixing; cclip: "
+              "clipped around the member's own)");
 }
 
-void dssync::check_flags(const job_options&,
-                         const std::set<std::string>&) const {
+void dssync::check_flags(const job_options& o,
+                         const std::set<std::string>& given) const {
   if (group_size < 2 || group_size > 4096)
     throw std::invalid_argument("--group-size must be in [2, 4096]");
+  if (given.count("agg-clip-iterations"))
+    throw std::invalid_argument(
+        "--agg-clip-iterations applies to the shards' cclip; a group clips "
+        "once a round");
+  mixing.check(given, std::min<std::uint64_t>(group_size, o.workers),
+               "group members (--group-size)");
 }
 
 void dssync::resolve(job_options& o, double model_lr) const {
@@ -42,6 +52,8 @@ void dssync::build(job_build& b) {
   local = local_steps::of(b);
   settings.group_size = static_cast<std::uint32_t>(group_size);
   settings.seed = b.options.seed;
+  settings.mix_rule = mixing.rule;
+  settings.mix_options = mixing.options();
   b.job.shards = 0;
 }
 

@@ -11,6 +11,7 @@
 #include "actors/comm_policy.hpp"
 #include "algos/peer_policy.hpp"
 #include "optim/gossip.hpp"
+#include "optim/robust_mix.hpp"
 
 namespace troupe::algos {
 
@@ -51,7 +52,15 @@ class dssync_policy : public peer_policy {
 public:
   dssync_policy(actors::peer_policy_options o, std::size_t n,
                 std::uint64_t last)
-      : peer_policy(std::move(o), n), n_(n), last_step_(last) {}
+      : peer_policy(std::move(o), n), n_(n), last_step_(last) {
+    if (opts_.mix_rule != "mean" && opts_.mix_rule != "cclip")
+      rule_ = optim::make_aggregation_rule(opts_.mix_rule, opts_.mix_options);
+  }
+
+  void add_stats(worker_stats& out) const override {
+    out.mix_clipped = clipped_;
+    out.mix_discarded = discarded_;
+  }
 
   /// A round's mean is taken before the next step's computation (where the
   /// worker may pause for a checkpoint while it waits for its group), and
@@ -108,11 +117,15 @@ public:
     std::vector<float> values;
     for (const auto& [round, got] : inbox_)
       for (const auto& [sender, v] : got) {
+        if (v.size() != n_)
+          continue; // a garbled copy: awaited again after a restore
         keys.insert(keys.end(), {round, sender});
         values.insert(values.end(), v.data(), v.data() + v.size());
       }
     w.put(prefix + "inbox.keys", keys);
     w.put(prefix + "inbox.values", values);
+    std::uint64_t mixed[] = {clipped_, discarded_};
+    w.put(prefix + "robust_mix", mixed, 2);
   }
 
   void load(const optim::state_reader& r, const std::string& prefix) override {
@@ -133,6 +146,11 @@ public:
     for (std::size_t i = 0; i < keys.size() / 2; ++i)
       inbox_[keys[2 * i]][static_cast<worker_id>(keys[2 * i + 1])]
           = tensor{values.data() + i * n_, n_};
+    if (r.has(prefix + "robust_mix")) { // written since wire version 17
+      auto mixed = r.u64(prefix + "robust_mix", 2);
+      clipped_ = mixed[0];
+      discarded_ = mixed[1];
+    }
   }
 
   caf::message_handler handlers(actors::worker_context& ctx) override {
@@ -148,14 +166,31 @@ public:
 
   /// A group member's parameters of a round: kept until the round's mean.
   void on_group(actors::worker_context& ctx, group_msg& m) {
-    if (!acceptable(ctx, "group copy", m.sender, m.values,
-                    ctx.replica().size()))
+    if (!check_sender(ctx, "group copy", m.sender))
       return;
+    // A garbled copy (wrong size, NaN) is kept as heard but empty: the
+    // round does not wait out the request timeout for it.
+    bool usable = acceptable(ctx, "group copy", m.sender, m.values,
+                             ctx.replica().size());
     if (m.round < next_round_) {
       ++late_; // its round ended at the timeout: too late to count
       return;
     }
-    inbox_[m.round][m.sender] = std::move(m.values);
+    // Kept only from a member of this worker's group of that round, and
+    // not far ahead (a peer cannot fill the inbox with future rounds).
+    auto groups = dssync_groups(opts_, m.round);
+    if (m.round > next_round_ + max_ahead
+        || groups.at(m.sender) != groups.at(ctx.id())) {
+      ++discarded_;
+      actors::detail::log().warn(
+          "worker {}: ignoring a group copy from {} for round {} (not a "
+          "member of its group of that round, or more than {} rounds ahead)",
+          ctx.id(), m.sender, m.round, max_ahead);
+      return;
+    }
+    if (!usable)
+      ++discarded_;
+    inbox_[m.round][m.sender] = usable ? std::move(m.values) : tensor{};
     recheck(ctx);
   }
 
@@ -188,18 +223,25 @@ protected:
 
 private:
   /// x <- mean of the members' copies that arrived (own included), summed
-  /// in rank order in double.
+  /// in rank order in double; or their robust mix (mix()). A Byzantine
+  /// worker keeps its own model (it mixes nothing in).
   void average(actors::worker_context& ctx) {
     auto& rep = ctx.replica();
     auto n = rep.size();
     auto& got = inbox_[round_];
+    if (rep.byzantine() || opts_.mix_rule != "mean") {
+      if (!rep.byzantine())
+        mix(ctx, got);
+      end_round();
+      return;
+    }
     sum_.assign(n, 0.0);
     std::size_t count = 0;
     for (auto r : members_) {
       const float* v = nullptr;
       if (r == ctx.id())
         v = rep.params();
-      else if (auto it = got.find(r); it != got.end())
+      else if (auto it = got.find(r); it != got.end() && it->second.size() == n)
         v = it->second.data();
       if (!v)
         continue;
@@ -212,14 +254,60 @@ private:
       x[i] = static_cast<float>(sum_[i] / static_cast<double>(count));
     if (count > 1)
       ctx.count_mix();
+    end_round();
+  }
+
+  void end_round() {
     next_round_ = round_ + 1;
     pending_ = false;
     inbox_.erase(inbox_.begin(), inbox_.upper_bound(round_));
   }
 
+  /// Robust mixing of the members' copies that arrived: cclip moves x by
+  /// ClippedGossip's step centred at x (each of the m members present
+  /// weighs 1/m, its difference clipped to the radius); any other rule
+  /// combines the copies, x among them.
+  void mix(actors::worker_context& ctx,
+           const std::map<worker_id, tensor>& got) {
+    auto& rep = ctx.replica();
+    std::vector<optim::neighbour_model> present;
+    for (auto r : members_) {
+      if (r == ctx.id()) {
+        present.push_back({r, rep.params(), 0});
+      } else if (auto it = got.find(r);
+                 it != got.end() && it->second.size() == rep.size()) {
+        present.push_back({r, it->second.data(), 0});
+      }
+    }
+    if (present.size() < 2)
+      return;
+    if (opts_.mix_rule == "cclip") {
+      std::vector<optim::neighbour_model> others;
+      for (auto& m : present)
+        if (m.rank != ctx.id()) {
+          m.weight = 1.0 / static_cast<double>(present.size());
+          others.push_back(m);
+        }
+      auto out = optim::clipped_mix(rep.params(), rep.size(), others,
+                                    opts_.mix_options.clip_radius);
+      clipped_ += out.clipped;
+      discarded_ += out.skipped;
+    } else {
+      auto dropped
+          = optim::group_mix(*rule_, rep.params(), rep.size(), present);
+      discarded_ += dropped.size();
+    }
+    ctx.count_mix();
+  }
+
   std::map<std::uint64_t, std::map<worker_id, tensor>> inbox_;
   std::vector<std::uint32_t> members_;
   std::vector<double> sum_;
+  /// Rounds a group copy may be ahead of this worker's.
+  static constexpr std::uint64_t max_ahead = 64;
+  /// The rule of robust mixing other than mean and cclip.
+  std::unique_ptr<optim::aggregation_rule> rule_;
+  std::uint64_t clipped_ = 0, discarded_ = 0; ///< robust mixing's counts
   std::uint64_t round_ = 0, next_round_ = 0, late_ = 0;
   /// Round round_'s mean is still to take.
   bool pending_ = false;

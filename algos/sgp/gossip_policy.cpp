@@ -16,6 +16,7 @@
 #include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
 #include "algos/peer_policy.hpp"
+#include "algos/sgp/clipped_push_sum.hpp"
 #include "algos/sgp/sgp_state.hpp"
 #include "optim/compress.hpp"
 #include "optim/gossip.hpp"
@@ -117,23 +118,33 @@ public:
   /// A peer's push-sum share: added to x and w.
   void on_gossip(actors::worker_context& ctx, gossip_msg& m) {
     init(ctx);
-    if (!acceptable(ctx, "push-sum share", m.sender, m.values, x_.size()))
+    if (!check_sender(ctx, "push-sum share", m.sender))
       return;
-    if (!(m.weight > 0) || !std::isfinite(m.weight)) {
+    bool usable
+        = acceptable(ctx, "push-sum share", m.sender, m.values, x_.size());
+    if (usable && (!(m.weight > 0) || !std::isfinite(m.weight))) {
       actors::detail::log().warn(
           "worker {}: ignoring a share from {} with weight {}", ctx.id(),
           m.sender, m.weight);
-      return;
+      usable = false;
     }
-    const float* v = m.values.data();
-    for (std::size_t i = 0; i < x_.size(); ++i)
-      x_[i] += v[i];
-    w_ += m.weight;
+    if (usable && opts_.mix_rule == "cclip") {
+      usable = clipped_share(ctx, m);
+    } else if (usable) {
+      const float* v = m.values.data();
+      for (std::size_t i = 0; i < x_.size(); ++i)
+        x_[i] += v[i];
+      w_ += m.weight;
+    }
+    // Heard even if refused: a step does not wait out the request timeout
+    // for a garbled share.
     if (m.sender < heard_.size())
       heard_[m.sender] = std::max(heard_[m.sender], m.iteration + 1);
-    ctx.count_mix();
-    if (!waiting_)
-      debias(ctx); // the replica shows z between steps (fetches read it)
+    if (usable) {
+      ctx.count_mix();
+      if (!waiting_)
+        debias(ctx); // the replica shows z between steps (fetches read it)
+    }
     recheck(ctx);
   }
 
@@ -142,7 +153,7 @@ public:
   void on_gossip(actors::worker_context& ctx, compressed_gossip_msg& m) {
     init(ctx);
     auto n = x_.size();
-    if (m.sender >= opts_.workers || m.size != n || !(m.weight > 0)
+    if (!sent_by(ctx, m.sender) || m.size != n || !(m.weight > 0)
         || !std::isfinite(m.weight)) {
       actors::detail::log().warn(
           "worker {}: ignoring a compressed share from {} of "
@@ -167,7 +178,7 @@ public:
           ctx.id(), m.sender, m.fraction);
       return;
     }
-    auto& copy = copy_of(copy_in_, m.sender, n);
+    auto& copy = copy_of(copy_in_, m.sender, n, opts_.init);
     auto f = static_cast<float>(m.fraction);
     for (std::size_t i = 0; i < n; ++i) {
       copy[i] += decoded_[i];
@@ -185,7 +196,22 @@ public:
     return w_;
   }
 
+  /// Clipped push-sum (algos/sgp/clipped_push_sum.hpp).
+  bool clipped_share(actors::worker_context& ctx, const gossip_msg& m) {
+    if (auto why = clip_.refusal(opts_, rank_, m, heard_)) {
+      actors::detail::log().warn(
+          "worker {}: ignoring a share from {} of iteration {}: {}", ctx.id(),
+          m.sender, m.iteration, why);
+      if (auto* p = ctx.probe())
+        p->error();
+      return false;
+    }
+    return clip_.mix(x_, w_, m, opts_.mix_options.clip_radius);
+  }
+
   void add_stats(worker_stats& out) const override {
+    out.mix_clipped = clip_.clipped();
+    out.mix_discarded = clip_.discarded();
     for (auto& [j, c] : compressors_)
       actors::add_compression(out, c);
     // The error feedback is the gap between the last shares and the
@@ -212,6 +238,7 @@ public:
     w.put(prefix + "compress.peers", keys);
     save_copies(w, prefix + "copy_out.", copy_out_);
     save_copies(w, prefix + "copy_in.", copy_in_);
+    clip_.save(w, prefix);
   }
 
   void load(const optim::state_reader& r, const std::string& prefix) override {
@@ -236,6 +263,7 @@ public:
     }
     load_copies(r, prefix + "copy_out.", copy_out_, n_);
     load_copies(r, prefix + "copy_in.", copy_in_, n_);
+    clip_.load(r, prefix);
   }
 
 protected:
@@ -311,7 +339,7 @@ private:
     kept_ = x_; // a member: no allocation per step
     double gap = 0;
     for (auto j : targets) {
-      auto& copy = copy_of(copy_out_, j, n);
+      auto& copy = copy_of(copy_out_, j, n, opts_.init);
       auto it = compressors_.find(j);
       if (it == compressors_.end())
         it = compressors_
@@ -347,25 +375,12 @@ private:
     residual_norm_ = std::sqrt(gap);
   }
 
-  /// The copy held for peer j (created from the shared starting point).
-  std::vector<float>& copy_of(std::map<std::uint32_t, std::vector<float>>& m,
-                              std::uint32_t j, std::size_t n) {
-    auto it = m.find(j);
-    if (it != m.end())
-      return it->second;
-    auto& c = m[j];
-    if (opts_.init && opts_.init->size() == n)
-      c = *opts_.init;
-    else
-      c.assign(n, 0.0f);
-    return c;
-  }
-
   std::vector<float> x_;
   double w_ = 1;
   std::map<std::uint32_t, optim::compressor> compressors_;
   std::map<std::uint32_t, std::vector<float>> copy_out_, copy_in_;
   std::vector<float> diff_, decoded_, kept_;
+  clipped_push_sum clip_;
   double residual_norm_ = 0;
   std::uint64_t checked_ = 0, wait_step_ = 0;
   worker_id rank_ = 0;

@@ -71,7 +71,8 @@ void sgp::report(const actors::coordinator_state& st,
     w += std::isfinite(r.weight.value) ? r.weight.value : 0.0;
   out["sgp"] = {{"optimizer", local.optimizer.name},
                 {"lr", local.lr},
-                {"evaluated", "mean of the workers' models"},
+                {"evaluated", evaluated_mean(st.config)},
+                {"mixing", mixing_report(p)},
                 {"peers", p.peers},
                 {"overlap", p.overlap},
                 {"weight_sum", w}};

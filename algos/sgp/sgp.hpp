@@ -6,6 +6,7 @@
 #pragma once
 
 #include "actors/comm_policy.hpp"
+#include "algos/aggregation_flags.hpp"
 #include "algos/algorithm.hpp"
 #include "algos/compression_flags.hpp"
 #include "algos/local_steps.hpp"
@@ -48,6 +49,8 @@ public:
   std::uint64_t overlap = 0; ///< bound on in-peer staleness
   double gossip_gamma = 0.5; ///< consensus step with compression
   compression_flags compression_settings;
+  /// Robust mixing (--aggregation: mean or cclip).
+  aggregation_flags mixing;
 
   // -- its settings, resolved by build() --
   /// Peers, overlap, compression, gamma and seed (the workers' count,

@@ -5,6 +5,7 @@
 #include <caf/config_option_set.hpp>
 
 #include "actors/coordinator.hpp"
+#include "algos/aggregation_flags.hpp"
 #include "algos/local_steps.hpp"
 #include "algos/sgp/sgp.hpp"
 
@@ -30,6 +31,10 @@ void sgp::bind(caf::config_option_set& set) {
            "/ (peers + 1) of the model's public copy (default 0.5; topk: "
            "0.2)");
   compression_settings.bind(set, g, "the shares");
+  mixing.bind(set, g,
+              "robust mixing: cclip clips each share's model to a radius "
+              "around this peer's (clipped push-sum)",
+              {"mean", "cclip"});
 }
 
 void sgp::check_flags(const job_options&,
@@ -45,6 +50,17 @@ void sgp::check_flags(const job_options&,
     fail("--gossip-gamma applies to sgp with --compress");
   if (!(gossip_gamma > 0 && gossip_gamma <= 1))
     fail("--gossip-gamma must be in (0, 1]");
+  if (mixing.rule != "mean" && mixing.rule != "cclip")
+    fail("--aggregation=" + mixing.rule
+         + ": sgp mixes one share at a time; its robust mixing is cclip "
+           "(the other rules need a group: --algo=dssync)");
+  if (given.count("agg-clip-iterations"))
+    fail("--agg-clip-iterations applies to the shards' cclip; gossip clips "
+         "once per share");
+  mixing.check(given, 2, "shares");
+  if (mixing.rule == "cclip" && compression_settings.compress != "none")
+    fail("--aggregation=cclip and --compress do not combine in sgp (a "
+         "compressed share is a change to a copy, not a model to clip)");
 }
 
 void sgp::resolve(job_options& o, double model_lr) const {
@@ -64,6 +80,8 @@ void sgp::build(job_build& b) {
   settings.compress = compression_settings.options();
   settings.layers = b.layers;
   settings.gamma = gossip_gamma;
+  settings.mix_rule = mixing.rule;
+  settings.mix_options = mixing.options();
   b.job.shards = 0;
 }
 

@@ -29,4 +29,18 @@ void load_copies(const optim::state_reader& r, const std::string& prefix,
         values.begin() + static_cast<std::ptrdiff_t>((i + 1) * n));
 }
 
+std::vector<float>&
+copy_of(std::map<std::uint32_t, std::vector<float>>& copies, std::uint32_t j,
+        std::size_t n, const std::shared_ptr<const std::vector<float>>& init) {
+  auto it = copies.find(j);
+  if (it != copies.end())
+    return it->second;
+  auto& c = copies[j];
+  if (init && init->size() == n)
+    c = *init;
+  else
+    c.assign(n, 0.0f);
+  return c;
+}
+
 } // namespace troupe::algos

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,11 @@ void save_copies(optim::state_writer& w, const std::string& prefix,
 void load_copies(const optim::state_reader& r, const std::string& prefix,
                  std::map<std::uint32_t, std::vector<float>>& copies,
                  std::size_t n);
+
+/// The copy held for peer j, created from the shared starting point `init`
+/// (zeros without one of n values).
+std::vector<float>&
+copy_of(std::map<std::uint32_t, std::vector<float>>& copies, std::uint32_t j,
+        std::size_t n, const std::shared_ptr<const std::vector<float>>& init);
 
 } // namespace troupe::algos

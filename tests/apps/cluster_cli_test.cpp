@@ -86,6 +86,17 @@ TEST_CASE("cluster flags that do not fit are refused by name") {
              "--attack-sigma=-1"},
             "--attack-sigma"},
            {{"--algo=sgd", "--byzantine=1"}, "--byzantine"},
+           // Robust mixing in gossip.
+           {{"--algo=sgp", "--aggregation=median"}, "--algo=dssync"},
+           {{"--algo=sgp", "--aggregation=cclip", "--compress=topk"},
+            "--compress"},
+           {{"--algo=sgp", "--aggregation=cclip", "--agg-clip-iterations=2"},
+            "once per share"},
+           {{"--algo=dssync", "--group-size=4", "--aggregation=krum",
+             "--agg-f=1"},
+            "group members"},
+           {{"--algo=dssync", "--aggregation=cclip", "--agg-clip-radius=-1"},
+            "--agg-clip-radius"},
            // Consensus algorithms.
            {{"--algo=downpour", "--tau=8"}, "--tau"},
            {{"--algo=easgd", "--workers=4", "--alpha=0.3"}, "beta"},
@@ -337,4 +348,26 @@ TEST_CASE("sync with --byzantine and a robust rule: the JSON names the "
   INFO(n.err);
   REQUIRE(n.status == 0);
   CHECK_THAT(n.out, Catch::Contains("non_finite"));
+}
+
+TEST_CASE("gossip with --byzantine: a NaN attacker's copies are refused "
+          "without waits, and the honest workers' mean is evaluated") {
+  std::cout << "dssync byzantine: seed 1" << std::endl;
+  auto r = run({"--algo=dssync", "--model=mlp", "--workers=4",
+                "--train-examples=2048", "--max-steps=12", "--json",
+                "--progress=none", "--aggregation=cclip", "--agg-clip-radius=2",
+                "--byzantine=1", "--attack=nan", "--request-timeout=30"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto j = nlohmann::json::parse(
+      r.out.substr(r.out.find_last_of('\n', r.out.size() - 2) + 1));
+  CHECK(j["dssync"]["mixing"]["rule"] == "cclip");
+  CHECK(j["dssync"]["evaluated"] == "mean of the honest workers' models");
+  CHECK(std::isfinite(j["test_loss"].get<double>()));
+  std::uint64_t discarded = 0;
+  for (const auto& w : j["worker_stats"]) {
+    CHECK(w["timeouts"] == 0); // a garbled copy is heard, not waited for
+    discarded += w.value("mix_discarded", std::uint64_t{0});
+  }
+  CHECK(discarded > 0);
 }

@@ -3,7 +3,9 @@
 // below, broken at and above), and what each returns when f workers send
 // +-1e30, NaN or copies of one vector.
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <random>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "optim/aggregate.hpp"
 #include "optim/robust.hpp"
+#include "optim/state_file.hpp"
 
 using namespace troupe::optim;
 
@@ -243,4 +246,73 @@ TEST_CASE("every robust rule is registered; bad settings are refused") {
   o = {};
   o.clip_iterations = 0;
   CHECK_THROWS_AS(make_aggregation_rule("cclip", o), std::invalid_argument);
+}
+
+TEST_CASE("a rule's state across rounds survives a checkpoint: cclip's "
+          "center and LICM's last gradients") {
+  for (const char* name : {"cclip", "licm"}) {
+    INFO(name);
+    rule_options o;
+    o.clip_radius = 0.5;
+    auto a = make_aggregation_rule(name, o);
+    vecs r1{{1, 2, 3}, {1.2f, 2, 2.9f}, {0.9f, 2.1f, 3}, {40, -40, 40}};
+    vecs r2{{1.1f, 2, 3}, {1, 2.2f, 3.1f}, {1, 2, 2.8f}, {-40, 40, -40}};
+    run(*a, r1);
+    state_writer w;
+    a->save(w, "rule.");
+    state_reader r{w.encode(), "test"};
+    auto b = make_aggregation_rule(name, o);
+    b->load(r, "rule.");
+    auto fresh = make_aggregation_rule(name, o);
+    auto want = run(*a, r2);
+    CHECK(run(*b, r2) == want);
+    // Without the state the round differs (the state matters).
+    CHECK(run(*fresh, r2) != want);
+    // A checkpoint without the rule's tensors restores a fresh rule.
+    state_writer empty;
+    empty.put_u64("x", 1);
+    auto c = make_aggregation_rule(name, o);
+    run(*c, r1);
+    c->load(state_reader{empty.encode(), "old"}, "rule.");
+    CHECK(run(*c, r2) == run(*make_aggregation_rule(name, o), r2));
+  }
+}
+
+TEST_CASE("the coordinate-wise rules' sorting network gives the order "
+          "statistics of a plain sort, bit for bit") {
+  const unsigned seed = 11;
+  std::cout << "sorting network: seed " << seed << std::endl;
+  std::mt19937 gen{seed};
+  std::normal_distribution<float> normal;
+  // Block-sized and not; the network (<= 32) and the sort (> 32); ties.
+  for (std::size_t count : {1u, 2u, 3u, 10u, 32u, 33u, 40u}) {
+    for (std::size_t n : {1u, 64u, 150u}) {
+      INFO(count << " x " << n);
+      vecs xs(count, std::vector<float>(n));
+      for (auto& x : xs)
+        for (auto& v : x)
+          v = std::round(normal(gen) * 4) / 4; // many ties
+      rule_options o;
+      o.f = static_cast<std::uint32_t>(count / 4);
+      auto med = run("median", xs);
+      auto trim = run("trimmed_mean", xs, o);
+      auto b = std::min<std::size_t>(o.f, (count - 1) / 2);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<float> col;
+        for (auto& x : xs)
+          col.push_back(x[i]);
+        std::sort(col.begin(), col.end());
+        auto mid = count / 2;
+        float want
+            = count % 2
+                  ? col[mid]
+                  : static_cast<float>((double(col[mid - 1]) + col[mid]) / 2);
+        REQUIRE(med[i] == want);
+        double s = 0;
+        for (std::size_t k = b; k < count - b; ++k)
+          s += col[k];
+        REQUIRE(trim[i] == static_cast<float>(s / double(count - 2 * b)));
+      }
+    }
+  }
 }
