@@ -145,14 +145,19 @@ step_result byzantine_replica::compute() {
   try {
     r = inner_->compute(); // the honest gradient (flipped labels: not)
     samples_ = r.samples;
+    attack(g, n);
   } catch (const std::domain_error&) {
     // The attacker's own model is no longer finite (in gossip it steps with
-    // its attack): so is its gradient. That is the attack, not a
-    // divergence that should stop the worker.
+    // its attack), so its gradient and its scout's are not either. That is
+    // the attack, not a divergence that should stop the worker.
     std::fill(g, g + n, std::numeric_limits<float>::quiet_NaN());
     r.loss = std::numeric_limits<double>::quiet_NaN();
     r.samples = samples_;
   }
+  return r;
+}
+
+void byzantine_replica::attack(float* g, std::size_t n) {
   switch (opts_.kind) {
   case attack_kind::sign_flip:
     for (std::size_t i = 0; i < n; ++i)
@@ -183,7 +188,6 @@ step_result byzantine_replica::compute() {
     std::fill(g, g + n, std::numeric_limits<float>::infinity());
     break;
   }
-  return r;
 }
 
 } // namespace troupe::optim

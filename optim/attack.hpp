@@ -87,6 +87,8 @@ public:
 private:
   /// mu and sd over the scout's k gradients at this replica's parameters.
   void estimate();
+  /// Replaces the honest gradient g[0..n) by the attack's.
+  void attack(float* g, std::size_t n);
 
   std::unique_ptr<replica> scout_;
   attack_options opts_;

@@ -2,9 +2,12 @@
 // the paper's formula gives, the normal quantile, and each attack's gradient
 // against the honest one of a twin replica drawing the same batches.
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -209,4 +212,32 @@ TEST_CASE("worker momentum sends beta m + (1 - beta) g, and its buffer is "
   for (std::size_t i = 0; i < m.size(); ++i)
     REQUIRE(back.grads()[i] == m.grads()[i]);
   CHECK_THROWS_AS((momentum_replica{honest(data), 1.0}), std::invalid_argument);
+}
+
+TEST_CASE("an attacker whose own model is no longer finite sends NaN and "
+          "keeps running (gossip: it steps its model with its attack)") {
+  auto data = toy(false);
+  for (auto kind : {attack_kind::sign_flip, attack_kind::ipm}) {
+    INFO(to_string(kind));
+    auto o = opts(kind);
+    o.scout_batches = 2;
+    byzantine_replica b{honest(data),
+                        kind == attack_kind::ipm ? honest(data, 77) : nullptr,
+                        o, 3, 1};
+    auto first = b.compute(); // finite: its batch size is known
+    CHECK(first.samples == 32);
+    std::fill(b.params(), b.params() + b.size(),
+              std::numeric_limits<float>::quiet_NaN());
+    step_result r;
+    REQUIRE_NOTHROW(r = b.compute());
+    CHECK(std::isnan(r.loss));
+    CHECK(r.samples == 32);
+    for (std::size_t i = 0; i < b.size(); ++i)
+      REQUIRE(std::isnan(b.grads()[i]));
+  }
+  // An honest replica still stops at a non-finite loss.
+  auto h = honest(data);
+  std::fill(h->params(), h->params() + h->size(),
+            std::numeric_limits<float>::quiet_NaN());
+  CHECK_THROWS_AS(h->compute(), std::domain_error);
 }
