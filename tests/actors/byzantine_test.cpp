@@ -34,6 +34,33 @@ std::shared_ptr<const optim::dataset> data(std::uint64_t seed) {
       optim::to_dataset(optim::make_logreg(o)));
 }
 
+/// The job's start (logreg from `seed`) and replicas: each worker draws its
+/// part of `d`; the last `attackers` send -10x their gradient.
+void stage(actors::job_config& job, std::shared_ptr<const optim::dataset> d,
+           std::uint64_t seed, std::uint32_t attackers) {
+  auto init = optim::make_model<float>("logreg", d->sample_shape, d->classes);
+  init.init(seed);
+  job.init = std::make_shared<const std::vector<float>>(
+      init.params(), init.params() + init.size());
+  std::vector<std::size_t> all(d->size());
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  optim::attack_options a;
+  a.kind = optim::attack_kind::sign_flip;
+  a.scale = 10;
+  a.workers = job.workers;
+  a.byzantine = attackers;
+  auto n = job.workers;
+  job.make_replica
+      = [=](messages::worker_id w) -> std::unique_ptr<optim::replica> {
+    auto r = optim::make_model_replica("logreg", d, all, 8, seed, seed,
+                                       optim::batch_part{w, n});
+    if (w + attackers < n)
+      return r;
+    return std::make_unique<optim::byzantine_replica>(std::move(r), nullptr, a,
+                                                      d->classes, w);
+  };
+}
+
 /// A sync job (or Downpour with buffered rounds: `async`) with `rule` (f = 2
 /// where it takes one); attackers if `attack`.
 actors::job_config job(std::shared_ptr<const optim::dataset> d,
@@ -51,26 +78,7 @@ actors::job_config job(std::shared_ptr<const optim::dataset> d,
   job.algorithm = algo;
   job.workers = workers;
   job.shards = 2;
-  auto init = optim::make_model<float>("logreg", d->sample_shape, d->classes);
-  init.init(seed);
-  job.init = std::make_shared<const std::vector<float>>(
-      init.params(), init.params() + init.size());
-  std::vector<std::size_t> all(d->size());
-  std::iota(all.begin(), all.end(), std::size_t{0});
-  optim::attack_options a;
-  a.kind = optim::attack_kind::sign_flip;
-  a.scale = 10;
-  a.workers = workers;
-  a.byzantine = byzantine;
-  job.make_replica
-      = [=](messages::worker_id w) -> std::unique_ptr<optim::replica> {
-    auto r = optim::make_model_replica("logreg", d, all, 8, seed, seed,
-                                       optim::batch_part{w, workers});
-    if (!attack || w < workers - byzantine)
-      return r;
-    return std::make_unique<optim::byzantine_replica>(std::move(r), nullptr, a,
-                                                      d->classes, w);
-  };
+  stage(job, d, seed, attack ? byzantine : 0);
   job.steps_per_worker = 60;
   job.server.optimizer.name = "sgd";
   job.server.lr = 0.5;
@@ -191,29 +199,9 @@ actors::job_config gossip_job(std::shared_ptr<const optim::dataset> d,
   local->lr = 0.5;
   job.algorithm = algo;
   job.shards = 0;
-  auto init = optim::make_model<float>("logreg", d->sample_shape, d->classes);
-  init.init(seed);
-  job.init = std::make_shared<const std::vector<float>>(
-      init.params(), init.params() + init.size());
-  std::vector<std::size_t> all(d->size());
-  std::iota(all.begin(), all.end(), std::size_t{0});
-  optim::attack_options a;
-  a.kind = optim::attack_kind::sign_flip;
-  a.scale = 10;
-  a.workers = job.workers;
-  a.byzantine = 1;
-  auto n = job.workers;
+  stage(job, d, seed, attack ? 1 : 0);
   if (attack)
-    job.byzantine = {n - 1};
-  job.make_replica
-      = [=](messages::worker_id w) -> std::unique_ptr<optim::replica> {
-    auto r = optim::make_model_replica("logreg", d, all, 8, seed, seed,
-                                       optim::batch_part{w, n});
-    if (!attack || w + 1 < n)
-      return r;
-    return std::make_unique<optim::byzantine_replica>(std::move(r), nullptr, a,
-                                                      d->classes, w);
-  };
+    job.byzantine = {job.workers - 1};
   job.steps_per_worker = 60;
   job.final_params = std::make_shared<std::vector<float>>();
   return job;
