@@ -8,24 +8,56 @@
 namespace troupe::algos {
 
 void aggregation_flags::bind(caf::config_option_set& set,
-                             caf::string_view category, const std::string& what,
-                             const std::vector<std::string>& rules) {
-  std::string names;
-  for (const auto& n : rules.empty() ? optim::aggregation_rule_names() : rules)
-    names += (names.empty() ? "" : " | ") + n;
+                             caf::string_view category, combining what) {
   // CAF copies a description.
-  auto text = what + ": " + names + " (default mean)";
+  std::string text, radius;
+  std::vector<std::string> rules = optim::aggregation_rule_names();
+  switch (what) {
+  case combining::pushes:
+    text = "how a shard combines a round's pushes";
+    radius = "around the last aggregate";
+    break;
+  case combining::group:
+    text = "robust mixing, how a group's models are combined (cclip: "
+           "ClippedGossip around the member's own)";
+    radius = "around the member's own model";
+    break;
+  case combining::shares:
+    text = "robust mixing; cclip: each share's model clipped to a radius "
+           "around this peer's (clipped push-sum)";
+    radius = "around this peer's model";
+    rules = {"mean", "cclip"};
+    break;
+  }
+  std::string names;
+  for (const auto& n : rules)
+    names += (names.empty() ? "" : " | ") + n;
+  text += ": " + names + " (default mean)";
+  radius = "cclip: clipping radius " + radius + " (default 1)";
   set.add(rule, category, "aggregation",
-          caf::string_view{text.data(), text.size()})
-      .add(f, category, "agg-f",
-           "krum, multi_krum, trimmed_mean, cge: Byzantine pushes tolerated "
-           "per round (default 0)")
-      .add(m, category, "agg-m",
-           "multi_krum: pushes averaged (default workers - agg-f)")
-      .add(clip_radius, category, "agg-clip-radius",
-           "cclip: clipping radius around the last aggregate (default 1)")
-      .add(clip_iterations, category, "agg-clip-iterations",
-           "cclip: clipping iterations per round (default 3)");
+          caf::string_view{text.data(), text.size()});
+  if (what != combining::shares) {
+    bool pushes = what == combining::pushes;
+    std::string f_text = pushes ? "krum, multi_krum, trimmed_mean, cge: "
+                                  "Byzantine pushes tolerated per round "
+                                  "(default 0)"
+                                : "krum, multi_krum, trimmed_mean, cge: "
+                                  "Byzantine members tolerated per group "
+                                  "(default 0)";
+    std::string m_text = pushes ? "multi_krum: pushes averaged (default "
+                                  "workers - agg-f)"
+                                : "multi_krum: models averaged (default "
+                                  "group size - agg-f)";
+    set.add(f, category, "agg-f",
+            caf::string_view{f_text.data(), f_text.size()})
+        .add(m, category, "agg-m",
+             caf::string_view{m_text.data(), m_text.size()});
+  }
+  set.add(clip_radius, category, "agg-clip-radius",
+          caf::string_view{radius.data(), radius.size()});
+  if (what == combining::pushes)
+    set.add(clip_iterations, category, "agg-clip-iterations",
+            "cclip: clipping iterations per round (default 3)");
 }
 
 void aggregation_flags::check(const std::set<std::string>& given,

@@ -23,12 +23,14 @@ struct aggregation_flags {
   double clip_radius = 1.0; ///< centered clipping's tau
   std::uint64_t clip_iterations = 3;
 
-  /// Binds the flags under `category` ("?sync"); `what` says what the
-  /// rule combines ("how a shard combines a round's pushes"), `rules`
-  /// which rules apply (empty: all).
+  /// What the rule combines: a shard's round of pushes (every flag), a
+  /// DS-Sync group's models (one clipping step: no --agg-clip-iterations),
+  /// or SGP's shares one at a time (mean or cclip; no f, m nor iterations).
+  enum class combining { pushes, group, shares };
+
+  /// Binds the flags that apply under `category` ("?sync").
   void bind(caf::config_option_set& set, caf::string_view category,
-            const std::string& what = "how a shard combines a round's pushes",
-            const std::vector<std::string>& rules = {});
+            combining what = combining::pushes);
 
   /// Throws std::invalid_argument naming the flag: an unknown rule, a
   /// rule's setting given for another rule, a value out of range, or

@@ -22,19 +22,13 @@ std::shared_ptr<algorithm> dssync::clone() const {
 void dssync::bind(caf::config_option_set& set) {
   set.add(group_size, "?dssync", "group-size",
           "workers per averaging group (default 2)");
-  mixing.bind(set, "?dssync",
-              "how a group's models are combined (robust mixing; cclip: "
-              "clipped around the member's own)");
+  mixing.bind(set, "?dssync", aggregation_flags::combining::group);
 }
 
 void dssync::check_flags(const job_options& o,
                          const std::set<std::string>& given) const {
   if (group_size < 2 || group_size > 4096)
     throw std::invalid_argument("--group-size must be in [2, 4096]");
-  if (given.count("agg-clip-iterations"))
-    throw std::invalid_argument(
-        "--agg-clip-iterations applies to the shards' cclip; a group clips "
-        "once a round");
   mixing.check(given, std::min<std::uint64_t>(group_size, o.workers),
                "group members (--group-size)");
 }

@@ -31,10 +31,7 @@ void sgp::bind(caf::config_option_set& set) {
            "/ (peers + 1) of the model's public copy (default 0.5; topk: "
            "0.2)");
   compression_settings.bind(set, g, "the shares");
-  mixing.bind(set, g,
-              "robust mixing: cclip clips each share's model to a radius "
-              "around this peer's (clipped push-sum)",
-              {"mean", "cclip"});
+  mixing.bind(set, g, aggregation_flags::combining::shares);
 }
 
 void sgp::check_flags(const job_options&,
@@ -54,9 +51,6 @@ void sgp::check_flags(const job_options&,
     fail("--aggregation=" + mixing.rule
          + ": sgp mixes one share at a time; its robust mixing is cclip "
            "(the other rules need a group: --algo=dssync)");
-  if (given.count("agg-clip-iterations"))
-    fail("--agg-clip-iterations applies to the shards' cclip; gossip clips "
-         "once per share");
   mixing.check(given, 2, "shares");
   if (mixing.rule == "cclip" && compression_settings.compress != "none")
     fail("--aggregation=cclip and --compress do not combine in sgp (a "
