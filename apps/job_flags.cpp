@@ -143,7 +143,9 @@ void add_job_flags(option_parser& p, algos::job_options& o) {
            "spread from (default 4)")
       .add(o.worker_momentum, "worker-momentum",
            "workers push their momentum beta m + (1 - beta) g, which robust "
-           "rules separate better from attacks (0: off, the default)")
+           "rules separate better from attacks (0: off, the default); the "
+           "optimizer then defaults to sgd and the rate to the model's / "
+           "(1 - beta)")
       .add(o.max_steps, "max-steps",
            "stop after this many optimizer steps (lbfgs: iterations, "
            "default 100)")

@@ -233,10 +233,21 @@ void validate(train_options& o) {
   const auto& d = defaults_for(optim::model_label(o.model));
   if (o.weight_decay < 0 && o.weight_decay != -1)
     throw usage_error("troupe train: --weight-decay must be zero or positive");
+  // Worker momentum is the job's momentum: the optimizer that applies the
+  // workers' pushes (or, in gossip, their own steps) defaults to plain SGD
+  // rather than a second momentum on top (which trained mlp to 0.52 where
+  // either alone reaches 0.83), and the default rate to the model's over
+  // 1 - beta, the step the default momentum optimizer takes.
+  bool momentum_sgd = o.worker_momentum > 0 && o.optimizer.empty();
+  bool lr_given = o.lr != 0;
+  if (momentum_sgd)
+    o.optimizer = "sgd";
   // The algorithm's defaults: its rate, optimizer and weight decay.
   algo.resolve(o, d.lr);
   if (o.lr == 0)
     o.lr = d.lr;
+  if (momentum_sgd && !lr_given)
+    o.lr /= 1 - o.worker_momentum;
   if (o.epochs == 0)
     o.epochs = d.epochs;
   if (o.lr_decay == 0)
