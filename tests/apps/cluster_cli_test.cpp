@@ -372,3 +372,33 @@ TEST_CASE("gossip with --byzantine: a NaN attacker's copies are refused "
   }
   CHECK(discarded > 0);
 }
+
+TEST_CASE("--worker-momentum makes the momentum the workers': sgd applies "
+          "the pushes at the model's rate / (1 - beta), unless given") {
+  std::cout << "worker momentum: seed 1" << std::endl;
+  auto last = [](const std::string& out) {
+    return nlohmann::json::parse(
+        out.substr(out.find_last_of('\n', out.size() - 2) + 1));
+  };
+  std::vector<std::string> base{"--algo=sync",     "--model=mlp",
+                                "--workers=2",     "--train-examples=512",
+                                "--max-steps=4",   "--json",
+                                "--progress=none", "--worker-momentum=0.9"};
+  auto r = run(base);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto j = last(r.out);
+  CHECK(j["optimizer"] == "sgd");
+  CHECK(j["lr"].get<double>() == Approx(0.05 / 0.1));
+  CHECK(j["worker_momentum"] == 0.9);
+  base.push_back("--optimizer=momentum");
+  base.push_back("--lr=0.01");
+  r = run(base);
+  REQUIRE(r.status == 0);
+  j = last(r.out);
+  CHECK(j["optimizer"] == "momentum");
+  CHECK(j["lr"].get<double>() == Approx(0.01));
+  auto bad = run({"--algo=sync", "--worker-momentum=1"});
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--worker-momentum"));
+}
