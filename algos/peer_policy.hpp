@@ -197,9 +197,12 @@ protected:
                     worker_id sender) const {
     if (sent_by(ctx, sender))
       return true;
-    actors::detail::log().warn("worker {}: ignoring a {} that names rank {} "
-                               "but was not sent by its actor",
-                               ctx.id(), what, sender);
+    if (auto* p = ctx.probe())
+      p->error();
+    if (++refused_ <= max_logged)
+      actors::detail::log().warn("worker {}: ignoring a {} that names rank {} "
+                                 "but was not sent by its actor",
+                                 ctx.id(), what, sender);
     return false;
   }
 

@@ -199,9 +199,10 @@ public:
   /// Clipped push-sum (algos/sgp/clipped_push_sum.hpp).
   bool clipped_share(actors::worker_context& ctx, const gossip_msg& m) {
     if (auto why = clip_.refusal(opts_, rank_, m, heard_)) {
-      actors::detail::log().warn(
-          "worker {}: ignoring a share from {} of iteration {}: {}", ctx.id(),
-          m.sender, m.iteration, why);
+      if (++refused_ <= max_logged)
+        actors::detail::log().warn(
+            "worker {}: ignoring a share from {} of iteration {}: {}", ctx.id(),
+            m.sender, m.iteration, why);
       if (auto* p = ctx.probe())
         p->error();
       return false;
