@@ -313,7 +313,7 @@ struct peer_policy_options {
   double gamma = 0.5;
   /// Robust mixing (issue [15], optim/robust_mix.hpp): the rule that
   /// combines a DS-Sync group's models ("mean": the exact group mean), or
-  /// "cclip" for SGP's clipped push-sum; with its settings.
+  /// "cclip" for SGP's clipped gossip; with its settings.
   std::string mix_rule = "mean";
   optim::rule_options mix_options;
 };

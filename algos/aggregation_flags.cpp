@@ -24,7 +24,7 @@ void aggregation_flags::bind(caf::config_option_set& set,
     break;
   case combining::shares:
     text = "robust mixing; cclip: each share's model clipped to a radius "
-           "around this peer's (clipped push-sum)";
+           "around this peer's (clipped gossip)";
     radius = "around this peer's model";
     rules = {"mean", "cclip"};
     break;

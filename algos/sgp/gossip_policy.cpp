@@ -16,7 +16,7 @@
 #include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
 #include "algos/peer_policy.hpp"
-#include "algos/sgp/clipped_push_sum.hpp"
+#include "algos/sgp/clipped_gossip.hpp"
 #include "algos/sgp/sgp_state.hpp"
 #include "optim/compress.hpp"
 #include "optim/gossip.hpp"
@@ -83,12 +83,17 @@ public:
       done();
       return;
     }
-    auto pf = static_cast<float>(p);
-    for (auto& v : x_)
-      v *= pf;
-    w_ *= p;
+    // Clipped gossip keeps its model and sends it whole with the mixing
+    // weight p (clipped_gossip.hpp); push-sum splits x and w.
+    bool clipped = opts_.mix_rule == "cclip";
+    if (!clipped) {
+      auto pf = static_cast<float>(p);
+      for (auto& v : x_)
+        v *= pf;
+      w_ *= p;
+    }
     if (!targets.empty()) {
-      gossip_msg m{ctx.id(), k, w_, tensor{x_.data(), n}};
+      gossip_msg m{ctx.id(), k, clipped ? p : w_, tensor{x_.data(), n}};
       auto bytes = wire_size(m);
       for (auto j : targets) {
         ctx.count_sent(gossip_kind, bytes);
@@ -196,7 +201,7 @@ public:
     return w_;
   }
 
-  /// Clipped push-sum (algos/sgp/clipped_push_sum.hpp).
+  /// Clipped gossip (algos/sgp/clipped_gossip.hpp).
   bool clipped_share(actors::worker_context& ctx, const gossip_msg& m) {
     if (auto why = clip_.refusal(opts_, rank_, m, heard_)) {
       if (++refused_ <= max_logged)
@@ -207,7 +212,7 @@ public:
         p->error();
       return false;
     }
-    return clip_.mix(x_, w_, m, opts_.mix_options.clip_radius);
+    return clip_.mix(x_, m, opts_.mix_options.clip_radius);
   }
 
   void add_stats(worker_stats& out) const override {
@@ -381,7 +386,7 @@ private:
   std::map<std::uint32_t, optim::compressor> compressors_;
   std::map<std::uint32_t, std::vector<float>> copy_out_, copy_in_;
   std::vector<float> diff_, decoded_, kept_;
-  clipped_push_sum clip_;
+  clipped_gossip clip_;
   double residual_norm_ = 0;
   std::uint64_t checked_ = 0, wait_step_ = 0;
   worker_id rank_ = 0;
