@@ -192,17 +192,32 @@ protected:
                   == peers_[sender].address();
   }
 
+  /// A message refused: counted as an error in the probe, and logged with
+  /// the format `text` the first max_logged times (a hostile peer cannot
+  /// flood the log).
+  template <class... Ts>
+  void refused(actors::worker_context& ctx, const char* text,
+               const Ts&... xs) const {
+    if (auto* p = ctx.probe())
+      p->error();
+    if (++refused_ <= max_logged)
+      actors::detail::log().warn(fmt::runtime(text), xs...);
+    if (refused_ == max_logged)
+      actors::detail::log().warn(
+          "worker {}: not logging further refused messages (counted in "
+          "mix_discarded and the monitor's errors)",
+          ctx.id());
+  }
+
   /// sent_by(), with a warning naming the message (`what`) if not.
   bool check_sender(actors::worker_context& ctx, const char* what,
                     worker_id sender) const {
     if (sent_by(ctx, sender))
       return true;
-    if (auto* p = ctx.probe())
-      p->error();
-    if (++refused_ <= max_logged)
-      actors::detail::log().warn("worker {}: ignoring a {} that names rank {} "
-                                 "but was not sent by its actor",
-                                 ctx.id(), what, sender);
+    refused(ctx,
+            "worker {}: ignoring a {} that names rank {} but was not sent by "
+            "its actor",
+            ctx.id(), what, sender);
     return false;
   }
 
@@ -220,16 +235,10 @@ protected:
         why = "a NaN or infinite value";
     // The first few are logged; a peer that keeps sending them (a NaN
     // attacker) is counted, not logged every round.
-    if (why) {
-      if (auto* p = ctx.probe())
-        p->error();
-      if (++refused_ <= max_logged)
-        actors::detail::log().warn(
-            "worker {}: ignoring a {} from {}: {} ({} values, expected "
-            "{}){}",
-            ctx.id(), what, sender, why, values.size(), n,
-            refused_ == max_logged ? "; not logging further ones" : "");
-    }
+    if (why)
+      refused(ctx,
+              "worker {}: ignoring a {} from {}: {} ({} values, expected {})",
+              ctx.id(), what, sender, why, values.size(), n);
     bool ok = why == nullptr;
     return ok;
   }

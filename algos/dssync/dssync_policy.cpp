@@ -182,12 +182,11 @@ public:
     if (m.round > next_round_ + max_ahead
         || groups.at(m.sender) != groups.at(ctx.id())) {
       ++discarded_;
-      if (++refused_ <= max_logged)
-        actors::detail::log().warn(
-            "worker {}: ignoring a group copy from {} for round {} (not a "
-            "member of its group of that round, or more than {} rounds "
-            "ahead)",
-            ctx.id(), m.sender, m.round, max_ahead);
+      refused(ctx,
+              "worker {}: ignoring a group copy from {} for round {} (not a "
+              "member of its group of that round, or more than {} rounds "
+              "ahead)",
+              ctx.id(), m.sender, m.round, max_ahead);
       return;
     }
     if (!usable)

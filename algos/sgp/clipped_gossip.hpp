@@ -44,6 +44,11 @@ public:
     return discarded_;
   }
 
+  /// A share refused before mixing (garbled, not finite): counted.
+  void count_discarded() noexcept {
+    ++discarded_;
+  }
+
   /// The counts in a checkpoint ("<prefix>robust_mix"; absent before wire
   /// version 17: zeros).
   void save(optim::state_writer& w, const std::string& prefix) const;

@@ -83,8 +83,7 @@ public:
       done();
       return;
     }
-    // Clipped gossip keeps its model and sends it whole with the mixing
-    // weight p (clipped_gossip.hpp); push-sum splits x and w.
+    // cclip sends the whole model with weight p; push-sum splits x and w.
     bool clipped = opts_.mix_rule == "cclip";
     if (!clipped) {
       auto pf = static_cast<float>(p);
@@ -127,15 +126,16 @@ public:
       return;
     bool usable
         = acceptable(ctx, "push-sum share", m.sender, m.values, x_.size());
-    if (usable && (!(m.weight > 0) || !std::isfinite(m.weight))) {
-      actors::detail::log().warn(
-          "worker {}: ignoring a share from {} with weight {}", ctx.id(),
-          m.sender, m.weight);
+    if (usable && !(m.weight > 0 && std::isfinite(m.weight))) {
+      refused(ctx, "worker {}: ignoring a share from {} with weight {}",
+              ctx.id(), m.sender, m.weight);
       usable = false;
     }
-    if (usable && opts_.mix_rule == "cclip") {
+    if (!usable) {
+      clip_.count_discarded();
+    } else if (opts_.mix_rule == "cclip") {
       usable = clipped_share(ctx, m);
-    } else if (usable) {
+    } else {
       const float* v = m.values.data();
       for (std::size_t i = 0; i < x_.size(); ++i)
         x_[i] += v[i];
@@ -204,12 +204,8 @@ public:
   /// Clipped gossip (algos/sgp/clipped_gossip.hpp).
   bool clipped_share(actors::worker_context& ctx, const gossip_msg& m) {
     if (auto why = clip_.refusal(opts_, rank_, m, heard_)) {
-      if (++refused_ <= max_logged)
-        actors::detail::log().warn(
-            "worker {}: ignoring a share from {} of iteration {}: {}", ctx.id(),
-            m.sender, m.iteration, why);
-      if (auto* p = ctx.probe())
-        p->error();
+      refused(ctx, "worker {}: ignoring a share from {} of iteration {}: {}",
+              ctx.id(), m.sender, m.iteration, why);
       return false;
     }
     return clip_.mix(x_, m, opts_.mix_options.clip_radius);
