@@ -93,20 +93,26 @@ double loss_of(const std::vector<float>& params, const optim::dataset& d) {
   return optim::evaluate(model, d, 64).loss;
 }
 
-double run(std::shared_ptr<const optim::dataset> d, const std::string& rule,
-           bool attack, std::uint64_t seed, nlohmann::json* report = nullptr,
-           bool async = false) {
-  auto j = job(d, rule, attack, seed, async);
+/// Runs `j` under the seeded scheduler; its final loss on `d` (printed
+/// with `label`), its JSON in `report` if given.
+double finish(actors::job_config j, const optim::dataset& d, std::uint64_t seed,
+              const std::string& label, nlohmann::json* report) {
   auto params = j.final_params;
   auto out = test::run_seeded(std::move(j), seed);
-  INFO(out.dump());
+  INFO(out.dump().substr(0, 3000));
   REQUIRE_FALSE(out.contains("error"));
   if (report)
     *report = out;
-  auto l = loss_of(*params, *d);
-  std::cout << "  " << rule << (attack ? " attacked" : " honest") << ": loss "
-            << l << std::endl;
+  auto l = loss_of(*params, d);
+  std::cout << "  " << label << ": loss " << l << std::endl;
   return l;
+}
+
+double run(std::shared_ptr<const optim::dataset> d, const std::string& rule,
+           bool attack, std::uint64_t seed, nlohmann::json* report = nullptr,
+           bool async = false) {
+  return finish(job(d, rule, attack, seed, async), *d, seed,
+                rule + (attack ? " attacked" : " honest"), report);
 }
 
 } // namespace
@@ -210,17 +216,8 @@ actors::job_config gossip_job(std::shared_ptr<const optim::dataset> d,
 double run_gossip(std::shared_ptr<const optim::dataset> d,
                   const std::string& algo, const std::string& rule, bool attack,
                   std::uint64_t seed, nlohmann::json* report = nullptr) {
-  auto j = gossip_job(d, algo, rule, attack, seed);
-  auto params = j.final_params;
-  auto out = test::run_seeded(std::move(j), seed);
-  INFO(out.dump().substr(0, 3000));
-  REQUIRE_FALSE(out.contains("error"));
-  if (report)
-    *report = out;
-  auto l = loss_of(*params, *d);
-  std::cout << "  " << algo << " " << rule << (attack ? " attacked" : " honest")
-            << ": loss " << l << std::endl;
-  return l;
+  return finish(gossip_job(d, algo, rule, attack, seed), *d, seed,
+                algo + " " + rule + (attack ? " attacked" : " honest"), report);
 }
 
 } // namespace

@@ -17,6 +17,12 @@ troupe::test::run_result run(std::vector<std::string> args) {
   return troupe::test::run_train_main(std::move(args));
 }
 
+/// The JSON on the last line of a run's output.
+nlohmann::json last(const std::string& out) {
+  return nlohmann::json::parse(
+      out.substr(out.find_last_of('\n', out.size() - 2) + 1));
+}
+
 } // namespace
 
 TEST_CASE("sync with --byzantine and a robust rule: the JSON names the "
@@ -28,8 +34,7 @@ TEST_CASE("sync with --byzantine and a robust rule: the JSON names the "
                 "--byzantine=1", "--attack=sign_flip", "--attack-scale=5"});
   INFO(r.err);
   REQUIRE(r.status == 0);
-  auto j = nlohmann::json::parse(
-      r.out.substr(r.out.find_last_of('\n', r.out.size() - 2) + 1));
+  auto j = last(r.out);
   CHECK(j["byzantine"]["workers"] == nlohmann::json::array({5}));
   CHECK(j["byzantine"]["attack"] == "sign_flip");
   std::uint64_t gone = 0;
@@ -55,8 +60,7 @@ TEST_CASE("gossip with --byzantine: a NaN attacker's copies are refused "
                 "--byzantine=1", "--attack=nan", "--request-timeout=30"});
   INFO(r.err);
   REQUIRE(r.status == 0);
-  auto j = nlohmann::json::parse(
-      r.out.substr(r.out.find_last_of('\n', r.out.size() - 2) + 1));
+  auto j = last(r.out);
   CHECK(j["dssync"]["mixing"]["rule"] == "cclip");
   CHECK(j["dssync"]["evaluated"] == "mean of the honest workers' models");
   CHECK(std::isfinite(j["test_loss"].get<double>()));
@@ -71,10 +75,6 @@ TEST_CASE("gossip with --byzantine: a NaN attacker's copies are refused "
 TEST_CASE("--worker-momentum makes the momentum the workers': sgd applies "
           "the pushes at the model's rate / (1 - beta), unless given") {
   std::cout << "worker momentum: seed 1" << std::endl;
-  auto last = [](const std::string& out) {
-    return nlohmann::json::parse(
-        out.substr(out.find_last_of('\n', out.size() - 2) + 1));
-  };
   std::vector<std::string> base{"--algo=sync",     "--model=mlp",
                                 "--workers=2",     "--train-examples=512",
                                 "--max-steps=4",   "--json",
