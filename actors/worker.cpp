@@ -381,8 +381,8 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
         auto& st = self->state;
         auto scope = on_message(st.probe_.get(), self, msg_type::leave,
                                 small_message_bytes);
-        if (st.policy)
-          st.policy->on_peer_gone(st, peer);
+        if (st.policy && (st.sent_by_peer(peer) || st.from_coordinator()))
+          st.policy->on_peer_gone(st, peer); // its own word or the boss's
       },
       [self](tick_atom, std::uint64_t seq) {
         auto& st = self->state;

@@ -114,6 +114,8 @@ public:
   void count_mix() noexcept override;
   void count_timeout() noexcept override;
   bool from_coordinator() noexcept override;
+  /// The message being handled comes from peer r's own actor.
+  bool sent_by_peer(messages::worker_id r) const noexcept;
 
   // -- used by the behavior --------------------------------------------------
 

@@ -42,6 +42,12 @@ bool worker_state::from_coordinator() noexcept {
              || (boss && detail::from_node(actor, boss.node())));
 }
 
+bool worker_state::sent_by_peer(messages::worker_id r) const noexcept {
+  return actor && r < peers.size() && peers[r]
+         && caf::actor_cast<caf::actor_addr>(actor->current_sender())
+                == peers[r].address();
+}
+
 caf::message_handler
 checkpoint_handlers(caf::stateful_actor<worker_state>* self) {
   return {

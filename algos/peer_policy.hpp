@@ -126,7 +126,7 @@ protected:
       auto scope
           = actors::on_message(ctx.probe(), ctx.self(), actors::msg_type::other,
                                actors::small_message_bytes);
-      if (from < markers_.size())
+      if (from < markers_.size() && check_sender(ctx, "pause marker", from))
         ++markers_[from];
       check_markers();
     }};
