@@ -20,6 +20,7 @@
 #include "actors/detail/log.hpp"
 #include "messages/compressed.hpp"
 #include "messages/gossip.hpp"
+#include "optim/robust_mix.hpp"
 
 namespace troupe::algos::detail {
 
@@ -132,10 +133,19 @@ protected:
     }};
   }
 
-  /// The base's state in a checkpoint: the optimizer and what was heard.
+  /// Robust mixing's counts (worker_stats' mix_clipped, mix_discarded).
+  void add_stats(worker_stats& out) const override {
+    out.mix_clipped = clipped_;
+    out.mix_discarded = discarded_;
+  }
+
+  /// The base's state in a checkpoint: the optimizer, what was heard and
+  /// robust mixing's counts.
   void save_base(optim::state_writer& w, const std::string& prefix) const {
     opt_->save(w, prefix + "opt.");
     w.put(prefix + "heard", heard_);
+    std::uint64_t mixed[] = {clipped_, discarded_};
+    w.put(prefix + "robust_mix", mixed, 2);
   }
 
   void load_base(const optim::state_reader& r, const std::string& prefix) {
@@ -144,6 +154,12 @@ protected:
     if (heard.size() != opts_.workers)
       throw r.error(prefix + "heard", "not one entry per worker");
     heard_ = std::move(heard);
+    clipped_ = discarded_ = 0;
+    if (r.has(prefix + "robust_mix")) { // written since wire version 17
+      auto mixed = r.u64(prefix + "robust_mix", 2);
+      clipped_ = mixed[0];
+      discarded_ = mixed[1];
+    }
   }
 
   /// Rank r is a peer we may send to and wait for.
@@ -190,6 +206,17 @@ protected:
     return sender < peers_.size() && peers_[sender]
            && caf::actor_cast<caf::actor_addr>(ctx.self()->current_sender())
                   == peers_[sender].address();
+  }
+
+  /// ClippedGossip's step on x[0..n) with the radius of --agg-clip-radius
+  /// (optim::clipped_mix), counted; false if a neighbour was not finite.
+  bool clip_mix(float* x, std::size_t n,
+                const std::vector<optim::neighbour_model>& neighbours) {
+    auto out
+        = optim::clipped_mix(x, n, neighbours, opts_.mix_options.clip_radius);
+    clipped_ += out.clipped;
+    discarded_ += out.skipped;
+    return out.skipped == 0;
   }
 
   /// A message refused: counted as an error in the probe, and logged with
@@ -277,6 +304,8 @@ protected:
   /// Checkpoint markers received per rank (not yet matched by a pause of
   /// this worker's), and the pause waiting for them.
   std::vector<std::uint64_t> markers_;
+  /// Robust mixing: neighbours' models clipped, and left out.
+  std::uint64_t clipped_ = 0, discarded_ = 0;
   /// Payloads refused (the first max_logged are logged).
   mutable std::uint64_t refused_ = 0;
   static constexpr std::uint64_t max_logged = 5;

@@ -57,11 +57,6 @@ public:
       rule_ = optim::make_aggregation_rule(opts_.mix_rule, opts_.mix_options);
   }
 
-  void add_stats(worker_stats& out) const override {
-    out.mix_clipped = clipped_;
-    out.mix_discarded = discarded_;
-  }
-
   /// A round's mean is taken before the next step's computation (where the
   /// worker may pause for a checkpoint while it waits for its group), and
   /// after the worker's last step in after_compute.
@@ -124,8 +119,6 @@ public:
       }
     w.put(prefix + "inbox.keys", keys);
     w.put(prefix + "inbox.values", values);
-    std::uint64_t mixed[] = {clipped_, discarded_};
-    w.put(prefix + "robust_mix", mixed, 2);
   }
 
   void load(const optim::state_reader& r, const std::string& prefix) override {
@@ -146,11 +139,6 @@ public:
     for (std::size_t i = 0; i < keys.size() / 2; ++i)
       inbox_[keys[2 * i]][static_cast<worker_id>(keys[2 * i + 1])]
           = tensor{values.data() + i * n_, n_};
-    if (r.has(prefix + "robust_mix")) { // written since wire version 17
-      auto mixed = r.u64(prefix + "robust_mix", 2);
-      clipped_ = mixed[0];
-      discarded_ = mixed[1];
-    }
   }
 
   caf::message_handler handlers(actors::worker_context& ctx) override {
@@ -289,10 +277,7 @@ private:
           m.weight = 1.0 / static_cast<double>(present.size());
           others.push_back(m);
         }
-      auto out = optim::clipped_mix(rep.params(), rep.size(), others,
-                                    opts_.mix_options.clip_radius);
-      clipped_ += out.clipped;
-      discarded_ += out.skipped;
+      clip_mix(rep.params(), rep.size(), others);
     } else {
       auto dropped
           = optim::group_mix(*rule_, rep.params(), rep.size(), present);
@@ -308,7 +293,6 @@ private:
   static constexpr std::uint64_t max_ahead = 64;
   /// The rule of robust mixing other than mean and cclip.
   std::unique_ptr<optim::aggregation_rule> rule_;
-  std::uint64_t clipped_ = 0, discarded_ = 0; ///< robust mixing's counts
   std::uint64_t round_ = 0, next_round_ = 0, late_ = 0;
   /// Round round_'s mean is still to take.
   bool pending_ = false;

@@ -11,51 +11,21 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "actors/comm_policy.hpp"
 #include "messages/gossip.hpp"
-#include "optim/state_file.hpp"
 
 namespace troupe::algos {
 
-class clipped_gossip {
-public:
-  /// Why the share `m` is refused at rank `rank` (nullptr: accepted): its
-  /// sender is not an in-peer of the share's iteration, an iteration of
-  /// that sender was heard already (`heard`: the next iteration expected
-  /// per sender), or its mixing weight is outside (0, 1/2] (p = 1 / (d + 1)
-  /// with d >= 1 out-peers). A refusal is counted as discarded.
-  const char* refusal(const actors::peer_policy_options& opts,
-                      std::uint32_t rank, const messages::gossip_msg& m,
-                      const std::vector<std::uint64_t>& heard);
-
-  /// Mixes the share's model y (weight p) into the model x:
-  /// x += p clip(y - x, tau), so a share moves x by at most p tau <= tau / 2.
-  /// False (nothing mixed, counted) if y is not finite.
-  bool mix(std::vector<float>& x, const messages::gossip_msg& m, double tau);
-
-  std::uint64_t clipped() const noexcept {
-    return clipped_;
-  }
-
-  std::uint64_t discarded() const noexcept {
-    return discarded_;
-  }
-
-  /// A share refused before mixing (garbled, not finite): counted.
-  void count_discarded() noexcept {
-    ++discarded_;
-  }
-
-  /// The counts in a checkpoint ("<prefix>robust_mix"; absent before wire
-  /// version 17: zeros).
-  void save(optim::state_writer& w, const std::string& prefix) const;
-  void load(const optim::state_reader& r, const std::string& prefix);
-
-private:
-  std::uint64_t clipped_ = 0, discarded_ = 0;
-};
+/// Why the share `m` is refused at rank `rank` (nullptr: accepted): its
+/// sender is not an in-peer of the share's iteration, an iteration of that
+/// sender was heard already (`heard`: the next iteration expected per
+/// sender), or its mixing weight is outside (0, 1/2] (p = 1 / (d + 1) with
+/// d >= 1 out-peers).
+const char* clipped_gossip_refusal(const actors::peer_policy_options& opts,
+                                   std::uint32_t rank,
+                                   const messages::gossip_msg& m,
+                                   const std::vector<std::uint64_t>& heard);
 
 } // namespace troupe::algos

@@ -132,7 +132,7 @@ public:
       usable = false;
     }
     if (!usable) {
-      clip_.count_discarded();
+      ++discarded_;
     } else if (opts_.mix_rule == "cclip") {
       usable = clipped_share(ctx, m);
     } else {
@@ -203,17 +203,18 @@ public:
 
   /// Clipped gossip (algos/sgp/clipped_gossip.hpp).
   bool clipped_share(actors::worker_context& ctx, const gossip_msg& m) {
-    if (auto why = clip_.refusal(opts_, rank_, m, heard_)) {
+    if (auto why = clipped_gossip_refusal(opts_, rank_, m, heard_)) {
+      ++discarded_;
       refused(ctx, "worker {}: ignoring a share from {} of iteration {}: {}",
               ctx.id(), m.sender, m.iteration, why);
       return false;
     }
-    return clip_.mix(x_, m, opts_.mix_options.clip_radius);
+    return clip_mix(x_.data(), x_.size(),
+                    {{m.sender, m.values.data(), m.weight}});
   }
 
   void add_stats(worker_stats& out) const override {
-    out.mix_clipped = clip_.clipped();
-    out.mix_discarded = clip_.discarded();
+    peer_policy::add_stats(out);
     for (auto& [j, c] : compressors_)
       actors::add_compression(out, c);
     // The error feedback is the gap between the last shares and the
@@ -240,7 +241,6 @@ public:
     w.put(prefix + "compress.peers", keys);
     save_copies(w, prefix + "copy_out.", copy_out_);
     save_copies(w, prefix + "copy_in.", copy_in_);
-    clip_.save(w, prefix);
   }
 
   void load(const optim::state_reader& r, const std::string& prefix) override {
@@ -265,7 +265,6 @@ public:
     }
     load_copies(r, prefix + "copy_out.", copy_out_, n_);
     load_copies(r, prefix + "copy_in.", copy_in_, n_);
-    clip_.load(r, prefix);
   }
 
 protected:
@@ -382,7 +381,6 @@ private:
   std::map<std::uint32_t, optim::compressor> compressors_;
   std::map<std::uint32_t, std::vector<float>> copy_out_, copy_in_;
   std::vector<float> diff_, decoded_, kept_;
-  clipped_gossip clip_;
   double residual_norm_ = 0;
   std::uint64_t checked_ = 0, wait_step_ = 0;
   worker_id rank_ = 0;

@@ -15,6 +15,7 @@
 #include "algos/registry.hpp"
 #include "algos/sgp/sgp.hpp"
 #include "harness.hpp"
+#include "optim/replica_wrapper.hpp"
 
 using namespace troupe;
 using namespace std::chrono_literals;
@@ -38,35 +39,19 @@ std::shared_ptr<const optim::lsq_problem> problem() {
 
 /// A replica whose loss stays finite while its gradient turns non-finite
 /// from step `from` on: the shards reject every push, nothing else notices.
-class nan_gradient_replica : public optim::replica {
+class nan_gradient_replica : public optim::replica_wrapper {
 public:
   nan_gradient_replica(std::unique_ptr<optim::replica> inner,
                        std::uint64_t from)
-      : inner_(std::move(inner)), from_(from) {}
-  std::size_t size() const noexcept override {
-    return inner_->size();
-  }
-  float* params() noexcept override {
-    return inner_->params();
-  }
-  float* grads() noexcept override {
-    return inner_->grads();
-  }
+      : replica_wrapper(std::move(inner)), from_(from) {}
   optim::step_result compute() override {
     auto r = inner_->compute();
     if (++steps_ >= from_)
       inner_->grads()[steps_ % size()] = std::nanf("");
     return r;
   }
-  std::size_t batches_per_epoch() const noexcept override {
-    return inner_->batches_per_epoch();
-  }
-  std::size_t epoch() const noexcept override {
-    return inner_->epoch();
-  }
 
 private:
-  std::unique_ptr<optim::replica> inner_;
   std::uint64_t from_, steps_ = 0;
 };
 
