@@ -93,6 +93,12 @@ std::unique_ptr<layer<T>> make_layer(const json& layer, int outputs) {
 
 template <class T>
 sequential<T> build_model(const std::string& model, shape input, int classes) {
+  return build_stage<T>(model, input, classes, 0, 0);
+}
+
+template <class T>
+sequential<T> build_stage(const std::string& model, shape input, int classes,
+                          std::size_t first, std::size_t last) {
   auto d = json::parse(model_description(model));
   const auto loss = model_loss(model);
   if (loss == loss_kind::cross_entropy && classes < 2)
@@ -114,10 +120,17 @@ sequential<T> build_model(const std::string& model, shape input, int classes) {
 #ifdef TROUPE_HAVE_TORCH
   // The first layer is never asked for its input's gradient: autograd need
   // not track the data.
-  if (auto* ts = dynamic_cast<torchscript_layer<T>*>(m.layers()[0].get()))
-    ts->set_input_gradient(false);
+  if (first == 0)
+    if (auto* ts = dynamic_cast<torchscript_layer<T>*>(m.layers()[0].get()))
+      ts->set_input_gradient(false);
 #endif
-  m.finalize();
+  if (last == 0) {
+    m.finalize();
+  } else {
+    m.finalize(first, last);
+    if (!m.ends_model())
+      return m;
+  }
   auto out = m.output_shape().size();
   if (out != static_cast<std::size_t>(outputs))
     throw std::invalid_argument(
@@ -131,5 +144,9 @@ sequential<T> build_model(const std::string& model, shape input, int classes) {
 
 template sequential<float> build_model<float>(const std::string&, shape, int);
 template sequential<double> build_model<double>(const std::string&, shape, int);
+template sequential<float> build_stage<float>(const std::string&, shape, int,
+                                              std::size_t, std::size_t);
+template sequential<double> build_stage<double>(const std::string&, shape, int,
+                                                std::size_t, std::size_t);
 
 } // namespace troupe::optim

@@ -86,4 +86,12 @@ bool names_model_file(const std::string& model);
 template <class T>
 sequential<T> build_model(const std::string& model, shape input, int classes);
 
+/// Builds layers `[first, last)` of the model as one stage of a pipeline
+/// (sequential::finalize(first, last)); only the stage's parameters are
+/// allocated. Throws as build_model does; the check of the output's size
+/// applies to the last stage only.
+template <class T>
+sequential<T> build_stage(const std::string& model, shape input, int classes,
+                          std::size_t first, std::size_t last);
+
 } // namespace troupe::optim

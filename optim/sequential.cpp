@@ -47,6 +47,19 @@ void sequential<T>::finalize() {
   TROUPE_CHECK(!finalized_, "sequential: finalize called twice");
   if (layers_.empty())
     throw std::invalid_argument("sequential: no layers");
+  finalize(0, layers_.size());
+}
+
+template <class T>
+void sequential<T>::finalize(std::size_t first, std::size_t last) {
+  TROUPE_CHECK(!finalized_, "sequential: finalize called twice");
+  if (layers_.empty())
+    throw std::invalid_argument("sequential: no layers");
+  if (first >= last || last > layers_.size())
+    throw std::invalid_argument("sequential: a stage of layers ["
+                                + std::to_string(first) + ", "
+                                + std::to_string(last) + ") of a model with "
+                                + std::to_string(layers_.size()) + " layers");
   if (input_.c <= 0 || input_.h <= 0 || input_.w <= 0)
     throw std::invalid_argument("sequential: invalid input shape "
                                 + describe(input_));
@@ -55,11 +68,17 @@ void sequential<T>::finalize() {
   std::vector<shape> shapes;
   std::vector<std::size_t> offsets;
   std::vector<std::size_t> buffer_offsets;
-  range_table table;
-  range_table buffers;
+  range_table table;   // the stage's layers
+  range_table buffers; // the stage's layers
+  range_table whole;   // every layer: the stage's offset and the total
+  range_table whole_buffers;
+  std::size_t offset = 0;
+  std::size_t buffer_start = 0;
   shape cur = input_;
   layout lay = layout::columns; // images enter as plain columns
-  for (auto& ptr : layers_) {
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    auto& ptr = layers_[i];
+    const bool kept = i >= first && i < last;
     const std::string kind = ptr->kind();
     std::string name = kind + std::to_string(++counts[kind]);
     shapes.push_back(cur);
@@ -84,6 +103,18 @@ void sequential<T>::finalize() {
                                   + std::to_string(cur.size())
                                   + " values per sample; at most "
                                   + std::to_string(max_activation_values));
+    if (i == first) {
+      offset = whole.total();
+      buffer_start = whole_buffers.total();
+    }
+    ptr->declare(whole, name);
+    ptr->declare_buffers(whole_buffers, name);
+    if (!kept) {
+      offsets.push_back(0);
+      buffer_offsets.push_back(0);
+      names.push_back(std::move(name));
+      continue;
+    }
     offsets.push_back(table.total());
     ptr->declare(table, name);
     buffer_offsets.push_back(buffers.total());
@@ -103,14 +134,30 @@ void sequential<T>::finalize() {
                                 + " is in the planes layout; end with a "
                                   "flatten or dense layer");
   shapes.push_back(cur);
-  params_.assign(table.total(), T{0});
-  grads_.assign(table.total(), T{0});
-  buffers_.assign(buffers.total(), T{0});
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    layers_[i]->bind(params_.data() + offsets[i], grads_.data() + offsets[i]);
-    layers_[i]->bind_buffers(buffers_.data() + buffer_offsets[i]);
+  constexpr std::size_t phase = 64 / sizeof(T); // flat_storage's alignment
+  pad_ = offset % phase;
+  buffer_pad_ = buffer_start % phase;
+  params_.assign(pad_ + table.total(), T{0});
+  grads_.assign(pad_ + table.total(), T{0});
+  buffers_.assign(buffer_pad_ + buffers.total(), T{0});
+  for (std::size_t i = first; i < last; ++i) {
+    layers_[i]->bind(params() + offsets[i], grads() + offsets[i]);
+    layers_[i]->bind_buffers(this->buffers() + buffer_offsets[i]);
     layers_[i]->reset_buffers();
   }
+  if (first > 0 || last < layers_.size()) {
+    // Keep the stage's layers only, and the shapes around them.
+    layers_.erase(layers_.begin() + last, layers_.end());
+    layers_.erase(layers_.begin(), layers_.begin() + first);
+    names.erase(names.begin() + last, names.end());
+    names.erase(names.begin(), names.begin() + first);
+    shapes.erase(shapes.begin() + last + 1, shapes.end());
+    shapes.erase(shapes.begin(), shapes.begin() + first);
+    input_ = shapes.front();
+  }
+  ends_model_ = last == offsets.size();
+  param_offset_ = offset;
+  full_size_ = whole.total();
   names_ = std::move(names);
   shapes_ = std::move(shapes);
   table_ = std::move(table);
@@ -175,14 +222,49 @@ template <class T>
 T sequential<T>::loss_and_gradient(const matrix<T>& x, batch_targets targets) {
   run(x, optim::pass::training);
   const T loss = batch_loss(loss_, acts_.back(), targets, &dlogits_);
-  const matrix<T>* dout = &dlogits_;
+  backprop(x, &dlogits_, nullptr);
+  return loss;
+}
+
+template <class T>
+T sequential<T>::loss_and_gradient(const matrix<T>& x, batch_targets targets,
+                                   matrix<T>* din, T scale) {
+  TROUPE_CHECK(ends_model_, "sequential: loss of a stage before the last");
+  run(x, optim::pass::training);
+  const T loss = batch_loss(loss_, acts_.back(), targets, &dlogits_);
+  if (scale != T{1})
+    dlogits_ *= scale;
+  backprop(x, &dlogits_, din);
+  return loss;
+}
+
+template <class T>
+const matrix<T>& sequential<T>::forward_training(const matrix<T>& x) {
+  return run(x, optim::pass::training);
+}
+
+template <class T>
+void sequential<T>::backward(const matrix<T>& x, const matrix<T>& dout,
+                             matrix<T>* din) {
+  const auto& out = acts_.back();
+  if (dout.rows() != out.rows() || dout.cols() != out.cols()
+      || x.cols() != out.cols())
+    throw std::invalid_argument(
+        "sequential: an output gradient of " + std::to_string(dout.rows())
+        + " x " + std::to_string(dout.cols()) + " for outputs of "
+        + std::to_string(out.rows()) + " x " + std::to_string(out.cols()));
+  backprop(x, &dout, din);
+}
+
+template <class T>
+void sequential<T>::backprop(const matrix<T>& x, const matrix<T>* dout,
+                             matrix<T>* din) {
   for (std::size_t i = layers_.size(); i-- > 0;) {
     const matrix<T>& in = i == 0 ? x : acts_[i - 1];
-    matrix<T>* din = i == 0 ? nullptr : &deltas_[i];
-    layers_[i]->backward(in, acts_[i], *dout, din);
-    dout = din;
+    matrix<T>* d = i == 0 ? din : &deltas_[i];
+    layers_[i]->backward(in, acts_[i], *dout, d);
+    dout = d;
   }
-  return loss;
 }
 
 const std::vector<std::string>& model_names() {

@@ -55,6 +55,32 @@ public:
   /// layers; std::logic_error if called twice.
   void finalize();
 
+  /// Finalizes only layers `[first, last)` as one stage of a pipeline
+  /// (optim/pipeline.hpp): every layer is set up and named as in the whole
+  /// model (so "dense3.weight" keeps its name), but only the stage's layers
+  /// are kept and get parameters. The stage's input is the whole model's
+  /// activation before layer `first`, in the layout the model has there;
+  /// its parameters are the slice `[param_offset(), param_offset() + size())`
+  /// of the whole model's flat vector. Throws as finalize() does, and
+  /// std::invalid_argument unless `first < last <= ` the number of layers.
+  void finalize(std::size_t first, std::size_t last);
+
+  /// For a stage: where its parameters start in the whole model's flat
+  /// vector, and the whole model's parameter count (0 and size() for a
+  /// whole model).
+  std::size_t param_offset() const noexcept {
+    return param_offset_;
+  }
+  std::size_t full_size() const noexcept {
+    return full_size_;
+  }
+
+  /// Whether this stage ends the model (true for a whole model): only the
+  /// last stage computes the loss.
+  bool ends_model() const noexcept {
+    return ends_model_;
+  }
+
   /// Initializes all parameters from one optim::rng seeded with `seed`,
   /// layer by layer in order (same seed, bitwise the same values), and
   /// resets the buffers.
@@ -72,20 +98,20 @@ public:
 
   /// Number of parameters.
   std::size_t size() const noexcept {
-    return params_.size();
+    return params_.size() - pad_;
   }
 
   T* params() noexcept {
-    return params_.data();
+    return params_.data() + pad_;
   }
   const T* params() const noexcept {
-    return params_.data();
+    return params_.data() + pad_;
   }
   T* grads() noexcept {
-    return grads_.data();
+    return grads_.data() + pad_;
   }
   const T* grads() const noexcept {
-    return grads_.data();
+    return grads_.data() + pad_;
   }
 
   /// The named-range table of the flat parameter vector.
@@ -98,13 +124,13 @@ public:
   /// params(); buffers are estimated from the parameters where they are
   /// needed (`calibrate`, docs/algorithms.md "Buffers").
   std::size_t buffer_size() const noexcept {
-    return buffers_.size();
+    return buffers_.size() - buffer_pad_;
   }
   T* buffers() noexcept {
-    return buffers_.data();
+    return buffers_.data() + buffer_pad_;
   }
   const T* buffers() const noexcept {
-    return buffers_.data();
+    return buffers_.data() + buffer_pad_;
   }
   const range_table& buffer_ranges() const noexcept {
     return buffer_table_;
@@ -137,6 +163,26 @@ public:
   /// Steady-state calls with the same batch size do not reallocate any
   /// buffer of the model.
   T loss_and_gradient(const matrix<T>& x, batch_targets targets);
+
+  /// The same for a stage that ends the model (ends_model()), for one
+  /// micro-batch of a larger batch: the gradient of the micro-batch's mean
+  /// loss times `scale` (its share of the batch) is backpropagated, so the
+  /// stages' gradients summed over the micro-batches are the batch's; writes
+  /// dLoss/dx into `*din` unless null (the previous stage's gradient).
+  /// Returns the micro-batch's mean loss, unscaled.
+  T loss_and_gradient(const matrix<T>& x, batch_targets targets, matrix<T>* din,
+                      T scale);
+
+  /// Forward pass of a training step (dropout on, batch norm on batch
+  /// statistics) that keeps what backward() needs; returns the outputs,
+  /// valid until the next call.
+  const matrix<T>& forward_training(const matrix<T>& x);
+
+  /// Backward pass after forward_training(x) with the same `x`: given `dout`
+  /// = dLoss/d(outputs), overwrites grads() and writes dLoss/dx into `*din`
+  /// unless null. Throws std::invalid_argument if `dout` does not have the
+  /// outputs' shape.
+  void backward(const matrix<T>& x, const matrix<T>& dout, matrix<T>* din);
 
   /// The same with class labels only.
   T loss_and_gradient(const matrix<T>& x, const std::int32_t* labels) {
@@ -182,8 +228,17 @@ private:
   // changes, and consecutive layers have inputs of different sizes.
   std::vector<matrix<T>> deltas_;
   bool finalized_ = false;
+  bool ends_model_ = true;
+  std::size_t param_offset_ = 0;
+  std::size_t full_size_ = 0;
+  // A stage's buffers start this many values into their storage, so that
+  // its weights have the alignment they have in the whole model: vectorized
+  // kernels peel by alignment, and the stage's sums must be bit-equal.
+  std::size_t pad_ = 0;
+  std::size_t buffer_pad_ = 0;
 
   const matrix<T>& run(const matrix<T>& x, optim::pass p);
+  void backprop(const matrix<T>& x, const matrix<T>* dout, matrix<T>* din);
 };
 
 /// The most parameters a model may have (4 GiB of floats) and the most
