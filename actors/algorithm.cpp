@@ -117,6 +117,10 @@ void algorithm::check(const job_config&) const {
   // nothing to check
 }
 
+std::vector<optim::slice> algorithm::shard_ranges(const job_config& job) const {
+  return optim::balanced_split(job.init->size(), job.shards);
+}
+
 void algorithm::configure_shard(const job_config&,
                                 parameter_shard_config&) const {
   // the job's shard settings as they are

@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/interfaces.hpp"
+#include "optim/range_table.hpp"
 
 namespace troupe::optim {
 struct compress_options;
@@ -175,6 +176,11 @@ public:
   /// Throws std::invalid_argument naming the first setting that cannot run
   /// in `job` (checked before any actor is spawned).
   virtual void check(const job_config& job) const;
+
+  /// The ranges of the flat parameter vector the job's `job.shards` shards
+  /// hold, in order, contiguous from 0. The default: balanced_split of the
+  /// whole vector (a pipeline aligns them to its stages' slices).
+  virtual std::vector<optim::slice> shard_ranges(const job_config& job) const;
 
   /// Adjusts shard i's settings (the center's plain addition, a round's
   /// aggregation rule). The default leaves the job's.

@@ -104,6 +104,10 @@ struct job_config {
   /// Builds worker w's replica over its own data.
   std::function<std::unique_ptr<optim::replica>(messages::worker_id)>
       make_replica;
+  /// Worker w's minibatches without a model (the source make_replica draws
+  /// from), for roles that hand them to a model held elsewhere; empty where
+  /// the data is not in memory (a data directory's files).
+  std::function<optim::batch_source(messages::worker_id)> batches;
   /// Steps each worker takes before it is done.
   std::uint64_t steps_per_worker = 0;
   /// Evaluates the shards' parameters; may be empty.

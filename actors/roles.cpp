@@ -22,7 +22,8 @@ bool lingers(const job_config& job) noexcept {
 std::vector<optim::slice> shard_ranges(const job_config& job) {
   if (job.shards == 0)
     return {}; // lsgd, sgp, dssync: no parameter server
-  return optim::balanced_split(job.init->size(), job.shards);
+  return job.algorithm ? job.algorithm->shard_ranges(job)
+                       : optim::balanced_split(job.init->size(), job.shards);
 }
 
 void check_algorithm(const job_config& job) {

@@ -152,12 +152,17 @@ cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
   auto model_name = o.model;
   auto batch = o.batch;
   auto seed = o.seed;
-  job.make_replica = [=](messages::worker_id w) {
+  auto source = [=](messages::worker_id w) {
     if (stream)
-      return optim::make_model_replica(model_name, train, all, batch, seed,
-                                       seed, optim::batch_part{w, workers});
-    return optim::make_model_replica(model_name, train, parts[w], batch,
-                                     seed + 7919 * (w + 1), seed);
+      return optim::batch_source{train, all, batch, seed,
+                                 optim::batch_part{w, workers}};
+    return optim::batch_source{train, parts[w], batch, seed + 7919 * (w + 1),
+                               optim::batch_part{}};
+  };
+  if (!dir) // (a data directory's files are read by the workers' replicas)
+    job.batches = source;
+  job.make_replica = [=](messages::worker_id w) {
+    return optim::make_model_replica(model_name, source(w), seed);
   };
   auto eval_model = std::make_shared<optim::sequential<float>>(
       optim::make_model<float>(o.model, train->sample_shape, train->classes));

@@ -12,6 +12,7 @@
 #include "messages/lbfgs.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
+#include "messages/pipeline.hpp"
 
 namespace troupe::messages {
 
@@ -61,6 +62,10 @@ void for_each_type(F f) {
   f(type_tag<lbfgs_grad_msg>{}, "troupe::lbfgs_grad_msg");
   f(type_tag<lbfgs_done_msg>{}, "troupe::lbfgs_done_msg");
   f(type_tag<cede_msg>{}, "troupe::cede_msg");
+  f(type_tag<stage_batch_msg>{}, "troupe::stage_batch_msg");
+  f(type_tag<stage_tensor_msg>{}, "troupe::stage_tensor_msg");
+  f(type_tag<stage_done_msg>{}, "troupe::stage_done_msg");
+  f(type_tag<stage_wiring_msg>{}, "troupe::stage_wiring_msg");
 }
 
 // CAF keeps each option type's meta state (check, store, get, parse, name) in

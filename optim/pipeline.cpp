@@ -87,6 +87,16 @@ std::vector<layer_profile> profile_layers(const std::string& model, shape input,
     p.params = stage.size();
     p.in_values = stage.input_shape().size();
     p.out_values = stage.output_shape().size();
+    // A dense or conv layer multiplies each weight once per output position
+    // (outputs / biases of them); element-wise layers touch each value.
+    double weights = 0;
+    double biases = 0;
+    for (const auto& r : stage.ranges().ranges())
+      (r.kind == range_kind::bias ? biases : weights)
+          += static_cast<double>(r.size);
+    p.flops = (biases > 0 ? weights * static_cast<double>(p.out_values) / biases
+                          : weights)
+              + static_cast<double>(p.in_values + p.out_values);
     if (batch > 0)
       p.cost = time_layer(stage, batch);
     out.push_back(std::move(p));
@@ -109,14 +119,13 @@ std::vector<stage_plan> cut_balanced(const std::vector<layer_profile>& layers,
                                   + std::to_string(l.params)
                                   + " parameters, more than "
                                   + std::to_string(max_params) + " per actor");
-  // Costs: measured, or (none measured) parameters plus one per layer.
+  // Costs: measured, or (none measured) estimated.
   const bool measured = std::any_of(layers.begin(), layers.end(),
                                     [](const auto& l) { return l.cost > 0; });
   std::vector<double> prefix(n + 1, 0);
   std::vector<std::size_t> pprefix(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    const double c
-        = measured ? layers[i].cost : static_cast<double>(layers[i].params) + 1;
+    const double c = measured ? layers[i].cost : layers[i].flops;
     prefix[i + 1] = prefix[i] + c;
     pprefix[i + 1] = pprefix[i] + layers[i].params;
   }

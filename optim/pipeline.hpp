@@ -22,8 +22,10 @@ struct layer_profile {
   std::size_t params = 0;     ///< its parameters
   std::size_t in_values = 0;  ///< activation values per sample it reads
   std::size_t out_values = 0; ///< activation values per sample it gives
-  double cost = 0;            ///< measured seconds per sample, forward and
-                              ///< backward (0 when not measured)
+  double flops = 0; ///< estimated work per sample: multiply-adds of its
+                    ///< weights plus its input and output values
+  double cost = 0;  ///< measured seconds per sample, forward and backward
+                    ///< (0 when not measured)
 };
 
 /// One stage of a cut.
@@ -46,8 +48,9 @@ std::vector<layer_profile> profile_layers(const std::string& model, shape input,
                                           int classes, std::size_t batch);
 
 /// Cuts the layers into `stages` consecutive stages of at least one layer
-/// each that minimize the largest stage's cost (if no cost was measured, a
-/// layer costs its parameters plus one: the cut balances parameters),
+/// each that minimize the largest stage's cost (measured if any layer's
+/// cost was, else estimated from the layers' shapes: `flops`, the same on
+/// every machine),
 /// with at most `max_params` parameters per stage (0: no limit). Throws
 /// std::invalid_argument naming the problem: more stages than layers, a
 /// layer alone over `max_params`, or no cut that fits.

@@ -247,6 +247,14 @@ std::unique_ptr<replica> make_model_replica(
                                                 seed, part);
 }
 
+std::unique_ptr<replica> make_model_replica(const std::string& model,
+                                            batch_source source,
+                                            std::uint64_t init_seed) {
+  return make_model_replica(model, std::move(source.data),
+                            std::move(source.indices), source.batch_size,
+                            source.seed, init_seed, source.part);
+}
+
 // -- synthetic_replica ------------------------------------------------------
 
 template <class Problem>

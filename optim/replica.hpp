@@ -125,12 +125,30 @@ private:
   std::int32_t flip_ = 0; ///< labels flipped among this many classes (0: no)
 };
 
+/// Where a worker's minibatches come from, without a model: its data set,
+/// its examples and its batch stream's settings (batch_iterator). The
+/// replica make_model_replica builds over the same source draws the same
+/// batches; roles that hand batches to a model held elsewhere (a pipeline's
+/// head, algos/pipeline) draw them from here.
+struct batch_source {
+  std::shared_ptr<const dataset> data;
+  std::vector<std::size_t> indices;
+  std::size_t batch_size = 0;
+  std::uint64_t seed = 0;
+  batch_part part{};
+};
+
 /// A model_replica that owns its model (built by make_model<float>(name) and
 /// initialised with `init_seed`) and shares its data set.
 std::unique_ptr<replica> make_model_replica(
     const std::string& model, std::shared_ptr<const dataset> data,
     std::vector<std::size_t> indices, std::size_t batch_size,
     std::uint64_t seed, std::uint64_t init_seed, batch_part part = {});
+
+/// The same over `source`.
+std::unique_ptr<replica> make_model_replica(const std::string& model,
+                                            batch_source source,
+                                            std::uint64_t init_seed);
 
 /// A synthetic LSQ or LOGREG problem (algorithms.md §0), evaluated in double
 /// on float parameters. The problem is shared, not copied.

@@ -17,6 +17,10 @@ actors::shard_plan downpour::plan(const actors::job_config&) const {
 void downpour::configure_worker(const actors::job_config& job,
                                 actors::worker_config& config,
                                 std::vector<actors::shard_ref> shards) const {
+  if (pipeline_) {
+    configure_head(job, *pipeline_, config);
+    return;
+  }
   auto policy = job.policy;
   policy.sync = false;
   config.make_policy
@@ -37,6 +41,34 @@ void downpour::configure_shard(const actors::job_config& job,
     config.buffer_deadline = std::chrono::milliseconds{
         static_cast<std::int64_t>(agg_deadline * 1000)};
   }
+}
+
+std::vector<optim::slice>
+downpour::shard_ranges(const actors::job_config& job) const {
+  if (pipeline_)
+    return pipeline_->layout.shards;
+  return algorithm::shard_ranges(job);
+}
+
+std::unique_ptr<actors::algorithm_run>
+downpour::start(const actors::job_config& job) const {
+  if (pipeline_)
+    return make_pipeline_run(*pipeline_);
+  return algorithm::start(job);
+}
+
+bool downpour::replicates_shards(const actors::job_config& job) const {
+  return !pipeline_ && algorithm::replicates_shards(job);
+}
+
+std::string downpour::replica_refusal(const actors::job_config& job) const {
+  if (pipeline_)
+    return "a pipeline's stages keep no log of their pushes to send again";
+  return algorithm::replica_refusal(job);
+}
+
+void downpour::add_roles(actors::role_registry& roles) const {
+  add_pipeline_roles(roles);
 }
 
 std::uint64_t downpour::warm_start_steps() const noexcept {
@@ -64,7 +96,8 @@ void downpour::report(const actors::coordinator_state& st,
 }
 
 bool downpour::elastic(const actors::job_config&) const noexcept {
-  return staleness_bound < 0;
+  // A joining worker would need stages of its own.
+  return staleness_bound < 0 && !pipeline_;
 }
 
 bool downpour::checkpointable() const noexcept {

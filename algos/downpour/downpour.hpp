@@ -7,10 +7,11 @@
 #include "algos/aggregation_flags.hpp"
 #include "algos/algorithm.hpp"
 #include "algos/compression_flags.hpp"
+#include "algos/pipeline/pipeline.hpp"
 
 namespace troupe::algos {
 
-class downpour : public algorithm {
+class downpour : public algorithm, public pipeline_host {
 public:
   // -- options (algos/algorithm.hpp) --
   std::string summary() const override;
@@ -20,6 +21,8 @@ public:
                    const std::set<std::string>& given) const override;
   void resolve(job_options& o, double model_lr) const override;
   void build(job_build& b) override;
+  /// With --stages: the pipeline's stage role.
+  void add_roles(actors::role_registry& roles) const override;
 
   // -- behavior (actors/algorithm.hpp) --
   std::string name() const override;
@@ -30,6 +33,15 @@ public:
   /// The staleness bound, if any.
   void configure_shard(const actors::job_config& job,
                        actors::parameter_shard_config& config) const override;
+  /// With --stages: no shard crosses a stage's slice.
+  std::vector<optim::slice>
+  shard_ranges(const actors::job_config& job) const override;
+  /// With --stages: the pipeline's run (its stages).
+  std::unique_ptr<actors::algorithm_run>
+  start(const actors::job_config& job) const override;
+  /// Not with --stages (a stage keeps no log of its pushes).
+  bool replicates_shards(const actors::job_config& job) const override;
+  std::string replica_refusal(const actors::job_config& job) const override;
   std::uint64_t warm_start_steps() const noexcept override;
   /// Under a staleness bound.
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
@@ -41,6 +53,11 @@ public:
   /// The staleness bound and the largest clock gap the shards saw.
   void report(const actors::coordinator_state& st,
               nlohmann::json& out) const override;
+
+  /// The job's pipeline (--stages > 1), null otherwise.
+  const pipeline_job* pipeline() const noexcept override {
+    return pipeline_.get();
+  }
 
   // -- its flags --
   std::uint64_t n_fetch = 1;         ///< fetch every n steps
@@ -57,6 +74,9 @@ public:
   /// A robust rule (--aggregation other than mean): buffered rounds of at
   /// most one push per worker (actors/detail/shard_buffer.hpp).
   aggregation_flags aggregation_settings;
+  /// Model parallelism: --stages, --micro-batches, --pipeline, --cut,
+  /// --weight-stashing, --max-params-per-actor.
+  pipeline_flags pipeline_settings;
   std::uint64_t agg_buffer = 0; ///< pushes a round waits for (0: workers)
   double agg_deadline = 1.0;    ///< seconds before a round closes anyway
 
@@ -64,6 +84,11 @@ public:
   bool buffered() const noexcept {
     return aggregation_settings.rule != "mean";
   }
+
+private:
+  void build_pipeline(job_build& b);
+
+  std::shared_ptr<const pipeline_job> pipeline_; ///< built by build()
 };
 
 } // namespace troupe::algos

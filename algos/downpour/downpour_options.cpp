@@ -62,6 +62,7 @@ void downpour::bind(caf::config_option_set& set) {
            "false; not under --staleness-bound)");
   compression_settings.bind(set, g, "the gradient pushes");
   aggregation_settings.bind(set, g);
+  pipeline_settings.bind(set, g);
   set.add(agg_buffer, g, "agg-buffer",
           "with a robust --aggregation: pushes (one per worker) a shard's "
           "round combines (default: --workers)")
@@ -82,6 +83,13 @@ void downpour::check_flags(const job_options& o,
     fail("under --staleness-bound a worker's clock advances with every push "
          "and fetch; --n-fetch and --n-push must be 1");
   check_server_optimizer(server_optimizer);
+  pipeline_settings.check(o, given,
+                          {"n-fetch", "n-push", "local-lr", "prefetch",
+                           "warm-start-steps", "compress", "bin-fc", "bin-conv",
+                           "topk-fc", "topk-conv", "aggregation"});
+  if (pipeline_settings.on() && o.shard_replicas > 0)
+    fail("--shard-replicas does not combine with --stages (a stage keeps no "
+         "log of its pushes to send again)");
   compression_settings.check(given);
   aggregation_settings.check(given, o.workers);
   if (!buffered() && (given.count("agg-buffer") || given.count("agg-deadline")))
@@ -136,6 +144,38 @@ void downpour::build(job_build& b) {
   // A worker that computes several steps in a row gets a thread of its own
   // (actors/coordinator.hpp, detached_workers).
   job.detached_workers = n_fetch > 1;
+  build_pipeline(b);
+}
+
+void downpour::build_pipeline(job_build& b) {
+  const auto& o = b.options;
+  const auto& flags = pipeline_settings;
+  if (!flags.on() && flags.max_params == 0)
+    return;
+  if (!b.train)
+    throw std::invalid_argument("--stages and --max-params-per-actor need "
+                                "the training data");
+  auto layout
+      = make_pipeline_layout(flags, o.model, b.train->sample_shape,
+                             b.train->classes, b.job.shards);
+  if (!flags.on()) {
+    // The budget holds for the shards too.
+    const auto total = b.job.init ? b.job.init->size() : 0;
+    const auto need = (total + flags.max_params - 1) / flags.max_params;
+    b.job.shards = std::max<std::uint32_t>(b.job.shards,
+                                           static_cast<std::uint32_t>(need));
+    return;
+  }
+  auto p = std::make_shared<pipeline_job>();
+  p->flags = flags;
+  p->model = o.model;
+  p->input = b.train->sample_shape;
+  p->classes = b.train->classes;
+  p->batch = static_cast<std::uint32_t>(o.batch);
+  p->seed = o.seed;
+  b.job.shards = static_cast<std::uint32_t>(layout.shards.size());
+  p->layout = std::move(layout);
+  pipeline_ = std::move(p);
 }
 
 } // namespace troupe::algos

@@ -25,6 +25,7 @@
 #include "messages/lbfgs.hpp"
 #include "messages/messages.hpp"
 #include "messages/metrics.hpp"
+#include "messages/pipeline.hpp"
 #include "messages/registry.hpp"
 
 using namespace troupe::messages;
@@ -193,6 +194,12 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       lbfgs_point_msg{4, std::string{"\0\x01\xff", 3}},
       lbfgs_grad_msg{4, 5, 6, std::string{"abcdefgh"}},
       lbfgs_done_msg{1, 4, 5, real{2.5}, 6}, cede_msg{3, 120, {4, 5, 6}},
+      stage_batch_msg{1, 2, 3, 4, 5, real{0.25}, tensor{special_values()},
+                      {7, 8},
+                      {0.5f}},
+      stage_tensor_msg{1, 2, 3, 4, true, 6, tensor{special_values()}},
+      stage_done_msg{1, 2, 3, 4, real{0.75}, 5, 6},
+      stage_wiring_msg{9, caf::actor{}, {caf::actor{}, caf::actor{}}},
       ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
@@ -207,7 +214,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
           node_metrics, score_msg, lead_msg, pull_msg, gossip_msg, group_msg,
           delta_msg, shadow_msg, compressed_push_msg, compressed_gossip_msg,
           lbfgs_vec_msg, lbfgs_point_msg, lbfgs_grad_msg, lbfgs_done_msg,
-          cede_msg, ack_atom>());
+          cede_msg, stage_batch_msg, stage_tensor_msg, stage_done_msg,
+          stage_wiring_msg, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));
@@ -231,6 +239,23 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
         == std::vector<std::uint64_t>{4, 5, 6});
   CHECK(to_string(copy.get_as<cede_msg>(25))
         == "cede_msg(3, 120 steps, 3 examples)");
+  const auto& batch = copy.get_as<stage_batch_msg>(26);
+  require_bits_equal(batch.x, msg.get_as<stage_batch_msg>(26).x);
+  CHECK(batch.labels == std::vector<std::int32_t>{7, 8});
+  CHECK(batch.targets == std::vector<float>{0.5f});
+  CHECK(batch.scale.value == 0.25);
+  CHECK(batch.samples == 5);
+  const auto& act = copy.get_as<stage_tensor_msg>(27);
+  CHECK(act.backward);
+  CHECK(act.rows == 6);
+  require_bits_equal(act.values, msg.get_as<stage_tensor_msg>(27).values);
+  CHECK(copy.get_as<stage_done_msg>(28).loss.value == 0.75);
+  CHECK(copy.get_as<stage_done_msg>(28).idle_ns == 6);
+  CHECK(copy.get_as<stage_wiring_msg>(29).generation == 9);
+  CHECK(copy.get_as<stage_wiring_msg>(29).stages.size() == 2);
+  CHECK(to_string(act)
+        == "stage_tensor_msg(replica 1, gen 2, step 3, micro 4, backward, "
+           + std::to_string(act.values.size()) + " values)");
 }
 
 TEST_CASE("messages print for logs", "[messages]") {
