@@ -155,9 +155,8 @@ void downpour::build_pipeline(job_build& b) {
   if (!b.train)
     throw std::invalid_argument("--stages and --max-params-per-actor need "
                                 "the training data");
-  auto layout
-      = make_pipeline_layout(flags, o.model, b.train->sample_shape,
-                             b.train->classes, b.job.shards);
+  auto layout = make_pipeline_layout(flags, o.model, b.train->sample_shape,
+                                     b.train->classes, b.job.shards);
   if (!flags.on()) {
     // The budget holds for the shards too.
     const auto total = b.job.init ? b.job.init->size() : 0;
@@ -174,6 +173,11 @@ void downpour::build_pipeline(job_build& b) {
   p->batch = static_cast<std::uint32_t>(o.batch);
   p->seed = o.seed;
   b.job.shards = static_cast<std::uint32_t>(layout.shards.size());
+  // 1F1B pushes every micro-batch: the shards' schedule (in updates) runs
+  // M times as many per epoch.
+  if (flags.parsed_schedule() == optim::pipeline_schedule::one_f_one_b)
+    b.job.server.lr_schedule = b.server_schedule(
+        static_cast<double>(b.batches * flags.micro_batches));
   p->layout = std::move(layout);
   pipeline_ = std::move(p);
 }

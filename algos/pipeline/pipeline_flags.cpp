@@ -33,17 +33,16 @@ void pipeline_flags::bind(caf::config_option_set& set,
 void pipeline_flags::check(const job_options& o,
                            const std::set<std::string>& given,
                            const std::vector<std::string>& unsupported) const {
-  auto fail = [](const std::string& what) {
-    throw std::invalid_argument(what);
-  };
+  auto fail
+      = [](const std::string& what) { throw std::invalid_argument(what); };
   if (stages < 1 || stages > 64)
     fail("--stages must be from 1 to 64");
   if (micro_batches < 1 || micro_batches > 1024)
     fail("--micro-batches must be from 1 to 1024");
   parsed_schedule(); // throws naming the schedules
   if (!on()) {
-    for (const char* flag : {"micro-batches", "pipeline", "cut",
-                             "weight-stashing"})
+    for (const char* flag :
+         {"micro-batches", "pipeline", "cut", "weight-stashing"})
       if (given.count(flag) > 0)
         fail(std::string{"--"} + flag + " applies with --stages=2 or more");
     return;
@@ -58,8 +57,9 @@ void pipeline_flags::check(const job_options& o,
          "do not change within a batch)");
   for (const auto& flag : unsupported)
     if (given.count(flag) > 0)
-      fail("--" + flag + " does not combine with --stages (a pipeline's "
-           "stages fetch and push every step)");
+      fail("--" + flag
+           + " does not combine with --stages (a pipeline's "
+             "stages fetch and push every step)");
 }
 
 namespace {
@@ -96,14 +96,14 @@ pipeline_layout make_pipeline_layout(const pipeline_flags& flags,
   }
   const auto names = split_names(flags.cut);
   if (!flags.cut.empty() && names.size() + 1 != flags.stages)
-    throw std::invalid_argument(
-        "--cut names " + std::to_string(names.size())
-        + " layers; --stages=" + std::to_string(flags.stages) + " needs "
-        + std::to_string(flags.stages - 1));
-  out.stages = names.empty()
-                   ? optim::cut_balanced(out.layers, flags.stages,
-                                         flags.max_params)
-                   : optim::cut_at(out.layers, names, flags.max_params);
+    throw std::invalid_argument("--cut names " + std::to_string(names.size())
+                                + " layers; --stages="
+                                + std::to_string(flags.stages) + " needs "
+                                + std::to_string(flags.stages - 1));
+  out.stages
+      = names.empty()
+            ? optim::cut_balanced(out.layers, flags.stages, flags.max_params)
+            : optim::cut_at(out.layers, names, flags.max_params);
   // Shards by the stages' parameters: at least one where there are any,
   // more where a shard would pass the budget.
   for (const auto& s : out.stages) {
@@ -115,8 +115,8 @@ pipeline_layout make_pipeline_layout(const pipeline_flags& flags,
         / static_cast<double>(std::max<std::size_t>(total, 1))));
     k = std::clamp<std::size_t>(k, 1, s.param_size);
     if (flags.max_params > 0)
-      k = std::max<std::size_t>(
-          k, (s.param_size + flags.max_params - 1) / flags.max_params);
+      k = std::max<std::size_t>(k, (s.param_size + flags.max_params - 1)
+                                       / flags.max_params);
     for (const auto& part : optim::balanced_split(s.param_size, k))
       out.shards.push_back({s.param_offset + part.offset, part.size});
   }

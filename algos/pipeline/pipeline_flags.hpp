@@ -23,7 +23,7 @@
 namespace troupe::algos {
 
 struct pipeline_flags {
-  std::uint64_t stages = 1;       ///< stages per replica (1: no pipeline)
+  std::uint64_t stages = 1; ///< stages per replica (1: no pipeline)
   std::uint64_t micro_batches = 4;
   std::string schedule = "gpipe"; ///< gpipe | 1f1b
   std::string cut;                ///< "relu1,dense3": where stages start

@@ -19,16 +19,15 @@ using namespace messages;
 
 head_replica::head_replica(optim::batch_source source, bool regression)
     : source_(std::move(source)),
-      batches_(source_.indices, source_.batch_size, source_.seed,
-               source_.part),
+      batches_(source_.indices, source_.batch_size, source_.seed, source_.part),
       regression_(regression) {
   if (!source_.data)
     throw std::invalid_argument("a pipeline's head needs its data in memory");
   if (regression_ ? source_.data->targets.size() != source_.data->size()
                   : source_.data->labels.size() != source_.data->size())
-    throw std::invalid_argument(source_.data->name
-                                + (regression_ ? ": no regression targets"
-                                               : ": no class labels"));
+    throw std::invalid_argument(
+        source_.data->name
+        + (regression_ ? ": no regression targets" : ": no class labels"));
 }
 
 optim::step_result head_replica::compute() {
@@ -86,7 +85,8 @@ std::size_t head_replica::draw() {
   return samples_;
 }
 
-// -- the head's policy ----------------------------------------------------------
+// -- the head's policy
+// ----------------------------------------------------------
 
 namespace {
 
@@ -200,8 +200,8 @@ private:
       first.samples = static_cast<std::uint32_t>(hi - lo);
       first.scale = real{static_cast<double>(hi - lo) / static_cast<double>(n)};
       auto last = first;
-      first.x = tensor{std::vector<float>(x.data() + lo * rows,
-                                          x.data() + hi * rows)};
+      first.x = tensor{
+          std::vector<float>(x.data() + lo * rows, x.data() + hi * rows)};
       if (!head.labels().empty())
         last.labels.assign(head.labels().begin() + lo,
                            head.labels().begin() + hi);
@@ -227,9 +227,9 @@ private:
                           .count();
     // The bubble: the share of the step's span the stages spent idle.
     if (auto* p = ctx.probe(); p && span > 0)
-      p->gauge("bubble",
-               1.0 - static_cast<double>(busy_ns_)
-                         / (static_cast<double>(span) * stages_));
+      p->gauge("bubble", 1.0
+                             - static_cast<double>(busy_ns_)
+                                   / (static_cast<double>(span) * stages_));
     busy_total_ += busy_ns_;
     static_cast<head_replica&>(ctx.replica()).set_loss(loss_);
     auto ready = std::move(ready_);
@@ -255,9 +255,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<actors::comm_policy>
-make_head_policy(worker_id replica, std::uint32_t stages,
-                 std::uint32_t micros) {
+std::unique_ptr<actors::comm_policy> make_head_policy(worker_id replica,
+                                                      std::uint32_t stages,
+                                                      std::uint32_t micros) {
   return std::make_unique<head_policy>(replica, stages, micros);
 }
 

@@ -48,10 +48,9 @@ stage_config stage_config_of(const job_config& job, const pipeline_job& p,
   c.input = p.input;
   c.classes = p.classes;
   c.plan = layout.stages[s];
-  c.shards.assign(shards.begin() + static_cast<std::ptrdiff_t>(
-                                       layout.first_shard[s]),
-                  shards.begin() + static_cast<std::ptrdiff_t>(
-                                       layout.first_shard[s + 1]));
+  c.shards.assign(
+      shards.begin() + static_cast<std::ptrdiff_t>(layout.first_shard[s]),
+      shards.begin() + static_cast<std::ptrdiff_t>(layout.first_shard[s + 1]));
   c.schedule = p.flags.parsed_schedule();
   c.micros = static_cast<std::uint32_t>(p.flags.micro_batches);
   c.stash = p.flags.weight_stashing;
@@ -66,8 +65,7 @@ void configure_head(const job_config& job, const pipeline_job& p,
   if (!job.batches)
     throw std::invalid_argument("--stages needs the training data in memory "
                                 "(not a data directory's files)");
-  const bool regression
-      = optim::model_loss(p.model) == optim::loss_kind::mse;
+  const bool regression = optim::model_loss(p.model) == optim::loss_kind::mse;
   config.make_replica = [source = job.batches, w = config.id, regression] {
     return std::unique_ptr<optim::replica>(
         new head_replica(source(w), regression));
@@ -95,9 +93,10 @@ public:
       replicas_[r].where.resize(n);
       for (std::uint32_t s = 0; s < n; ++s) {
         const int base = c.placement.worker_at(r);
-        const int at = base < 0 ? -1
-                                : static_cast<int>((base + s)
-                                                   % c.placement.nodes.size());
+        const int at
+            = base < 0
+                  ? -1
+                  : static_cast<int>((base + s) % c.placement.nodes.size());
         spawn(self, r, s, at, 0, [this, self, r, pending, ready](bool ok) {
           if (!ok)
             return; // placement_failed ended the job
@@ -159,15 +158,15 @@ public:
                         {"params", s.param_size},
                         {"in_values", s.in_values}});
     }
-    out["pipeline"] = {
-        {"stages", stages},
-        {"cut", optim::describe_cut(p_.layout.layers, p_.layout.stages)},
-        {"schedule", p_.flags.schedule},
-        {"micro_batches", p_.flags.micro_batches},
-        {"weight_stashing", p_.flags.weight_stashing},
-        {"shards", p_.layout.shards.size()},
-        {"rebuilds", rebuilds_},
-        {"replicas_lost", lost_}};
+    out["pipeline"]
+        = {{"stages", stages},
+           {"cut", optim::describe_cut(p_.layout.layers, p_.layout.stages)},
+           {"schedule", p_.flags.schedule},
+           {"micro_batches", p_.flags.micro_batches},
+           {"weight_stashing", p_.flags.weight_stashing},
+           {"shards", p_.layout.shards.size()},
+           {"rebuilds", rebuilds_},
+           {"replicas_lost", lost_}};
   }
 
 private:
@@ -285,8 +284,8 @@ caf::actor spawn_stage_role(role_context& ctx, const std::uint32_t& r,
     throw std::invalid_argument("a pipeline stage of replica "
                                 + std::to_string(r) + " in a job of "
                                 + std::to_string(job.workers));
-  auto cfg = stage_config_of(job, *host->pipeline(), r, s,
-                             shard_refs(job, shards));
+  auto cfg
+      = stage_config_of(job, *host->pipeline(), r, s, shard_refs(job, shards));
   // Only the coordinator's node wires it.
   if (auto sender = ctx.self()->current_sender())
     cfg.owner = sender->node();

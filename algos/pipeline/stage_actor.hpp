@@ -13,8 +13,8 @@
 #include <vector>
 
 #include <caf/actor.hpp>
-#include <caf/duration.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/duration.hpp>
 #include <caf/node_id.hpp>
 
 #include "actors/comm_policy.hpp"

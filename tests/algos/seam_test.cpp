@@ -126,12 +126,14 @@ TEST_CASE("every registered algorithm answers to its name") {
 TEST_CASE("actors/ holds no algorithm's own policy or role") {
   // An algorithm's own messages: every type of the headers that hold only
   // algorithms' messages (LSGD's; SGP's, DS-Sync's and ShadowSync's;
-  // Sandblaster's), SGP's compressed share, and the algorithms' own atoms.
+  // Sandblaster's; a pipeline's), SGP's compressed share, and the
+  // algorithms' own atoms.
   // A policy handles them and a role sends them, so a file under actors/
   // naming one is an algorithm's policy or role in the wrong folder; one
   // that includes algos/ reaches up to them.
   std::vector<std::string> owned;
-  for (const char* header : {"consensus.hpp", "gossip.hpp", "lbfgs.hpp"})
+  for (const char* header :
+       {"consensus.hpp", "gossip.hpp", "lbfgs.hpp", "pipeline.hpp"})
     for (auto& t : structs_in(header))
       owned.push_back(t);
   REQUIRE(owned.size() >= 10); // the rule cannot pass by finding nothing
@@ -150,7 +152,8 @@ TEST_CASE("actors/ holds no algorithm's own policy or role") {
   for (const auto& e : algos::registered_algorithms())
     algo_names += (algo_names.empty() ? "" : "|") + e.name;
   std::regex policy{"\\b(make_)?(" + algo_names + ")_policy\\b"};
-  std::regex included{"#include \"messages/(consensus|gossip|lbfgs)\\.hpp\""};
+  std::regex included{
+      "#include \"messages/(consensus|gossip|lbfgs|pipeline)\\.hpp\""};
   std::regex upward{"#include [\"<](troupe/)?algos/"};
   for (const auto& [what, rule] :
        {std::pair{"an algorithm's own message or atom", named},
@@ -193,8 +196,8 @@ public:
 TEST_CASE("an algorithm's roles reach every node through the registry") {
   // The shared roles and the built-in algorithms' own.
   auto before = algos::node_roles();
-  for (const char* role :
-       {"shard", "worker", "shadow_syncer", "lbfgs_shard", "lbfgs_worker"}) {
+  for (const char* role : {"shard", "worker", "shadow_syncer", "lbfgs_shard",
+                           "lbfgs_worker", "pipeline_stage"}) {
     INFO(role);
     CHECK(before->contains(role));
   }

@@ -194,9 +194,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       lbfgs_point_msg{4, std::string{"\0\x01\xff", 3}},
       lbfgs_grad_msg{4, 5, 6, std::string{"abcdefgh"}},
       lbfgs_done_msg{1, 4, 5, real{2.5}, 6}, cede_msg{3, 120, {4, 5, 6}},
-      stage_batch_msg{1, 2, 3, 4, 5, real{0.25}, tensor{special_values()},
-                      {7, 8},
-                      {0.5f}},
+      stage_batch_msg{
+          1, 2, 3, 4, 5, real{0.25}, tensor{special_values()}, {7, 8}, {0.5f}},
       stage_tensor_msg{1, 2, 3, 4, true, 6, tensor{special_values()}},
       stage_done_msg{1, 2, 3, 4, real{0.75}, 5, 6},
       stage_wiring_msg{9, caf::actor{}, {caf::actor{}, caf::actor{}}},
@@ -255,7 +254,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   CHECK(copy.get_as<stage_wiring_msg>(29).stages.size() == 2);
   CHECK(to_string(act)
         == "stage_tensor_msg(replica 1, gen 2, step 3, micro 4, backward, "
-           + std::to_string(act.values.size()) + " values)");
+               + std::to_string(act.values.size()) + " values)");
 }
 
 TEST_CASE("messages print for logs", "[messages]") {

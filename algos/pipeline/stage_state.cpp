@@ -1,0 +1,287 @@
+// A pipeline stage's step: its fetch, its passes in stage_order, its
+// pushes, and its report to the head.
+
+#include "algos/pipeline/stage_state.hpp"
+
+#include <cmath>
+
+#include "actors/detail/log.hpp"
+
+namespace troupe::algos {
+
+using namespace messages;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+std::uint64_t ns_since(clock_type::time_point t0) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now()
+                                                           - t0)
+          .count());
+}
+
+} // namespace
+
+actors::msg_type stage_kind() {
+  static const auto k = actors::message_kind("stage");
+  return k;
+}
+
+void stage_state::fail(const std::string& why) {
+  actors::detail::log().error("{}: {}", who(), why);
+  self->quit(caf::make_error(caf::sec::runtime_error, who() + ": " + why));
+}
+
+void stage_state::fetch(std::function<void()> done) {
+  if (cfg.shards.empty()) {
+    done();
+    return;
+  }
+  auto remaining = std::make_shared<std::size_t>(cfg.shards.size());
+  const auto gen = generation;
+  for (std::size_t i = 0; i < cfg.shards.size(); ++i) {
+    const auto range = cfg.shards[i].range;
+    fetch_msg f{cfg.replica, range.offset, range.size, step};
+    if (probe)
+      probe->sent(actors::msg_type::fetch, actors::small_message_bytes);
+    self->request(cfg.shards[i].handle, cfg.request_timeout, f)
+        .then(
+            [this, i, range, gen, remaining, done](params_msg& p) {
+              auto scope = actors::on_message(probe.get(), self,
+                                              actors::msg_type::params,
+                                              4 * p.values.size());
+              if (gen != generation)
+                return; // rewired meanwhile: a fresh fetch follows
+              if (p.offset != range.offset || p.values.size() != range.size) {
+                fail("shard answered a fetch with the wrong range");
+                return;
+              }
+              p.values.copy_to(stage->model().params()
+                               + (range.offset - cfg.plan.param_offset));
+              versions[i] = p.version;
+              if (--*remaining == 0) {
+                stage->bump_version();
+                done();
+              }
+            },
+            [this, i](caf::error& err) {
+              fail("fetch from shard " + std::to_string(i)
+                   + " failed: " + self->system().render(err));
+            });
+  }
+}
+
+void stage_state::push(std::uint64_t seq, std::uint32_t samples) {
+  const auto& g = stage->grad_sum();
+  for (std::size_t i = 0; i < cfg.shards.size(); ++i) {
+    const auto range = cfg.shards[i].range;
+    const auto* from = g.data() + (range.offset - cfg.plan.param_offset);
+    push_msg p{cfg.replica,
+               seq,
+               versions[i],
+               range.offset,
+               step + 1,
+               samples,
+               tensor{std::vector<float>(from, from + range.size)}};
+    if (probe)
+      probe->sent(actors::msg_type::push, 4 * range.size);
+    self->send(cfg.shards[i].handle, std::move(p));
+  }
+  stage->clear_grads();
+}
+
+bool stage_state::enter(std::uint64_t k) {
+  if (in_step)
+    return k == step && !finishing;
+  if (have_done && k <= last_done)
+    return false;
+  in_step = true;
+  finishing = false;
+  step = k;
+  order = optim::stage_order(cfg.schedule, cfg.stage, cfg.stages, cfg.micros);
+  pos = 0;
+  loss = 0;
+  busy = 0;
+  step_samples = 0;
+  began = clock_type::now();
+  fetching = true;
+  const auto gen = generation;
+  fetch([this, gen] {
+    if (gen != generation)
+      return;
+    fetching = false;
+    advance();
+  });
+  return true;
+}
+
+void stage_state::advance() {
+  while (in_step && !fetching && !finishing && pos < order.size()) {
+    const auto op = order[pos];
+    if (op.forward ? !forward(op.micro) : !backward(op.micro))
+      return; // its input has not arrived
+    ++pos;
+  }
+  if (in_step && !fetching && !finishing && pos == order.size())
+    finish();
+}
+
+bool stage_state::forward(std::uint32_t m) {
+  auto in = fwd.find(m);
+  if (in == fwd.end())
+    return false;
+  auto t = targets.find(m);
+  if (last() && t == targets.end())
+    return false;
+  step_samples += static_cast<std::uint32_t>(in->second.cols());
+  const auto t0 = clock_type::now();
+  if (last()) {
+    const auto& tg = t->second;
+    optim::batch_targets bt{tg.labels.empty() ? nullptr : tg.labels.data(),
+                            tg.values.empty() ? nullptr : tg.values.data()};
+    // 1F1B pushes each micro-batch's share of the batch's gradient: the
+    // batch moves the weights as far as under GPipe, in M updates.
+    const auto scale = static_cast<float>(tg.scale);
+    loss += tg.scale
+            * static_cast<double>(stage->forward_backward(
+                m, in->second, bt, scale, first() ? nullptr : &din));
+    busy += ns_since(t0);
+    if (!first())
+      send_back(m);
+    if (one_f_one_b())
+      push(step * cfg.micros + m + 1, tg.samples);
+    targets.erase(t);
+  } else {
+    const auto& out = stage->forward(m, in->second);
+    busy += ns_since(t0);
+    stage_tensor_msg msg{
+        cfg.replica,
+        generation,
+        step,
+        m,
+        false,
+        static_cast<std::uint32_t>(out.rows()),
+        tensor{std::vector<float>(out.data(), out.data() + out.size())}};
+    if (probe)
+      probe->sent(stage_kind(), 4 * out.size());
+    self->send(next, std::move(msg));
+  }
+  fwd.erase(in);
+  return true;
+}
+
+bool stage_state::backward(std::uint32_t m) {
+  if (last())
+    return true; // done with its forward
+  auto g = bwd.find(m);
+  if (g == bwd.end())
+    return false;
+  const auto samples = static_cast<std::uint32_t>(g->second.cols());
+  const auto t0 = clock_type::now();
+  stage->backward(m, g->second, first() ? nullptr : &din);
+  busy += ns_since(t0);
+  bwd.erase(g);
+  if (!first())
+    send_back(m);
+  if (one_f_one_b()) {
+    push(step * cfg.micros + m + 1, samples);
+    refresh();
+  }
+  return true;
+}
+
+void stage_state::send_back(std::uint32_t m) {
+  stage_tensor_msg msg{
+      cfg.replica,
+      generation,
+      step,
+      m,
+      true,
+      static_cast<std::uint32_t>(din.rows()),
+      tensor{std::vector<float>(din.data(), din.data() + din.size())}};
+  if (probe)
+    probe->sent(stage_kind(), 4 * din.size());
+  self->send(prev, std::move(msg));
+}
+
+void stage_state::refresh() {
+  if (async_fetch || cfg.shards.empty())
+    return;
+  async_fetch = true;
+  const auto gen = generation;
+  fetch([this, gen] {
+    if (gen == generation)
+      async_fetch = false;
+  });
+}
+
+void stage_state::finish() {
+  finishing = true;
+  if (!one_f_one_b() && !cfg.shards.empty())
+    push(step + 1, step_samples);
+  auto remaining = std::make_shared<std::size_t>(cfg.shards.size());
+  const auto gen = generation;
+  auto report = [this, gen] {
+    if (gen != generation)
+      return;
+    const auto span = ns_since(began);
+    stage_done_msg d{cfg.replica,
+                     cfg.stage,
+                     generation,
+                     step,
+                     real{last() ? loss : std::nan("")},
+                     busy,
+                     span > busy ? span - busy : 0};
+    fig.steps += 1;
+    fig.busy_ns += busy;
+    fig.idle_ns += d.idle_ns;
+    fig.recomputed = stage->recomputed();
+    if (probe) {
+      probe->gauge("steps", static_cast<double>(fig.steps));
+      probe->gauge("bubble", span > 0 ? static_cast<double>(d.idle_ns)
+                                            / static_cast<double>(span)
+                                      : 0.0);
+      probe->progress();
+    }
+    self->send(head, d);
+    in_step = false;
+    finishing = false;
+    have_done = true;
+    last_done = step;
+  };
+  if (*remaining == 0) {
+    report();
+    return;
+  }
+  // The pushes are applied where they count before the head moves on.
+  for (const auto& s : cfg.shards)
+    self->request(s.handle, cfg.request_timeout, flush_atom::value)
+        .then(
+            [remaining, report](std::uint64_t) {
+              if (--*remaining == 0)
+                report();
+            },
+            [this](caf::error& err) {
+              fail("a shard did not confirm the step's push: "
+                   + self->system().render(err));
+            });
+}
+
+void stage_state::rewire(stage_wiring_msg& w) {
+  generation = w.generation;
+  head = w.head;
+  prev = first() ? caf::actor{} : w.stages[cfg.stage - 1];
+  next = last() ? caf::actor{} : w.stages[cfg.stage + 1];
+  self->monitor(head);
+  // What was in flight belongs to the old generation.
+  stage->drop_in_flight();
+  stage->clear_grads();
+  fwd.clear();
+  bwd.clear();
+  targets.clear();
+  in_step = finishing = fetching = async_fetch = false;
+  have_done = false;
+}
+
+} // namespace troupe::algos
