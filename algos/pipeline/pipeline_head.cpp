@@ -159,8 +159,11 @@ public:
              + missing);
   }
 
+  /// A head's compute and wait are its stages': their time computing and
+  /// their idle time within its steps (the pipeline's bubble), summed.
   void add_stats(worker_stats& out) const override {
     out.compute_ns = busy_total_;
+    out.wait_ns = idle_total_;
   }
 
   void save(optim::state_writer&, const std::string&) const override {
@@ -231,6 +234,9 @@ private:
                              - static_cast<double>(busy_ns_)
                                    / (static_cast<double>(span) * stages_));
     busy_total_ += busy_ns_;
+    // Stage-time of the step (span x stages) the stages did not compute.
+    const auto stage_span = static_cast<std::uint64_t>(span) * stages_;
+    idle_total_ += stage_span > busy_ns_ ? stage_span - busy_ns_ : 0;
     static_cast<head_replica&>(ctx.replica()).set_loss(loss_);
     auto ready = std::move(ready_);
     ready_ = nullptr;
@@ -250,6 +256,7 @@ private:
   double loss_ = 0;
   std::uint64_t busy_ns_ = 0;
   std::uint64_t busy_total_ = 0;
+  std::uint64_t idle_total_ = 0;
   std::chrono::steady_clock::time_point started_;
 };
 

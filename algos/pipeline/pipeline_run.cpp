@@ -149,8 +149,22 @@ public:
           self->send_exit(s, caf::exit_reason::user_shutdown);
   }
 
-  void report(const coordinator_state&, nlohmann::json& out, std::uint64_t&,
-              std::uint64_t&) const override {
+  void report(const coordinator_state& st, nlohmann::json& out,
+              std::uint64_t&, std::uint64_t&) const override {
+    // The bubble as measured: the stages' idle share of their replicas'
+    // steps (a head's compute and wait are its stages'), and GPipe's
+    // (S - 1) / (M + S - 1).
+    double busy = 0, idle = 0;
+    for (const auto& w : st.worker_reports) {
+      busy += static_cast<double>(w.compute_ns);
+      idle += static_cast<double>(w.wait_ns);
+    }
+    const auto n = static_cast<double>(p_.layout.stages.size());
+    const auto m = static_cast<double>(p_.flags.micro_batches);
+    // Activations forward and their gradients back, per sample.
+    std::uint64_t act = 0;
+    for (std::size_t s = 1; s < p_.layout.stages.size(); ++s)
+      act += 2 * 4 * p_.layout.stages[s].in_values;
     nlohmann::json stages = nlohmann::json::array();
     for (const auto& s : p_.layout.stages) {
       stages.push_back({{"first", p_.layout.layers[s.first].name},
@@ -166,6 +180,9 @@ public:
            {"weight_stashing", p_.flags.weight_stashing},
            {"shards", p_.layout.shards.size()},
            {"rebuilds", rebuilds_},
+        {"bubble_fraction", busy + idle > 0 ? idle / (busy + idle) : 0.0},
+        {"bubble_expected", (n - 1) / (m + n - 1)},
+        {"activation_bytes_per_sample", act},
            {"replicas_lost", lost_}};
   }
 

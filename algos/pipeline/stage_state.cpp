@@ -104,7 +104,9 @@ bool stage_state::enter(std::uint64_t k) {
   loss = 0;
   busy = 0;
   step_samples = 0;
-  began = clock_type::now();
+  // A step's span runs from the end of the one before (the pipeline's fill
+  // and drain are idle time of this stage too).
+  began = have_end ? last_end : clock_type::now();
   fetching = true;
   const auto gen = generation;
   fetch([this, gen] {
@@ -245,6 +247,8 @@ void stage_state::finish() {
       probe->progress();
     }
     self->send(head, d);
+    last_end = clock_type::now();
+    have_end = true;
     in_step = false;
     finishing = false;
     have_done = true;
@@ -281,7 +285,7 @@ void stage_state::rewire(stage_wiring_msg& w) {
   bwd.clear();
   targets.clear();
   in_step = finishing = fetching = async_fetch = false;
-  have_done = false;
+  have_done = have_end = false;
 }
 
 } // namespace troupe::algos

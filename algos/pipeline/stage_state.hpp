@@ -56,6 +56,8 @@ struct stage_state {
   std::uint32_t step_samples = 0;
   double loss = 0;
   std::chrono::steady_clock::time_point began;
+  std::chrono::steady_clock::time_point last_end; // of the last step
+  bool have_end = false;
   std::uint64_t busy = 0;
   stage_figures fig;
   actors::probe_ref probe;
