@@ -149,8 +149,8 @@ public:
           self->send_exit(s, caf::exit_reason::user_shutdown);
   }
 
-  void report(const coordinator_state& st, nlohmann::json& out,
-              std::uint64_t&, std::uint64_t&) const override {
+  void report(const coordinator_state& st, nlohmann::json& out, std::uint64_t&,
+              std::uint64_t&) const override {
     // The bubble as measured: the stages' idle share of their replicas'
     // steps (a head's compute and wait are its stages'), and GPipe's
     // (S - 1) / (M + S - 1).
@@ -180,9 +180,9 @@ public:
            {"weight_stashing", p_.flags.weight_stashing},
            {"shards", p_.layout.shards.size()},
            {"rebuilds", rebuilds_},
-        {"bubble_fraction", busy + idle > 0 ? idle / (busy + idle) : 0.0},
-        {"bubble_expected", (n - 1) / (m + n - 1)},
-        {"activation_bytes_per_sample", act},
+           {"bubble_fraction", busy + idle > 0 ? idle / (busy + idle) : 0.0},
+           {"bubble_expected", (n - 1) / (m + n - 1)},
+           {"activation_bytes_per_sample", act},
            {"replicas_lost", lost_}};
   }
 

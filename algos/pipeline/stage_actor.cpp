@@ -77,61 +77,13 @@ caf::behavior stage_behavior(stage_impl* self, stage_config cfg) {
         auto& st = self->state;
         auto scope = actors::on_message(st.probe.get(), self, stage_kind(),
                                         4 * b.x.size() + 64);
-        if (!st.sent_by(st.head) || b.replica != st.cfg.replica
-            || b.micro >= st.cfg.micros || b.samples == 0
-            || b.samples > st.cfg.max_samples || !(b.scale.value > 0)
-            || !(b.scale.value <= 1)) {
-          ++st.fig.refused;
-          return;
-        }
-        const bool wants_x = st.first();
-        const bool wants_y = st.last();
-        if ((wants_x && b.x.size() != std::size_t{b.samples} * st.in_rows)
-            || (wants_y && !st.regression && b.labels.size() != b.samples)
-            || (wants_y && st.regression && b.targets.size() != b.samples)) {
-          ++st.fig.refused;
-          return;
-        }
-        if (b.generation != st.generation || !st.enter(b.step)) {
-          ++st.fig.dropped;
-          return;
-        }
-        if (wants_x) {
-          optim::matrix<float> x(static_cast<Eigen::Index>(st.in_rows),
-                                 static_cast<Eigen::Index>(b.samples));
-          b.x.copy_to(x.data());
-          st.fwd[b.micro] = std::move(x);
-        }
-        if (wants_y)
-          st.targets[b.micro]
-              = stage_state::target{std::move(b.labels), std::move(b.targets),
-                                    b.scale.value, b.samples};
-        st.advance();
+        st.take(b, caf::actor_cast<caf::actor_addr>(self->current_sender()));
       },
       [self](stage_tensor_msg& t) {
         auto& st = self->state;
         auto scope = actors::on_message(st.probe.get(), self, stage_kind(),
                                         4 * t.values.size() + 64);
-        const bool back = t.backward;
-        const std::size_t rows = back ? st.out_rows : st.in_rows;
-        const caf::actor& from = back ? st.next : st.prev;
-        if (!st.sent_by(from) || t.replica != st.cfg.replica
-            || t.micro >= st.cfg.micros || t.rows != rows
-            || t.values.size() % rows != 0 || t.values.size() == 0
-            || t.values.size() / rows > st.cfg.max_samples) {
-          ++st.fig.refused;
-          return;
-        }
-        if (t.generation != st.generation || !st.enter(t.step)) {
-          ++st.fig.dropped;
-          return;
-        }
-        optim::matrix<float> v(
-            static_cast<Eigen::Index>(rows),
-            static_cast<Eigen::Index>(t.values.size() / rows));
-        t.values.copy_to(v.data());
-        (back ? st.bwd : st.fwd)[t.micro] = std::move(v);
-        st.advance();
+        st.take(t, caf::actor_cast<caf::actor_addr>(self->current_sender()));
       },
   };
 }

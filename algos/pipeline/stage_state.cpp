@@ -272,6 +272,70 @@ void stage_state::finish() {
             });
 }
 
+void stage_state::take(stage_batch_msg& b, const caf::actor_addr& from) {
+  if (b.generation != generation) {
+    if (early(b.generation))
+      early_batches.emplace_back(from, std::move(b));
+    else
+      ++fig.dropped;
+    return;
+  }
+  const bool wants_x = first();
+  const bool wants_y = last();
+  if (!head || from != head.address() || b.replica != cfg.replica
+      || b.micro >= cfg.micros || b.samples == 0 || b.samples > cfg.max_samples
+      || !(b.scale.value > 0) || !(b.scale.value <= 1)
+      || (wants_x && b.x.size() != std::size_t{b.samples} * in_rows)
+      || (wants_y && !regression && b.labels.size() != b.samples)
+      || (wants_y && regression && b.targets.size() != b.samples)) {
+    ++fig.refused;
+    return;
+  }
+  if (!enter(b.step)) {
+    ++fig.dropped;
+    return;
+  }
+  if (wants_x) {
+    optim::matrix<float> x(static_cast<Eigen::Index>(in_rows),
+                           static_cast<Eigen::Index>(b.samples));
+    b.x.copy_to(x.data());
+    fwd[b.micro] = std::move(x);
+  }
+  if (wants_y)
+    targets[b.micro] = target{std::move(b.labels), std::move(b.targets),
+                              b.scale.value, b.samples};
+  advance();
+}
+
+void stage_state::take(stage_tensor_msg& t, const caf::actor_addr& from) {
+  if (t.generation != generation) {
+    if (early(t.generation))
+      early_tensors.emplace_back(from, std::move(t));
+    else
+      ++fig.dropped;
+    return;
+  }
+  const bool back = t.backward;
+  const std::size_t rows = back ? out_rows : in_rows;
+  const caf::actor& neighbour = back ? next : prev;
+  if (!neighbour || from != neighbour.address() || t.replica != cfg.replica
+      || t.micro >= cfg.micros || t.rows != rows || t.values.size() == 0
+      || t.values.size() % rows != 0
+      || t.values.size() / rows > cfg.max_samples) {
+    ++fig.refused;
+    return;
+  }
+  if (!enter(t.step)) {
+    ++fig.dropped;
+    return;
+  }
+  optim::matrix<float> v(static_cast<Eigen::Index>(rows),
+                         static_cast<Eigen::Index>(t.values.size() / rows));
+  t.values.copy_to(v.data());
+  (back ? bwd : fwd)[t.micro] = std::move(v);
+  advance();
+}
+
 void stage_state::rewire(stage_wiring_msg& w) {
   generation = w.generation;
   head = w.head;
@@ -286,6 +350,17 @@ void stage_state::rewire(stage_wiring_msg& w) {
   targets.clear();
   in_step = finishing = fetching = async_fetch = false;
   have_done = have_end = false;
+  // What came ahead of this wiring, in the order it came.
+  auto batches = std::move(early_batches);
+  auto tensors = std::move(early_tensors);
+  early_batches.clear();
+  early_tensors.clear();
+  for (auto& [from, b] : batches)
+    if (b.generation >= generation)
+      take(b, from);
+  for (auto& [from, t] : tensors)
+    if (t.generation >= generation)
+      take(t, from);
 }
 
 } // namespace troupe::algos

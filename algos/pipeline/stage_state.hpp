@@ -76,11 +76,31 @@ struct stage_state {
     return "pipeline stage " + std::to_string(cfg.stage) + " of replica "
            + std::to_string(cfg.replica);
   }
-  bool sent_by(const caf::actor& a) const {
-    return a
-           && caf::actor_cast<caf::actor_addr>(self->current_sender())
-                  == a.address();
+  // -- messages -------------------------------------------------------------
+
+  /// A micro-batch from `from`: checked (sender, sizes) and kept for its
+  /// pass; one of a newer generation than the stage's wiring waits for it
+  /// (the coordinator's wiring and the head's first message take different
+  /// paths), a few at most.
+  void take(messages::stage_batch_msg& b, const caf::actor_addr& from);
+
+  /// An activation (from the stage before) or a gradient (from the one
+  /// after), as take() above.
+  void take(messages::stage_tensor_msg& t, const caf::actor_addr& from);
+
+  /// Whether a message of generation `g` waits for its wiring (kept) or
+  /// is of no generation to come (false: dropped).
+  bool early(std::uint64_t g) const {
+    return g > generation
+           && early_batches.size() + early_tensors.size()
+                  < 2 * std::size_t{cfg.micros} + 2;
   }
+
+  std::vector<std::pair<caf::actor_addr, messages::stage_batch_msg>>
+      early_batches;
+  std::vector<std::pair<caf::actor_addr, messages::stage_tensor_msg>>
+      early_tensors;
+
   /// Ends the stage with `why` (the run rebuilds it).
   void fail(const std::string& why);
 

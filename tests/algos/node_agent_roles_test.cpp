@@ -195,7 +195,7 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
   auto text = sys.render(unknown.error());
   INFO(text);
   CHECK_THAT(text, Catch::Contains("no role 'nope' (registered: greeter, "
-                                   "joined_worker, lbfgs_shard, lbfgs_worker, "
+                                   "joined_worker, lbfgs_shard, lbfgs_worker, pipeline_stage, "
                                    "resumed_shadow_syncer, "
                                    "resumed_shard, resumed_worker, "
                                    "shadow_syncer, shard, shard_backup, "
