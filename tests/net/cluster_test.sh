@@ -169,6 +169,7 @@ case "$SCENARIO" in
 sync) scenario_sync ;;
 downpour) scenario_downpour ;;
 kill | freeze) scenario_kill_freeze ;;
+stagekill) scenario_stagekill ;;
 lsgd) scenario_lsgd ;;
 lbfgs) scenario_lbfgs ;;
 decentral) scenario_decentral ;;

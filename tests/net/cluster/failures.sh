@@ -251,3 +251,28 @@ scenario_coordgrace() {
   grep -q "no coordinator came back within the grace period" n3.log \
     || fail "the node does not say why it exits"
 }
+
+scenario_stagekill() {
+  # Two pipelined replicas of three stages (--stages): each replica's
+  # stages go round the two nodes from its head's. One node dies: its
+  # replica's head is lost (its steps go to the other), and the other
+  # replica's middle stage with it, which is rebuilt (on the coordinator's
+  # process, the node after it) while its replica trains on.
+  start_coordinator coord --algo=downpour --workers=2 --stages=3 \
+    --micro-batches=2 "${JOB[@]}" --model=mlp --epochs="${TROUPE_KILL_EPOCHS:-6}" \
+    --listen=127.0.0.1:0 --expect=2 --heartbeat=0.1 --node-timeout=1
+  start_node n1 --heartbeat=0.1 --node-timeout=1; N1=$NODE
+  start_node n2 --heartbeat=0.1 --node-timeout=1; N2=$NODE
+  wait_log coord.log "epoch [1-9]\." 60 || fail "training did not start"
+  kill -9 "$N2"
+  wait_for "$COORD" 180 || fail "coordinator exited with status $?"
+  [ "$(key coord.json /stop_reason)" = "steps done" ] || fail "job did not complete"
+  grep -q "pipeline stage 1 of replica [01] was lost" coord.log \
+    || fail "no stage loss logged"
+  [ "$(key coord.json /pipeline/rebuilds)" -ge 1 ] || fail "no stage rebuilt"
+  [ "$(key coord.json /failures/0/role)" = worker ] || fail "the lost head is not reported"
+  acc=$(key coord.json /test_accuracy)
+  awk -v a="$acc" 'BEGIN { exit !(a >= 0.75) }' || fail "accuracy $acc < 0.75"
+  wait_for "$N1" 30 || fail "surviving node exited with status $?"
+  echo "PASS (stagekill: accuracy $acc)" >&2
+}
