@@ -6,6 +6,7 @@
 // the seed alone (printed by every test that uses it).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -116,7 +117,11 @@ inline double lsq_gap(const optim::lsq_problem& p,
 
 /// Runs `job` under the deterministic test scheduler, choosing the next
 /// runnable actor with a generator seeded by `seed`. Returns the final JSON.
-inline nlohmann::json run_seeded(actors::job_config job, std::uint64_t seed) {
+/// With `before`: called before each actor runs, with the scheduler (a test
+/// can find an actor among its jobs and kill it).
+inline nlohmann::json
+run_seeded(actors::job_config job, std::uint64_t seed,
+           std::function<void(caf::scheduler::test_coordinator&)> before = {}) {
   struct config : caf::actor_system_config {
     config() {
       messages::register_types(*this);
@@ -139,6 +144,8 @@ inline nlohmann::json run_seeded(actors::job_config job, std::uint64_t seed) {
         break;
       continue;
     }
+    if (before)
+      before(sched);
     auto i = static_cast<std::size_t>(gen.next() % sched.jobs.size());
     std::swap(sched.jobs[0], sched.jobs[i]);
     sched.run_once();

@@ -112,52 +112,27 @@ double loss_of(const std::vector<float>& params, const optim::dataset& d) {
 }
 
 /// Runs `job` under the seeded scheduler; with `kill_after` > 0, the actor
-/// named `victim` is killed once that many messages were handled.
+/// named `victim` is killed once that many actors ran.
 nlohmann::json run(actors::job_config job, std::size_t kill_after = 0,
                    const std::string& victim = "") {
-  struct config : caf::actor_system_config {
-    config() {
-      messages::register_types(*this);
-      set("scheduler.policy", caf::atom("testing"));
-    }
-  } cfg;
-  caf::actor_system sys{cfg};
-  auto& sched
-      = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
-  auto result = std::make_shared<std::string>();
-  auto coord = sys.spawn(actors::coordinator, std::move(job));
-  sys.spawn([coord, result](caf::event_based_actor* self) {
-    self->request(coord, caf::infinite, messages::result_atom::value)
-        .then([result](std::string& text) { *result = std::move(text); });
-  });
-  optim::rng gen{seed};
   std::size_t handled = 0;
   bool killed = kill_after == 0;
-  while (result->empty()) {
-    if (sched.jobs.empty()) {
-      if (!sched.trigger_timeout())
-        break;
-      continue;
-    }
-    if (!killed && ++handled > kill_after)
-      for (auto* j : sched.jobs) {
-        auto* a = dynamic_cast<caf::local_actor*>(j);
-        if (a && victim == a->name()) {
-          caf::anon_send_exit(caf::actor_cast<caf::actor>(a),
-                              caf::exit_reason::kill);
-          killed = true;
-          break;
+  auto out = test::run_seeded(
+      std::move(job), seed, [&](caf::scheduler::test_coordinator& sched) {
+        if (killed || ++handled <= kill_after)
+          return;
+        for (auto* j : sched.jobs) {
+          auto* a = dynamic_cast<caf::local_actor*>(j);
+          if (a && victim == a->name()) {
+            caf::anon_send_exit(caf::actor_cast<caf::actor>(a),
+                                caf::exit_reason::kill);
+            killed = true;
+            return;
+          }
         }
-      }
-    auto i = static_cast<std::size_t>(gen.next() % sched.jobs.size());
-    std::swap(sched.jobs[0], sched.jobs[i]);
-    sched.run_once();
-  }
-  sched.run();
+      });
   REQUIRE(killed);
-  if (result->empty())
-    return {{"error", "the job stalled: no runnable actor and no result"}};
-  return nlohmann::json::parse(*result);
+  return out;
 }
 
 std::vector<float> final_params(const settings& s,
