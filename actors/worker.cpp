@@ -50,14 +50,6 @@ caf::result<caf::message> unexpected(caf::stateful_actor<worker_state>* self,
 
 } // namespace
 
-caf::message_handler comm_policy::handlers(worker_context&) {
-  return {};
-}
-
-double comm_policy::weight() const noexcept {
-  return std::nan("");
-}
-
 worker_id worker_state::id() const noexcept {
   return config.id;
 }
@@ -384,9 +376,10 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
         if (st.policy && (st.sent_by_peer(peer) || st.from_coordinator()))
           st.policy->on_peer_gone(st, peer); // its own word or the boss's
       },
-      [self](tick_atom, std::uint64_t seq) {
+      [self](tick_atom, std::uint64_t seq) { // its own deadline only
         auto& st = self->state;
-        if (st.policy && !st.finished_)
+        if (self->current_sender() == self->ctrl() && st.policy
+            && !st.finished_)
           st.policy->on_timeout(st, seq);
       },
   };

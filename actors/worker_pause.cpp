@@ -1,7 +1,9 @@
 // A worker's pause for a checkpoint: at its next step boundary it asks its
 // policy to quiesce (its pushes received by the shards), answers its state
-// and waits for resume_atom.
+// and waits for resume_atom. Also the defaults of comm_policy's optional
+// hooks.
 
+#include <cmath>
 #include <stdexcept>
 
 #include "actors/checkpoint_state.hpp"
@@ -13,6 +15,14 @@
 namespace troupe::actors {
 
 using namespace messages;
+
+caf::message_handler comm_policy::handlers(worker_context&) {
+  return {};
+}
+
+double comm_policy::weight() const noexcept {
+  return std::nan("");
+}
 
 void comm_policy::quiesce(worker_context&, std::function<void()> done) {
   done();

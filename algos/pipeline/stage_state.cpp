@@ -121,8 +121,14 @@ bool stage_state::enter(std::uint64_t k) {
 void stage_state::advance() {
   while (in_step && !fetching && !finishing && pos < order.size()) {
     const auto op = order[pos];
-    if (op.forward ? !forward(op.micro) : !backward(op.micro))
-      return; // its input has not arrived
+    try {
+      if (op.forward ? !forward(op.micro) : !backward(op.micro))
+        return; // its input has not arrived
+    } catch (const std::exception& e) {
+      fail("micro-batch " + std::to_string(op.micro) + " of step "
+           + std::to_string(step) + ": " + e.what());
+      return;
+    }
     ++pos;
   }
   if (in_step && !fetching && !finishing && pos == order.size())
