@@ -52,7 +52,13 @@ caf::behavior stage_behavior(stage_impl* self, stage_config cfg) {
       std::move(model), st.cfg.stash && st.one_f_one_b(),
       st.cfg.seed ^ (0x5743ull * (st.cfg.replica + 1)));
   st.versions.assign(st.cfg.shards.size(), 0);
-  st.probe = actors::make_probe(self, st.who(), "stage", true);
+  // (Short enough for a chart's legend.)
+  st.probe = actors::make_probe(self,
+                                "stage " + std::to_string(st.cfg.stage)
+                                    + " of replica "
+                                    + std::to_string(st.cfg.replica),
+                                "stage", true);
+  st.probe->activity("waiting");
   self->set_down_handler([self](caf::down_msg& msg) {
     if (msg.source == self->state.head.address())
       self->quit(); // the replica's head is gone: so is the replica

@@ -108,6 +108,8 @@ bool stage_state::enter(std::uint64_t k) {
   // and drain are idle time of this stage too).
   began = have_end ? last_end : clock_type::now();
   fetching = true;
+  if (probe)
+    probe->activity("fetching");
   const auto gen = generation;
   fetch([this, gen] {
     if (gen != generation)
@@ -121,9 +123,14 @@ bool stage_state::enter(std::uint64_t k) {
 void stage_state::advance() {
   while (in_step && !fetching && !finishing && pos < order.size()) {
     const auto op = order[pos];
+    if (probe)
+      probe->activity("computing");
     try {
-      if (op.forward ? !forward(op.micro) : !backward(op.micro))
+      if (op.forward ? !forward(op.micro) : !backward(op.micro)) {
+        if (probe)
+          probe->activity("waiting");
         return; // its input has not arrived
+      }
     } catch (const std::exception& e) {
       fail("micro-batch " + std::to_string(op.micro) + " of step "
            + std::to_string(step) + ": " + e.what());
@@ -225,6 +232,8 @@ void stage_state::refresh() {
 }
 
 void stage_state::finish() {
+  if (probe)
+    probe->activity("pushing");
   finishing = true;
   if (!one_f_one_b() && !cfg.shards.empty())
     push(step + 1, step_samples);
@@ -255,6 +264,8 @@ void stage_state::finish() {
     self->send(head, d);
     last_end = clock_type::now();
     have_end = true;
+    if (probe)
+      probe->activity("waiting");
     in_step = false;
     finishing = false;
     have_done = true;

@@ -3,7 +3,8 @@
 # rendered page lists the job's actors, draws a non-empty loss chart with
 # axis ticks, per-worker rates over a window with their sum, and shows no
 # error; a finished job's dashboard kept up by --monitor-linger says it
-# ended and gives the whole run's rates. Screenshots (1400 and 600 px
+# ended and gives the whole run's rates, and a pipelined job's stages
+# their bubble. Screenshots (1400 and 600 px
 # wide) are kept as artifacts.
 #   dashboard_test.sh TROUPE JSON_GET ARTIFACT_DIR
 set -uo pipefail
@@ -75,10 +76,15 @@ echo "screenshot: $ARTIFACTS/dashboard.png ($(stat -c %s "$ARTIFACTS/dashboard.p
 kill "$JOB" 2>/dev/null
 wait "$JOB" 2>/dev/null
 
+# Without pipeline stages the stages' chart stays hidden.
+grep -q 'id="bubble-section" style="display: none;\?"' dom.html \
+  || fail "a stages chart without stages"
+
 # A finished job whose dashboard lingers: it says the job ended, with the
-# whole run's rates.
-timeout 200 "$TROUPE" train --algo=downpour --model=logreg --workers=2 \
-  --train-examples=6000 --seed="$SEED" --progress=none \
+# whole run's rates; its replicas are pipelines (--stages), and the stages'
+# chart shows each stage's bubble.
+timeout 200 "$TROUPE" train --algo=downpour --model=mlp --workers=2 \
+  --stages=2 --train-examples=6000 --seed="$SEED" --progress=none \
   --monitor=127.0.0.1:0 --monitor-linger=120 >job.json 2>job.log &
 JOB=$!
 PIDS+=("$JOB")
@@ -94,5 +100,14 @@ render --dump-dom "http://127.0.0.1:$PORT/" >dom_ended.html \
 grep -q 'downpour · ended' dom_ended.html || fail "the finished job is not shown ended"
 grep -q 'samples/s per worker (whole run; sum [0-9]*)' dom_ended.html \
   || fail "no whole-run rates: $(grep -o 'id="rates-title">[^<]*' dom_ended.html)"
-echo "the finished job's dashboard: ended, whole-run rates" >&2
+grep -q 'id="bubble-section" style=""' dom_ended.html \
+  || fail "no stages chart for a pipelined job"
+for st in "stage 0 of replica 0" "stage 1 of replica 1"; do
+  grep -q "class=\"actor\" data-name=\"$st\"" dom_ended.html \
+    || fail "the rendered page does not show $st"
+done
+bubble=$(grep -o 'id="chart-bubble"[^>]*data-points="[0-9]*"' dom_ended.html \
+  | grep -o '[0-9]*"$' | tr -d '"')
+[ "${bubble:-0}" -ge 4 ] || fail "the stages chart has ${bubble:-no} points"
+echo "the finished job's dashboard: ended, whole-run rates, 4 stages' bubble" >&2
 echo PASS >&2
