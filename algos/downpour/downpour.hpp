@@ -11,7 +11,7 @@
 
 namespace troupe::algos {
 
-class downpour : public algorithm, public pipeline_host {
+class downpour : public algorithm, public pipeline_hosting {
 public:
   // -- options (algos/algorithm.hpp) --
   std::string summary() const override;
@@ -54,11 +54,6 @@ public:
   void report(const actors::coordinator_state& st,
               nlohmann::json& out) const override;
 
-  /// The job's pipeline (--stages > 1), null otherwise.
-  const pipeline_job* pipeline() const noexcept override {
-    return pipeline_.get();
-  }
-
   // -- its flags --
   std::uint64_t n_fetch = 1;         ///< fetch every n steps
   std::uint64_t n_push = 1;          ///< push the summed gradient every n
@@ -74,9 +69,6 @@ public:
   /// A robust rule (--aggregation other than mean): buffered rounds of at
   /// most one push per worker (actors/detail/shard_buffer.hpp).
   aggregation_flags aggregation_settings;
-  /// Model parallelism: --stages, --micro-batches, --pipeline, --cut,
-  /// --weight-stashing, --max-params-per-actor.
-  pipeline_flags pipeline_settings;
   std::uint64_t agg_buffer = 0; ///< pushes a round waits for (0: workers)
   double agg_deadline = 1.0;    ///< seconds before a round closes anyway
 
@@ -84,11 +76,6 @@ public:
   bool buffered() const noexcept {
     return aggregation_settings.rule != "mean";
   }
-
-private:
-  void build_pipeline(job_build& b);
-
-  std::shared_ptr<const pipeline_job> pipeline_; ///< built by build()
 };
 
 } // namespace troupe::algos

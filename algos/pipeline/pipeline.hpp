@@ -13,6 +13,7 @@
 
 #include "actors/algorithm.hpp"
 #include "actors/comm_policy.hpp"
+#include "algos/algorithm.hpp"
 #include "algos/pipeline/pipeline_flags.hpp"
 #include "algos/pipeline/stage_actor.hpp"
 
@@ -44,6 +45,32 @@ public:
   virtual const pipeline_job* pipeline() const noexcept = 0;
 };
 
+/// The part of a host algorithm (Downpour, sync) that runs its replicas as
+/// pipelines: the flags, and the pipeline its build() makes of them. The
+/// host binds and checks the flags and, where pipeline() is set, hands over
+/// its workers (configure_head), shard layout (layout.shards), run
+/// (make_pipeline_run) and roles (add_pipeline_roles).
+class pipeline_hosting : public pipeline_host {
+public:
+  /// --stages, --micro-batches, --pipeline, --cut, --weight-stashing,
+  /// --max-params-per-actor.
+  pipeline_flags pipeline_settings;
+
+  const pipeline_job* pipeline() const noexcept override {
+    return pipeline_.get();
+  }
+
+protected:
+  /// build()'s part. With --stages: the cut and the shards' layout (the
+  /// job's shard count follows it), and under 1F1B the shards' rate
+  /// schedule counted in micro-batch pushes. With --max-params-per-actor
+  /// alone: the whole model checked against it, and the shards made small
+  /// enough. Throws std::invalid_argument naming the problem.
+  void build_pipeline(job_build& b);
+
+  std::shared_ptr<const pipeline_job> pipeline_;
+};
+
 /// Stage `s` of replica `r`: its layers, its shards (of `shards`, the
 /// job's, those inside its slice) and the job's settings.
 stage_config stage_config_of(const actors::job_config& job,
@@ -62,7 +89,8 @@ void configure_head(const actors::job_config& job, const pipeline_job& p,
 /// that answers (the replica's step starts again) or gives the replica up.
 std::unique_ptr<actors::algorithm_run> make_pipeline_run(const pipeline_job& p);
 
-/// The "pipeline_stage" role (replica, stage, the job's shard handles).
+/// The "pipeline_stage" role (replica, stage, the job's shard handles);
+/// registered once, whichever host asks first.
 void add_pipeline_roles(actors::role_registry& roles);
 
 } // namespace troupe::algos

@@ -141,6 +141,18 @@ public:
     return false;
   }
 
+  /// A shard restored from a checkpoint has a new handle, which its
+  /// stages' configurations lack: they are stopped and rebuilt with it.
+  void shard_restored(coordinator_ptr self, std::size_t i,
+                      const caf::actor&) override {
+    const auto& first = p_.layout.first_shard;
+    for (std::size_t s = 0; s + 1 < first.size(); ++s)
+      if (i >= first[s] && i < first[s + 1])
+        for (auto& rep : replicas_)
+          if (rep.stages[s])
+            self->send_exit(rep.stages[s], caf::exit_reason::kill);
+  }
+
   void stop(coordinator_ptr self) override {
     stopped_ = true;
     for (auto& rep : replicas_)
@@ -316,6 +328,8 @@ std::unique_ptr<algorithm_run> make_pipeline_run(const pipeline_job& p) {
 }
 
 void add_pipeline_roles(role_registry& roles) {
+  if (roles.contains("pipeline_stage"))
+    return; // another host registered it
   roles.register_role<std::uint32_t, std::uint32_t, std::vector<caf::actor>>(
       "pipeline_stage", spawn_stage_role);
 }

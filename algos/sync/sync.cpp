@@ -18,6 +18,10 @@ actors::shard_plan sync::plan(const actors::job_config&) const {
 void sync::configure_worker(const actors::job_config& job,
                             actors::worker_config& config,
                             std::vector<actors::shard_ref> shards) const {
+  if (pipeline_) {
+    configure_head(job, *pipeline_, config);
+    return;
+  }
   auto policy = job.policy;
   policy.sync = true;
   // A shard restored from a checkpoint (its node lost) takes each worker's
@@ -40,7 +44,27 @@ bool sync::reassigns_steps() const noexcept {
 }
 
 bool sync::restores_shards(const actors::job_config&) const {
-  return true; // moved to the job's round (parameter_shard_config::catch_up)
+  // Moved to the job's round (parameter_shard_config::catch_up), where each
+  // worker's last push is sent again; a pipeline's stages keep no pushes.
+  return !pipeline_;
+}
+
+void sync::add_roles(actors::role_registry& roles) const {
+  add_pipeline_roles(roles);
+}
+
+std::vector<optim::slice>
+sync::shard_ranges(const actors::job_config& job) const {
+  if (pipeline_)
+    return pipeline_->layout.shards;
+  return algorithm::shard_ranges(job);
+}
+
+std::unique_ptr<actors::algorithm_run>
+sync::start(const actors::job_config& job) const {
+  if (pipeline_)
+    return make_pipeline_run(*pipeline_);
+  return algorithm::start(job);
 }
 
 bool sync::tracks_clocks(const actors::job_config&) const noexcept {

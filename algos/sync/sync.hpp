@@ -8,10 +8,11 @@
 #include "algos/aggregation_flags.hpp"
 #include "algos/algorithm.hpp"
 #include "algos/compression_flags.hpp"
+#include "algos/pipeline/pipeline.hpp"
 
 namespace troupe::algos {
 
-class sync : public algorithm {
+class sync : public algorithm, public pipeline_hosting {
 public:
   // -- options (algos/algorithm.hpp) --
   std::string summary() const override;
@@ -35,6 +36,13 @@ public:
   bool restores_shards(const actors::job_config& job) const override;
   bool tracks_clocks(const actors::job_config& job) const noexcept override;
   bool checkpointable() const noexcept override;
+  /// With --stages (GPipe): each replica a pipeline whose stages push to
+  /// the rounds of their own shards.
+  void add_roles(actors::role_registry& roles) const override;
+  std::vector<optim::slice>
+  shard_ranges(const actors::job_config& job) const override;
+  std::unique_ptr<actors::algorithm_run>
+  start(const actors::job_config& job) const override;
   const optim::compress_options*
   compression(const actors::job_config& job) const noexcept override;
 

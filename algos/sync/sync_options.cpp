@@ -1,5 +1,7 @@
 // Synchronous SGD's flags, their checks and its part of a job.
 
+#include <stdexcept>
+
 #include <caf/config_option_set.hpp>
 
 #include "actors/coordinator.hpp"
@@ -23,6 +25,7 @@ void sync::bind(caf::config_option_set& set) {
           "adam (default: --optimizer)");
   compression_settings.bind(set, g, "the gradient pushes");
   aggregation_settings.bind(set, g);
+  pipeline_settings.bind(set, g);
 }
 
 void sync::check_flags(const job_options& o,
@@ -30,6 +33,15 @@ void sync::check_flags(const job_options& o,
   check_server_optimizer(server_optimizer);
   compression_settings.check(given);
   aggregation_settings.check(given, o.workers);
+  pipeline_settings.check(o, given,
+                          {"compress", "bin-fc", "bin-conv", "topk-fc",
+                           "topk-conv", "aggregation"});
+  if (pipeline_settings.on()
+      && pipeline_settings.parsed_schedule()
+             == optim::pipeline_schedule::one_f_one_b)
+    throw std::invalid_argument(
+        "--pipeline=1f1b pushes every micro-batch, and a synchronous round "
+        "takes one push per replica; use --pipeline=gpipe");
 }
 
 void sync::resolve(job_options& o, double model_lr) const {
@@ -46,6 +58,7 @@ void sync::build(job_build& b) {
   job.policy.layers = b.layers;
   if (!server_optimizer.empty())
     job.server.optimizer.name = server_optimizer;
+  build_pipeline(b);
 }
 
 } // namespace troupe::algos

@@ -16,6 +16,7 @@
 
 #include "actors/roles.hpp"
 #include "algos/downpour/downpour.hpp"
+#include "algos/sync/sync.hpp"
 #include "harness.hpp"
 #include "optim/model_spec.hpp"
 #include "optim/synthetic.hpp"
@@ -43,6 +44,7 @@ std::shared_ptr<const optim::dataset> data() {
 }
 
 struct settings {
+  std::string algo = "downpour";
   std::uint64_t stages = 1;
   std::uint64_t micros = 1;
   std::string schedule = "gpipe";
@@ -55,12 +57,22 @@ struct settings {
 /// A Downpour job of `s` on `d`, built as `troupe train` builds it.
 actors::job_config make_job(std::shared_ptr<const optim::dataset> d,
                             const settings& s) {
-  auto algo = std::make_shared<algos::downpour>();
-  algo->staleness_bound = s.bound;
-  algo->pipeline_settings.stages = s.stages;
-  algo->pipeline_settings.micro_batches = s.micros;
-  algo->pipeline_settings.schedule = s.schedule;
-  algo->pipeline_settings.cut = s.cut;
+  std::shared_ptr<algos::algorithm> algo;
+  algos::pipeline_hosting* host = nullptr;
+  if (s.algo == "sync") {
+    auto a = std::make_shared<algos::sync>();
+    host = a.get();
+    algo = a;
+  } else {
+    auto a = std::make_shared<algos::downpour>();
+    a->staleness_bound = s.bound;
+    host = a.get();
+    algo = a;
+  }
+  host->pipeline_settings.stages = s.stages;
+  host->pipeline_settings.micro_batches = s.micros;
+  host->pipeline_settings.schedule = s.schedule;
+  host->pipeline_settings.cut = s.cut;
   actors::job_config job;
   job.workers = s.workers;
   job.shards = 2;
@@ -99,6 +111,8 @@ actors::job_config make_job(std::shared_ptr<const optim::dataset> d,
   b.batches = d->size() / 16;
   b.steps_per_worker = s.steps;
   b.layers = init.ranges().ranges();
+  job.server.optimizer.name = "sgd";
+  job.server.lr_schedule = b.server_schedule(static_cast<double>(b.batches));
   algo->build(b);
   job.algorithm = algo;
   return job;
@@ -182,6 +196,24 @@ TEST_CASE("one replica under a staleness bound of 0 trains as the "
     worst = std::max(worst, static_cast<double>(std::abs(micro[i] - whole[i])));
   std::cout << "  GPipe, 4 micro-batches: largest difference " << worst << "\n";
   CHECK(worst < 1e-4);
+}
+
+TEST_CASE("sync with pipelined replicas trains as sync with whole workers",
+          "[pipeline]") {
+  auto d = data();
+  settings s;
+  s.algo = "sync";
+  s.workers = 2;
+  s.steps = 30;
+  const auto whole = final_params(s, d);
+  s.stages = 3;
+  nlohmann::json report;
+  const auto cut = final_params(s, d, &report);
+  REQUIRE(cut.size() == whole.size());
+  // Each round averages the same two pushes: the replicas' gradients are
+  // bit-equal to the workers'.
+  CHECK(std::memcmp(cut.data(), whole.data(), 4 * whole.size()) == 0);
+  CHECK(report["pipeline"]["cut"] == "dense1 | relu1 | dense2..dense3");
 }
 
 TEST_CASE("no stage fetches or pushes outside its slice", "[pipeline]") {

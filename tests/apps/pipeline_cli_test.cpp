@@ -11,9 +11,10 @@
 namespace {
 
 troupe::test::run_result run(std::vector<std::string> args) {
-  std::vector<std::string> all{"--algo=downpour", "--model=mlp",
-                               "--train-examples=2048", "--progress=none",
-                               "--json"};
+  std::vector<std::string> all{"--model=mlp", "--train-examples=2048",
+                               "--progress=none", "--json"};
+  if (args.empty() || args[0].rfind("--algo=", 0) != 0)
+    all.insert(all.begin(), "--algo=downpour");
   all.insert(all.end(), args.begin(), args.end());
   return troupe::test::run_train_main(std::move(all));
 }
@@ -53,6 +54,21 @@ TEST_CASE("--stages refuses what it cannot run, naming the flag") {
           "235146 parameters, more than --max-params-per-actor=210000");
   refused({"--stages=2", "--max-params-per-actor=100000"},
           "dense1 alone has 200960 parameters");
+  refused({"--algo=sync", "--stages=2", "--pipeline=1f1b"},
+          "a synchronous round takes one push per replica");
+  refused({"--algo=sync", "--stages=2", "--aggregation=median"},
+          "--aggregation does not combine with --stages");
+}
+
+TEST_CASE("sync with --stages: the replicas' rounds go on") {
+  auto r = run({"--algo=sync", "--stages=2", "--workers=2", "--max-steps=15"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto j = last(r.out);
+  CHECK(j["pipeline"]["cut"] == "dense1 | relu1..dense3");
+  CHECK(j["steps"] == 30);
+  for (const auto& s : j["shard_stats"])
+    CHECK(s["version"] == 15); // one round a step
 }
 
 TEST_CASE("a model over the parameter budget trains cut in two; the JSON "
