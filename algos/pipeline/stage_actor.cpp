@@ -31,6 +31,16 @@ public:
 
   caf::behavior make_behavior() override;
 
+  /// Lets go of the other actors: stages hold their neighbours (and these
+  /// them), so handles kept past the exit would keep both alive.
+  void on_exit() override {
+    state.head = state.prev = state.next = nullptr;
+    state.cfg.shards.clear();
+    state.early_batches.clear();
+    state.early_tensors.clear();
+    state.stage.reset();
+  }
+
   stage_state state;
 
 private:
