@@ -194,12 +194,14 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
   CHECK(unknown.error() == messages::errc::unknown_role);
   auto text = sys.render(unknown.error());
   INFO(text);
-  CHECK_THAT(text, Catch::Contains("no role 'nope' (registered: greeter, "
-                                   "joined_worker, lbfgs_shard, lbfgs_worker, pipeline_stage, "
-                                   "resumed_shadow_syncer, "
-                                   "resumed_shard, resumed_worker, "
-                                   "shadow_syncer, shard, shard_backup, "
-                                   "worker)"));
+  CHECK_THAT(text,
+             Catch::Contains(
+                 "no role 'nope' (registered: greeter, "
+                 "joined_worker, lbfgs_shard, lbfgs_worker, pipeline_stage, "
+                 "resumed_shadow_syncer, "
+                 "resumed_shard, resumed_worker, "
+                 "shadow_syncer, shard, shard_backup, "
+                 "worker)"));
   // Arguments of the wrong types: the error names the role and both lists.
   auto bad = spawn_role(self, agent, "worker",
                         caf::make_message(std::string{"0"}, handles{}));
