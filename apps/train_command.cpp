@@ -308,7 +308,10 @@ nlohmann::json run_train(train_options o) {
       result["model_description"] = nlohmann::json::parse(o.model);
     result["data"] = name;
     result["workers"] = o.workers;
-    result["shards"] = o.algorithm->uses_shards(o) ? o.shards : 0;
+    // The job's own count where it ran one: a pipeline's layout or
+    // --max-params-per-actor may use more shards than --shards.
+    if (!result.contains("shards"))
+      result["shards"] = o.algorithm->uses_shards(o) ? o.shards : 0;
     result["batch"] = o.batch;
     // An algorithm that ignores --lr finds its own step (a line search).
     auto own_step = runner == algos::runner::own_driver;

@@ -62,13 +62,13 @@ void downpour::bind(caf::config_option_set& set) {
            "false; not under --staleness-bound)");
   compression_settings.bind(set, g, "the gradient pushes");
   aggregation_settings.bind(set, g);
-  pipeline_settings.bind(set, g);
   set.add(agg_buffer, g, "agg-buffer",
           "with a robust --aggregation: pushes (one per worker) a shard's "
           "round combines (default: --workers)")
       .add(agg_deadline, g, "agg-deadline",
            "with a robust --aggregation: seconds after which a round closes "
            "with the pushes it has (default 1)");
+  pipeline_settings.bind(set, g);
 }
 
 void downpour::check_flags(const job_options& o,

@@ -93,6 +93,9 @@ TEST_CASE("a model over the parameter budget trains cut in two; the JSON "
     CHECK(s["params"].get<std::uint64_t>() <= 210000);
   for (const auto& s : j["shard_stats"])
     CHECK(s["size"].get<std::uint64_t>() <= 210000);
+  // The shards the job ran, one per stage here (--shards is 1).
+  CHECK(j["shards"] == j["shard_stats"].size());
+  CHECK(j["shards"] == p["shards"]);
   CHECK(j["steps"] == 40);
   CHECK(j["test_accuracy"].get<double>() > 0.3);
 }
