@@ -157,6 +157,7 @@ void sequential<T>::finalize(std::size_t first, std::size_t last) {
   }
   ends_model_ = last == offsets.size();
   param_offset_ = offset;
+  first_layer_ = first;
   full_size_ = whole.total();
   names_ = std::move(names);
   shapes_ = std::move(shapes);
@@ -185,6 +186,10 @@ void sequential<T>::reset_buffers() {
 template <class T>
 void sequential<T>::seed_noise(std::uint64_t seed) {
   rng gen{seed};
+  // A stage's layers draw as they do in the whole model: the cut does not
+  // change the masks.
+  for (std::size_t i = 0; i < first_layer_; ++i)
+    gen.next();
   for (auto& ptr : layers_)
     ptr->seed_noise(gen.next());
 }

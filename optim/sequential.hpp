@@ -140,7 +140,8 @@ public:
   void reset_buffers();
 
   /// Seeds the layers' randomness (dropout masks) from `seed`, layer by
-  /// layer; a replica seeds its model apart from the others'.
+  /// layer; a replica seeds its model apart from the others'. A stage's
+  /// layers get the seeds they get in the whole model.
   void seed_noise(std::uint64_t seed);
 
   /// One step of estimating the buffers from the current parameters
@@ -231,6 +232,7 @@ private:
   bool ends_model_ = true;
   std::size_t param_offset_ = 0;
   std::size_t full_size_ = 0;
+  std::size_t first_layer_ = 0; // a stage's first layer in the whole model
   // A stage's buffers start this many values into their storage, so that
   // its weights have the alignment they have in the whole model: vectorized
   // kernels peel by alignment, and the stage's sums must be bit-equal.

@@ -1,7 +1,7 @@
 // A model cut into pipeline stages computes what the whole model computes:
-// bit-equal gradients with one micro-batch, the full batch's gradient summed
-// over GPipe's micro-batches, and (1F1B) every backward on the weights its
-// forward saw when weights are stashed.
+// bit-equal gradients with one micro-batch, whatever the cut (dropout
+// included), and the full batch's gradient summed over GPipe's
+// micro-batches. Weight stashing: pipeline_stash_test.cpp.
 
 #include <algorithm>
 #include <cmath>
@@ -17,81 +17,11 @@
 #include "optim/pipeline.hpp"
 #include "optim/pipeline_stage.hpp"
 #include "optim/rng.hpp"
+#include "pipeline_fixture.hpp"
 
 using namespace troupe::optim;
+using namespace troupe::test::pipeline;
 using Catch::Matchers::Contains;
-
-namespace {
-
-constexpr std::uint64_t seed = 20261127;
-const shape image{1, 28, 28};
-
-struct batch {
-  matrix<double> x;
-  std::vector<std::int32_t> y;
-};
-
-batch random_batch(int n, rng& gen) {
-  batch b;
-  b.x.resize(static_cast<Eigen::Index>(image.size()), n);
-  for (Eigen::Index i = 0; i < b.x.size(); ++i)
-    b.x.data()[i] = gen.uniform();
-  for (int i = 0; i < n; ++i)
-    b.y.push_back(static_cast<std::int32_t>(gen.below(10)));
-  return b;
-}
-
-// The stages of `plan`, their weights copied from `whole`.
-std::vector<pipeline_stage<double>>
-make_stages(const std::string& model, const std::vector<stage_plan>& plan,
-            const sequential<double>& whole, bool stash) {
-  std::vector<pipeline_stage<double>> out;
-  for (const auto& p : plan) {
-    auto m = build_stage<double>(model, image, 10, p.first, p.last);
-    REQUIRE(m.param_offset() == p.param_offset);
-    REQUIRE(m.size() == p.param_size);
-    std::copy_n(whole.params() + p.param_offset, p.param_size, m.params());
-    out.emplace_back(std::move(m), stash, seed);
-  }
-  return out;
-}
-
-// The micro-batches of `b`: columns [i * n / m, (i + 1) * n / m).
-std::vector<batch> split(const batch& b, std::size_t m) {
-  std::vector<batch> out;
-  const auto n = static_cast<std::size_t>(b.x.cols());
-  for (std::size_t i = 0; i < m; ++i) {
-    const auto lo = i * n / m;
-    const auto hi = (i + 1) * n / m;
-    batch part;
-    part.x = b.x.middleCols(static_cast<Eigen::Index>(lo),
-                            static_cast<Eigen::Index>(hi - lo));
-    part.y.assign(b.y.begin() + lo, b.y.begin() + hi);
-    out.push_back(std::move(part));
-  }
-  return out;
-}
-
-// Runs a step of `parts` through `stages`, scaled by each part's share of
-// `total` samples; no update.
-std::vector<double> run_step(std::vector<pipeline_stage<double>>& stages,
-                             pipeline_schedule sched,
-                             const std::vector<batch>& parts,
-                             std::size_t total) {
-  pipeline_feed<double> feed;
-  feed.input
-      = [&](std::size_t m) -> const matrix<double>& { return parts[m].x; };
-  feed.targets = [&](std::size_t m) {
-    return batch_targets{parts[m].y.data(), nullptr};
-  };
-  feed.scale = [&](std::size_t m) {
-    return static_cast<double>(parts[m].x.cols()) / total;
-  };
-  feed.update = [](std::size_t) {};
-  return run_pipeline(stages, sched, parts.size(), feed);
-}
-
-} // namespace
 
 TEST_CASE("a stage keeps the whole model's names and slice", "[pipeline]") {
   auto whole = build_model<double>("lenet", image, 10);
@@ -204,6 +134,51 @@ TEST_CASE("one micro-batch through S stages: gradients bit-equal to the "
   }
 }
 
+TEST_CASE("the cut does not change the result, dropout included",
+          "[pipeline]") {
+  // Dropout's masks are drawn per micro-batch and per layer as in the
+  // whole model: any cut gives the same gradients, bit for bit.
+  const std::string model
+      = R"({"layers": [{"type": "dense", "units": 64}, {"type": "relu"},
+           {"type": "dropout", "p": 0.5}, {"type": "dense", "units": 32},
+           {"type": "relu"}, {"type": "dropout", "p": 0.25},
+           {"type": "dense", "units": "classes"}]})";
+  rng gen{seed + 3};
+  auto whole = build_model<double>(model, image, 10);
+  whole.init(seed);
+  const auto parts = split(random_batch(24, gen), 3);
+  const auto layers = profile_layers(model, image, 10, 0);
+  std::vector<std::vector<double>> grads;
+  for (std::size_t s : {1, 2, 3, 5, 7}) {
+    std::vector<pipeline_stage<double>> stages;
+    for (const auto& p : cut_balanced(layers, s)) {
+      auto m = build_stage<double>(model, image, 10, p.first, p.last);
+      std::copy_n(whole.params() + p.param_offset, p.param_size, m.params());
+      stages.emplace_back(std::move(m), false, seed);
+    }
+    run_step(stages, pipeline_schedule::gpipe, parts, 24);
+    std::vector<double> g;
+    for (auto& st : stages)
+      g.insert(g.end(), st.grad_sum().begin(), st.grad_sum().end());
+    INFO(s << " stages");
+    if (!grads.empty())
+      CHECK(g == grads.front());
+    grads.push_back(std::move(g));
+  }
+  // And the masks are live: another seed gives another gradient.
+  std::vector<pipeline_stage<double>> other;
+  for (const auto& p : cut_balanced(layers, 2)) {
+    auto m = build_stage<double>(model, image, 10, p.first, p.last);
+    std::copy_n(whole.params() + p.param_offset, p.param_size, m.params());
+    other.emplace_back(std::move(m), false, seed + 1);
+  }
+  run_step(other, pipeline_schedule::gpipe, parts, 24);
+  std::vector<double> g;
+  for (auto& st : other)
+    g.insert(g.end(), st.grad_sum().begin(), st.grad_sum().end());
+  CHECK(g != grads.front());
+}
+
 TEST_CASE("GPipe: the micro-batches' summed gradient is the batch's",
           "[pipeline]") {
   rng gen{seed + 1};
@@ -240,147 +215,4 @@ TEST_CASE("GPipe: the micro-batches' summed gradient is the batch's",
       CHECK(stages.back().recomputed() == 0);
     }
   }
-}
-
-namespace {
-
-// A 1F1B run of `micros` micro-batches of 4 samples with an SGD update after
-// every backward; for every micro-batch and stage, the gradient it gave and
-// the versions its forward and backward ran on.
-struct f1b_run {
-  std::vector<std::vector<std::vector<double>>> weights; // [s][version]
-  std::vector<std::vector<std::vector<double>>> grads;   // [s][micro]
-  std::vector<std::vector<std::uint64_t>> forward;       // [s][micro]
-  std::vector<std::vector<std::uint64_t>> backward;      // [s][micro]
-};
-
-f1b_run run_1f1b(const std::vector<batch>& parts,
-                 const std::vector<stage_plan>& plan,
-                 const sequential<double>& whole, bool stash) {
-  auto stages = make_stages("mlp", plan, whole, stash);
-  const std::size_t n = stages.size();
-  f1b_run r;
-  r.weights.resize(n);
-  r.grads.resize(n);
-  r.forward.resize(n);
-  r.backward.resize(n);
-  for (std::size_t s = 0; s < n; ++s) {
-    auto& m = stages[s].model();
-    r.weights[s].emplace_back(m.params(), m.params() + m.size());
-  }
-  pipeline_feed<double> feed;
-  feed.input
-      = [&](std::size_t m) -> const matrix<double>& { return parts[m].x; };
-  feed.targets = [&](std::size_t m) {
-    return batch_targets{parts[m].y.data(), nullptr};
-  };
-  feed.scale = [](std::size_t) { return 1.0; };
-  feed.update = [&](std::size_t s) {
-    auto& st = stages[s];
-    r.grads[s].push_back(st.grad_sum());
-    r.forward[s].push_back(st.last_forward_version());
-    r.backward[s].push_back(st.last_backward_version());
-    auto* p = st.model().params();
-    for (std::size_t i = 0; i < st.grad_sum().size(); ++i)
-      p[i] -= 0.05 * st.grad_sum()[i];
-    st.clear_grads();
-    st.bump_version();
-    r.weights[s].emplace_back(p, p + st.model().size());
-  };
-  run_pipeline(stages, pipeline_schedule::one_f_one_b, parts.size(), feed);
-  return r;
-}
-
-// The whole model's gradient on micro-batch `m` with every stage's weights
-// at the version its forward saw.
-std::vector<double> reference(const f1b_run& r, std::size_t m,
-                              const std::vector<stage_plan>& plan,
-                              const batch& part) {
-  auto whole = build_model<double>("mlp", image, 10);
-  for (std::size_t s = 0; s < plan.size(); ++s) {
-    const auto& w = r.weights[s][r.forward[s][m]];
-    std::copy(w.begin(), w.end(), whole.params() + plan[s].param_offset);
-  }
-  whole.loss_and_gradient(part.x, part.y.data());
-  return {whole.grads(), whole.grads() + whole.size()};
-}
-
-} // namespace
-
-TEST_CASE("1F1B with weight stashing: each backward on its forward's "
-          "weights",
-          "[pipeline]") {
-  rng gen{seed + 2};
-  auto whole = build_model<double>("mlp", image, 10);
-  whole.init(seed);
-  const auto parts = split(random_batch(40, gen), 10);
-  const auto plan
-      = cut_at(profile_layers("mlp", image, 10, 0), {"relu1", "dense3"});
-  const std::size_t n = plan.size();
-
-  const auto stashed = run_1f1b(parts, plan, whole, true);
-  std::size_t stale = 0;
-  for (std::size_t m = 0; m < parts.size(); ++m) {
-    INFO("micro-batch " << m);
-    for (std::size_t s = 0; s < n; ++s) {
-      CHECK(stashed.backward[s][m] == stashed.forward[s][m]);
-      // Updates (one per backward before) came between forward and backward.
-      stale += stashed.forward[s][m] < m ? 1 : 0;
-    }
-    const auto ref = reference(stashed, m, plan, parts[m]);
-    for (std::size_t s = 0; s < n; ++s)
-      CHECK(std::memcmp(stashed.grads[s][m].data(),
-                        ref.data() + plan[s].param_offset,
-                        plan[s].param_size * sizeof(double))
-            == 0);
-  }
-  // Stage 0 of 3 runs two micro-batches ahead: its weights moved under
-  // most of them.
-  CHECK(stale >= parts.size() - 2);
-
-  // Without stashing a backward runs on newer weights than its forward, and
-  // its gradient is not the one of the weights that made the loss.
-  const auto plain = run_1f1b(parts, plan, whole, false);
-  std::size_t mismatched = 0;
-  std::size_t differ = 0;
-  for (std::size_t m = 0; m < parts.size(); ++m) {
-    const auto ref = reference(plain, m, plan, parts[m]);
-    for (std::size_t s = 0; s < n; ++s) {
-      if (plain.backward[s][m] == plain.forward[s][m])
-        continue;
-      ++mismatched;
-      double worst = 0;
-      for (std::size_t j = 0; j < plan[s].param_size; ++j)
-        worst = std::max(worst, std::abs(plain.grads[s][m][j]
-                                         - ref[plan[s].param_offset + j]));
-      differ += worst > 1e-9 ? 1 : 0;
-    }
-  }
-  CHECK(mismatched >= parts.size() - 2);
-  CHECK(differ == mismatched);
-}
-
-TEST_CASE("a stage refuses what is not in flight", "[pipeline]") {
-  auto whole = build_model<double>("mlp", image, 10);
-  whole.init(seed);
-  const auto plan = cut_balanced(profile_layers("mlp", image, 10, 0), 2);
-  auto stages = make_stages("mlp", plan, whole, true);
-  rng gen{seed};
-  const auto b = random_batch(2, gen);
-  matrix<double> dout = matrix<double>::Zero(256, 2);
-  CHECK_THROWS_WITH(stages[0].backward(7, dout, nullptr),
-                    Contains("micro-batch 7, which is not in flight"));
-  stages[0].forward(7, b.x);
-  CHECK_THROWS_WITH(stages[0].forward(7, b.x),
-                    Contains("micro-batch 7 is already in flight"));
-  matrix<double> wrong = matrix<double>::Zero(10, 2);
-  CHECK_THROWS_WITH(stages[0].backward(7, wrong, nullptr),
-                    Contains("output gradient of 10 x 2"));
-  CHECK_THROWS_WITH(stages[0].forward(8, matrix<double>::Zero(3, 2)),
-                    Contains("input has 3 rows"));
-  CHECK(stages[0].in_flight() == 1);
-  stages[0].drop_in_flight();
-  CHECK(stages[0].in_flight() == 0);
-  CHECK_THROWS_AS(parse_pipeline_schedule("pipedream"), std::invalid_argument);
-  CHECK(parse_pipeline_schedule("1f1b") == pipeline_schedule::one_f_one_b);
 }
