@@ -127,14 +127,19 @@ std::size_t model_replica::epoch() const noexcept {
   return batches_.epoch();
 }
 
+std::size_t add_to_stream(batch_iterator& batches, const dataset& data,
+                          const std::vector<std::size_t>& indices) {
+  for (auto i : indices)
+    if (i >= data.size())
+      throw std::out_of_range("add_examples: index " + std::to_string(i)
+                              + " is out of range for " + data.name);
+  batches.add_indices(indices);
+  return indices.size();
+}
+
 std::size_t
 model_replica::add_examples(const std::vector<std::size_t>& indices) {
-  for (auto i : indices)
-    if (i >= data_->size())
-      throw std::out_of_range("add_examples: index " + std::to_string(i)
-                              + " is out of range for " + data_->name);
-  batches_.add_indices(indices);
-  return indices.size();
+  return add_to_stream(batches_, *data_, indices);
 }
 
 void model_replica::save_state(state_writer& w,
@@ -162,10 +167,6 @@ std::vector<std::size_t> replica::cede_examples(std::uint32_t, std::uint32_t) {
   throw std::logic_error("this replica cannot give examples up");
 }
 
-namespace {
-
-/// `num`/`den` of the iterator's examples, as far as this epoch has not
-/// drawn them yet (batch_iterator::cede keeps the rest of the epoch whole).
 std::vector<std::size_t> cede_share(batch_iterator& b, std::uint32_t num,
                                     std::uint32_t den) {
   if (den == 0 || num >= den)
@@ -173,8 +174,6 @@ std::vector<std::size_t> cede_share(batch_iterator& b, std::uint32_t num,
                                 + "/" + std::to_string(den));
   return b.cede(b.size() * num / den);
 }
-
-} // namespace
 
 std::vector<std::size_t> model_replica::cede_examples(std::uint32_t num,
                                                       std::uint32_t den) {

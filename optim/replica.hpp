@@ -125,6 +125,18 @@ private:
   std::int32_t flip_ = 0; ///< labels flipped among this many classes (0: no)
 };
 
+/// Adds examples `indices` of `data` to a worker's stream (a lost worker's
+/// share); returns how many. Throws std::out_of_range naming the data set
+/// for an index past its end (nothing is added then).
+std::size_t add_to_stream(batch_iterator& batches, const dataset& data,
+                          const std::vector<std::size_t>& indices);
+
+/// `num`/`den` of a worker's examples, as far as this epoch has not drawn
+/// them yet (batch_iterator::cede keeps the rest of the epoch whole): a
+/// joining worker's share. Throws std::invalid_argument unless num < den.
+std::vector<std::size_t> cede_share(batch_iterator& batches, std::uint32_t num,
+                                    std::uint32_t den);
+
 /// Where a worker's minibatches come from, without a model: its data set,
 /// its examples and its batch stream's settings (batch_iterator). The
 /// replica make_model_replica builds over the same source draws the same

@@ -34,6 +34,14 @@ bool from_here(Self* self) {
   return sender != nullptr && sender->node() == self->node();
 }
 
+/// True if the message being handled comes from node `owner` (a role's
+/// coordinator), or, with `owner` unset (no middleman: every actor is of
+/// this process), from this process.
+template <class Self>
+bool from_owner_node(Self* self, const caf::node_id& owner) {
+  return owner == caf::none ? from_here(self) : from_node(self, owner);
+}
+
 /// Logs `line` as a warning unless another refusal was logged in the last
 /// second (then it is only counted, and the count given on the next line).
 void log_refusal(std::string_view line);

@@ -85,15 +85,6 @@ pipeline_layout make_pipeline_layout(const pipeline_flags& flags,
   std::size_t total = 0;
   for (const auto& l : out.layers)
     total += l.params;
-  if (!flags.on()) {
-    if (flags.max_params > 0 && total > flags.max_params)
-      throw std::invalid_argument(
-          "the model has " + std::to_string(total)
-          + " parameters, more than --max-params-per-actor="
-          + std::to_string(flags.max_params)
-          + ", and a worker holds all of them; cut it with --stages");
-    return out;
-  }
   const auto names = split_names(flags.cut);
   if (!flags.cut.empty() && names.size() + 1 != flags.stages)
     throw std::invalid_argument("--cut names " + std::to_string(names.size())

@@ -58,11 +58,11 @@ struct pipeline_layout {
   std::vector<std::size_t> first_shard;
 };
 
-/// Cuts `model` (for samples of `input` and `classes` classes) as `flags`
-/// say, with `shards` shards spread over the stages by their parameters
-/// (at least one per stage that has any; more where --max-params-per-actor
-/// needs them). Deterministic: every node cuts alike. Throws
-/// std::invalid_argument naming the problem.
+/// Cuts `model` (for samples of `input` and `classes` classes) into
+/// `flags.stages` stages as `flags` say, with `shards` shards spread over the
+/// stages by their parameters (at least one per stage that has any; more where
+/// --max-params-per-actor needs them). Deterministic: every node cuts alike.
+/// Throws std::invalid_argument naming the problem.
 pipeline_layout make_pipeline_layout(const pipeline_flags& flags,
                                      const std::string& model,
                                      optim::shape input, int classes,

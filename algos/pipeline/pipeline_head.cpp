@@ -8,6 +8,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/detail/log.hpp"
+#include "algos/pipeline/stage_actor.hpp"
 #include "messages/pipeline.hpp"
 #include "optim/state_file.hpp"
 
@@ -51,20 +52,12 @@ std::size_t head_replica::epoch() const noexcept {
 
 std::size_t
 head_replica::add_examples(const std::vector<std::size_t>& indices) {
-  for (auto i : indices)
-    if (i >= source_.data->size())
-      throw std::out_of_range("add_examples: index " + std::to_string(i)
-                              + " is out of range for " + source_.data->name);
-  batches_.add_indices(indices);
-  return indices.size();
+  return optim::add_to_stream(batches_, *source_.data, indices);
 }
 
 std::vector<std::size_t> head_replica::cede_examples(std::uint32_t num,
                                                      std::uint32_t den) {
-  if (den == 0 || num >= den)
-    throw std::invalid_argument("cede_examples: share " + std::to_string(num)
-                                + "/" + std::to_string(den));
-  return batches_.cede(batches_.size() * num / den);
+  return optim::cede_share(batches_, num, den);
 }
 
 void head_replica::save_state(optim::state_writer& w,
@@ -128,7 +121,7 @@ public:
             issue(ctx); // a stage was rebuilt: the step starts again
         },
         [this, &ctx](stage_done_msg& d) {
-          auto scope = actors::on_message(ctx.probe(), ctx.self(), kind(),
+          auto scope = actors::on_message(ctx.probe(), ctx.self(), stage_kind(),
                                           actors::small_message_bytes);
           if (d.stage >= stages_ || !stages_of_[d.stage]
               || caf::actor_cast<caf::actor_addr>(ctx.self()->current_sender())
@@ -172,11 +165,6 @@ public:
   void load(const optim::state_reader&, const std::string&) override {}
 
 private:
-  static actors::msg_type kind() {
-    static const auto k = actors::message_kind("stage");
-    return k;
-  }
-
   // Sends the step's micro-batches (again, after a rebuild) and awaits every
   // stage's report.
   void issue(actors::worker_context& ctx) {
@@ -215,10 +203,10 @@ private:
         first.labels = std::move(last.labels);
         first.targets = std::move(last.targets);
       } else {
-        ctx.count_sent(kind(), 64 + 4 * (hi - lo));
+        ctx.count_sent(stage_kind(), 64 + 4 * (hi - lo));
         ctx.self()->send(stages_of_.back(), std::move(last));
       }
-      ctx.count_sent(kind(), 64 + 4 * (hi - lo) * rows);
+      ctx.count_sent(stage_kind(), 64 + 4 * (hi - lo) * rows);
       ctx.self()->send(stages_of_.front(), std::move(first));
     }
     ctx.schedule_timeout(++issued_);

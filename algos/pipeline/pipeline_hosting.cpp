@@ -13,19 +13,21 @@ void pipeline_hosting::build_pipeline(job_build& b) {
   const auto& flags = pipeline_settings;
   if (!flags.on() && flags.max_params == 0)
     return;
-  if (!b.train)
-    throw std::invalid_argument("--stages and --max-params-per-actor need "
-                                "the training data");
-  auto layout = make_pipeline_layout(flags, o.model, b.train->sample_shape,
-                                     b.train->classes, b.job.shards);
   if (!flags.on()) {
-    // The budget holds for the shards too.
+    // A worker holds the whole model (and a shard at most all of it).
     const auto total = b.job.init ? b.job.init->size() : 0;
-    const auto need = (total + flags.max_params - 1) / flags.max_params;
-    b.job.shards = std::max<std::uint32_t>(b.job.shards,
-                                           static_cast<std::uint32_t>(need));
+    if (total > flags.max_params)
+      throw std::invalid_argument(
+          "the model has " + std::to_string(total)
+          + " parameters, more than --max-params-per-actor="
+          + std::to_string(flags.max_params)
+          + ", and a worker holds all of them; cut it with --stages");
     return;
   }
+  if (!b.train)
+    throw std::invalid_argument("--stages needs the training data");
+  auto layout = make_pipeline_layout(flags, o.model, b.train->sample_shape,
+                                     b.train->classes, b.job.shards);
   auto p = std::make_shared<pipeline_job>();
   p->flags = flags;
   p->model = o.model;

@@ -217,9 +217,6 @@ private:
   void spawn(coordinator_ptr self, std::uint32_t r, std::uint32_t s, int at,
              int retries, std::function<void(bool)> done) {
     auto& c = self->state.config;
-    std::vector<caf::actor> shard_handles;
-    for (auto& sh : self->state.shards)
-      shard_handles.push_back(caf::actor_cast<caf::actor>(sh.handle));
     auto placed = [this, self, r, s, at, done](const caf::actor& h) {
       replicas_[r].stages[s] = h;
       replicas_[r].where[s] = at;
@@ -236,6 +233,9 @@ private:
       }
       return;
     }
+    std::vector<caf::actor> shard_handles;
+    for (auto& sh : self->state.shards)
+      shard_handles.push_back(caf::actor_cast<caf::actor>(sh.handle));
     auto agent = c.placement.nodes.at(static_cast<std::size_t>(at));
     self->request(agent, c.request_timeout, spawn_atom::value,
                   std::string{"pipeline_stage"},

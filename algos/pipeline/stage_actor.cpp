@@ -79,10 +79,8 @@ caf::behavior stage_behavior(stage_impl* self, stage_config cfg) {
         auto scope
             = actors::on_message(st.probe.get(), self, actors::msg_type::setup,
                                  actors::small_message_bytes);
-        const bool boss
-            = actors::detail::from_node(self, st.cfg.owner)
-              || (st.cfg.owner == caf::none && actors::detail::from_here(self));
-        if (!boss || w.stages.size() != st.cfg.stages || !w.head
+        if (!actors::detail::from_owner_node(self, st.cfg.owner)
+            || w.stages.size() != st.cfg.stages || !w.head
             || w.generation <= st.generation) {
           ++st.fig.refused;
           return;

@@ -44,15 +44,16 @@ struct stage_config {
   caf::node_id owner;
 };
 
-/// The figures a stage keeps (its probe's gauges).
+/// What a stage counts (its probe's gauges "steps", "dropped", "refused").
 struct stage_figures {
   std::uint64_t steps = 0;
-  std::uint64_t busy_ns = 0;
-  std::uint64_t idle_ns = 0;
-  std::uint64_t recomputed = 0;
   std::uint64_t dropped = 0; ///< messages of another generation or step
   std::uint64_t refused = 0; ///< from the wrong sender or malformed
 };
+
+/// The message kind a pipeline's messages are counted under ("stage"), by
+/// its stages and heads alike.
+actors::msg_type stage_kind();
 
 /// Spawns stage `config.stage` of replica `config.replica`; it waits for
 /// its wiring (stage_wiring_msg) from `config.owner`'s node.

@@ -94,7 +94,7 @@ void stage_state::push(std::uint64_t seq, std::uint32_t samples) {
 bool stage_state::enter(std::uint64_t k) {
   if (in_step)
     return k == step && !finishing;
-  if (have_done && k <= last_done)
+  if (last_done && k <= *last_done)
     return false;
   in_step = true;
   finishing = false;
@@ -106,7 +106,7 @@ bool stage_state::enter(std::uint64_t k) {
   step_samples = 0;
   // A step's span runs from the end of the one before (the pipeline's fill
   // and drain are idle time of this stage too).
-  began = have_end ? last_end : clock_type::now();
+  began = last_end.value_or(clock_type::now());
   fetching = true;
   if (probe)
     probe->activity("fetching");
@@ -165,7 +165,7 @@ bool stage_state::forward(std::uint32_t m) {
     if (!first())
       send_back(m);
     if (one_f_one_b())
-      push(step * cfg.micros + m + 1, tg.samples);
+      push_micro(m, tg.samples);
     targets.erase(t);
   } else {
     const auto& out = stage->forward(m, in->second);
@@ -200,8 +200,7 @@ bool stage_state::backward(std::uint32_t m) {
   if (!first())
     send_back(m);
   if (one_f_one_b()) {
-    push(step * cfg.micros + m + 1, samples);
-    refresh();
+    push_micro(m, samples);
   }
   return true;
 }
@@ -220,7 +219,8 @@ void stage_state::send_back(std::uint32_t m) {
   self->send(prev, std::move(msg));
 }
 
-void stage_state::refresh() {
+void stage_state::push_micro(std::uint32_t m, std::uint32_t samples) {
+  push(step * cfg.micros + m + 1, samples);
   if (async_fetch || cfg.shards.empty())
     return;
   async_fetch = true;
@@ -251,11 +251,10 @@ void stage_state::finish() {
                      busy,
                      span > busy ? span - busy : 0};
     fig.steps += 1;
-    fig.busy_ns += busy;
-    fig.idle_ns += d.idle_ns;
-    fig.recomputed = stage->recomputed();
     if (probe) {
       probe->gauge("steps", static_cast<double>(fig.steps));
+      probe->gauge("dropped", static_cast<double>(fig.dropped));
+      probe->gauge("refused", static_cast<double>(fig.refused));
       probe->gauge("bubble", span > 0 ? static_cast<double>(d.idle_ns)
                                             / static_cast<double>(span)
                                       : 0.0);
@@ -263,12 +262,10 @@ void stage_state::finish() {
     }
     self->send(head, d);
     last_end = clock_type::now();
-    have_end = true;
     if (probe)
       probe->activity("waiting");
     in_step = false;
     finishing = false;
-    have_done = true;
     last_done = step;
   };
   if (*remaining == 0) {
@@ -366,7 +363,8 @@ void stage_state::rewire(stage_wiring_msg& w) {
   bwd.clear();
   targets.clear();
   in_step = finishing = fetching = async_fetch = false;
-  have_done = have_end = false;
+  last_done.reset();
+  last_end.reset();
   // What came ahead of this wiring, in the order it came.
   auto batches = std::move(early_batches);
   auto tensors = std::move(early_tensors);

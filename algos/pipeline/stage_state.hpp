@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,6 @@
 #include "optim/pipeline_stage.hpp"
 
 namespace troupe::algos {
-
-/// The message kind a pipeline's messages are counted under ("stage").
-actors::msg_type stage_kind();
 
 struct stage_state {
   struct target {
@@ -44,10 +42,9 @@ struct stage_state {
   // The step under way.
   bool in_step = false;
   bool finishing = false;
-  bool fetching = false;    // the step waits for a fetch
-  bool async_fetch = false; // 1F1B: a fetch in flight
-  bool have_done = false;   // last_done is set
-  std::uint64_t last_done = 0;
+  bool fetching = false;                  // the step waits for a fetch
+  bool async_fetch = false;               // 1F1B: a fetch in flight
+  std::optional<std::uint64_t> last_done; // the last step reported
   std::uint64_t step = 0;
   std::vector<optim::pipe_op> order;
   std::size_t pos = 0;
@@ -56,8 +53,7 @@ struct stage_state {
   std::uint32_t step_samples = 0;
   double loss = 0;
   std::chrono::steady_clock::time_point began;
-  std::chrono::steady_clock::time_point last_end; // of the last step
-  bool have_end = false;
+  std::optional<std::chrono::steady_clock::time_point> last_end;
   std::uint64_t busy = 0;
   stage_figures fig;
   actors::probe_ref probe;
@@ -134,9 +130,10 @@ struct stage_state {
   /// Sends din (micro-batch m's input gradient) to the previous stage.
   void send_back(std::uint32_t m);
 
-  // 1F1B: the weights move under the micro-batches in flight; the next
-  // fetch is sent as soon as the last one answered.
-  void refresh();
+  /// 1F1B: micro-batch m's share is pushed as soon as its backward ends,
+  /// and the weights move under the micro-batches in flight: the next fetch
+  /// is sent as soon as the last one answered.
+  void push_micro(std::uint32_t m, std::uint32_t samples);
 
   /// The step's passes are done: pushes (GPipe), waits until the shards
   /// confirm every push, then reports to the head.
