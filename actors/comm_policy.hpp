@@ -13,6 +13,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/message_handler.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
 #include "optim/aggregate.hpp"
@@ -158,6 +159,13 @@ public:
 
   /// Adds the policy's own figures to the worker's report (compression).
   virtual void add_stats(messages::worker_stats&) const {}
+
+  /// Whether the worker's own compute() is the step's work, reported to a
+  /// time model (actors/clock.hpp). False where other actors compute the
+  /// step (a pipeline's head: its stages report their shares).
+  virtual bool computes_step() const noexcept {
+    return true;
+  }
 
   // -- checkpoints (issue [11]) ---------------------------------------------
 

@@ -18,18 +18,14 @@ namespace detail {
 
 using self_ptr = coordinator_ptr;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-      .count();
-}
-
 bool tracks_clocks(const job_config& c) {
   return c.algorithm && c.algorithm->tracks_clocks(c);
 }
 
 namespace {
 
-job_progress snapshot(const coordinator_state& st) {
+job_progress snapshot(self_ptr self) {
+  const auto& st = self->state;
   job_progress p;
   p.steps = st.total_steps;
   p.samples = st.total_samples;
@@ -39,7 +35,7 @@ job_progress snapshot(const coordinator_state& st) {
                           : 0;
   p.loss = st.smooth_loss;
   p.accuracy = st.have_eval ? st.last_eval.accuracy.value : -1;
-  p.seconds = seconds_since(st.t0);
+  p.seconds = seconds_since(self, st.t0);
   return p;
 }
 
@@ -100,14 +96,14 @@ void maybe_evaluate(self_ptr self) {
             st.eval_pending = false;
             st.last_eval = e;
             st.have_eval = true;
-            auto elapsed = seconds_since(st.t0);
+            auto elapsed = seconds_since(self, st.t0);
             st.evaluations.push_back({{"steps", at_steps},
                                       {"samples", st.total_samples},
                                       {"seconds", elapsed},
                                       {"test_accuracy", e.accuracy.value},
                                       {"test_loss", e.loss.value}});
             if (st.config.on_progress)
-              st.config.on_progress(snapshot(st), true);
+              st.config.on_progress(snapshot(self), true);
             evaluation_event ev{at_steps, st.total_samples, elapsed,
                                 e.accuracy.value, e.loss.value};
             for (auto& o : st.config.observers)
@@ -138,7 +134,7 @@ void begin(self_ptr self) {
     self->monitor(w);
   for (auto& s : st.shards)
     self->monitor(s.handle);
-  st.t0 = std::chrono::steady_clock::now();
+  st.t0 = now(self);
   st.checkpoint_time = st.t0;
   if (st.config.resume) {
     try {
@@ -197,7 +193,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
   auto& st = self->state;
   st.config = std::move(config);
   st.next_eval = st.config.eval_every_steps;
-  st.t0 = std::chrono::steady_clock::now();
+  st.t0 = now(self);
   // Refuse a job that cannot be built (e.g. an unknown server optimizer)
   // with its reason, before any actor is spawned.
   try {
@@ -270,10 +266,10 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
           for (std::size_t w = 1; w < st.workers.size(); ++w)
             start_worker(self, w, p.steps);
         if (st.config.on_progress)
-          st.config.on_progress(snapshot(st), false);
+          st.config.on_progress(snapshot(self), false);
         if (!st.config.observers.empty()) {
           step_event ev{p.worker, p.steps, p.samples, p.loss.value,
-                        seconds_since(st.t0)};
+                        seconds_since(self, st.t0)};
           for (auto& o : st.config.observers)
             o->on_step(ev);
         }
@@ -286,8 +282,8 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::leader,
                                 small_message_bytes);
-        leader_event ev{group, std::move(leader), changes, seconds_since(st.t0),
-                        group >= st.run->groups()};
+        leader_event ev{group, std::move(leader), changes,
+                        seconds_since(self, st.t0), group >= st.run->groups()};
         for (auto& o : st.config.observers)
           o->on_leader_change(ev);
       },
@@ -337,7 +333,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         auto scope = on_message(st.probe.get(), self, msg_type::stop,
                                 small_message_bytes);
         bool timed_out = st.config.max_seconds > 0
-                         && seconds_since(st.t0) >= st.config.max_seconds;
+                         && seconds_since(self, st.t0) >= st.config.max_seconds;
         auto& stop = st.config.stop;
         finish(self, timed_out                   ? "time limit"
                      : stop && stop->requested() ? stop->reason()

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/algorithm.hpp"
+#include "actors/clock.hpp"
 #include "actors/comm_policy.hpp"
 #include "actors/evaluator.hpp"
 #include "actors/events.hpp"
@@ -188,6 +189,8 @@ struct failure_record {
   std::string node;   ///< where it ran
   std::string reason; ///< CAF's exit reason
   double seconds = 0; ///< since the job started
+  /// When, in milliseconds since the Unix epoch (actors::unix_ms: the
+  /// system clock; in a simulation, its virtual clock's).
   std::int64_t unix_ms = 0;
   std::uint64_t steps_done = 0;       ///< the lost worker's completed steps
   std::uint64_t steps_reassigned = 0; ///< per survivor (the largest share)
@@ -259,7 +262,7 @@ struct coordinator_state {
   std::vector<messages::worker_stats> worker_reports;
   std::vector<messages::shard_stats> shard_reports;
   evaluator_actor eval;
-  std::chrono::steady_clock::time_point t0;
+  time_point t0; ///< the job's start, on the coordinator's clock
   double train_end = 0;
   std::uint64_t total_steps = 0, total_samples = 0, next_eval = 0;
   double smooth_loss = 0, last_loss = 0;
@@ -279,7 +282,7 @@ struct coordinator_state {
   /// written (for the report), a finish waiting for the one under way.
   bool checkpointing = false, stop_checkpointed = false;
   std::uint64_t checkpoint_steps = 0;
-  std::chrono::steady_clock::time_point checkpoint_time, checkpoint_began;
+  time_point checkpoint_time, checkpoint_began;
   nlohmann::json checkpoint_log = nlohmann::json::array();
   std::optional<std::string> finish_after_checkpoint;
   /// While a checkpoint waits for worker w's pause: settles it as failed

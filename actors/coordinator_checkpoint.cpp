@@ -21,7 +21,8 @@ namespace {
 
 using self_ptr = coordinator_ptr;
 
-nlohmann::json progress_of(const coordinator_state& st) {
+nlohmann::json progress_of(self_ptr self) {
+  const auto& st = self->state;
   return {{"total_steps", st.total_steps},
           {"total_samples", st.total_samples},
           {"next_eval", st.next_eval},
@@ -33,7 +34,7 @@ nlohmann::json progress_of(const coordinator_state& st) {
           {"evaluations", st.evaluations},
           {"worker_steps", st.worker_steps},
           {"quota", st.quota},
-          {"seconds", seconds_since(st.t0)}};
+          {"seconds", seconds_since(self, st.t0)}};
 }
 
 /// The shards' files of a checkpoint, kept to restore a lost shard from.
@@ -58,7 +59,7 @@ void done_checkpoint(self_ptr self, const std::function<void()>& then,
   if (st.run)
     st.run->resume(self); // after its quiesce, whatever became of it
   st.checkpoint_steps = st.total_steps;
-  st.checkpoint_time = std::chrono::steady_clock::now();
+  st.checkpoint_time = now(self);
   if (st.finish_after_checkpoint) {
     auto reason = std::move(*st.finish_after_checkpoint);
     st.finish_after_checkpoint.reset();
@@ -76,8 +77,8 @@ void done_checkpoint(self_ptr self, const std::function<void()>& then,
 void write_states(self_ptr self, std::shared_ptr<resume_point> state,
                   std::function<void()> then) {
   auto& st = self->state;
-  auto t0 = std::chrono::steady_clock::now();
-  state->progress = progress_of(st);
+  auto t0 = now(self);
+  state->progress = progress_of(self);
   try {
     auto where = st.config.checkpoints.write(st.total_steps, *state);
     std::uint64_t bytes = 0;
@@ -87,9 +88,9 @@ void write_states(self_ptr self, std::shared_ptr<resume_point> state,
         {{"steps", st.total_steps},
          {"path", where},
          {"bytes", bytes},
-         {"write_seconds", seconds_since(t0)},
+         {"write_seconds", seconds_since(self, t0)},
          // From the pause request to the write's end: what the workers lost.
-         {"pause_seconds", seconds_since(st.checkpoint_began)}});
+         {"pause_seconds", seconds_since(self, st.checkpoint_began)}});
     log().info("checkpoint at step {} written to {}", st.total_steps, where);
     keep_shard_states(st, *state, st.total_steps);
   } catch (const std::exception& e) {
@@ -191,7 +192,7 @@ bool checkpoint(self_ptr self, std::function<void()> then) {
     if (lost)
       return false;
   st.checkpointing = true;
-  st.checkpoint_began = std::chrono::steady_clock::now();
+  st.checkpoint_began = now(self);
   // The algorithm's roles first finish what involves the workers.
   st.run->quiesce(self, [self, then](const std::string& error) {
     if (!error.empty())
@@ -257,7 +258,7 @@ void maybe_checkpoint(self_ptr self) {
   bool due = c.every_steps > 0
                  ? st.total_steps / c.every_steps
                        != st.checkpoint_steps / c.every_steps
-                 : seconds_since(st.checkpoint_time) >= c.every_seconds;
+                 : seconds_since(self, st.checkpoint_time) >= c.every_seconds;
   if (due)
     checkpoint(self, [] {});
 }
@@ -294,7 +295,7 @@ void restore_progress(self_ptr self) {
   st.quota = quota;
   st.checkpoint_steps = st.total_steps;
   keep_shard_states(st, *st.config.resume, st.total_steps);
-  st.t0 -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+  st.t0 -= std::chrono::duration_cast<time_point::duration>(
       std::chrono::duration<double>(p.at("seconds").get<double>()));
 }
 

@@ -159,7 +159,7 @@ void finish(self_ptr self, std::string reason) {
   }
   st.finishing = true;
   st.stop_reason = std::move(reason);
-  st.train_end = seconds_since(st.t0);
+  st.train_end = seconds_since(self, st.t0);
   // Workers that linger after their last step (algorithm::lingers: LSGD,
   // SGP, DS-Sync, ShadowSync) report again: SGP's weights and the mixes that
   // arrived after their done message count.

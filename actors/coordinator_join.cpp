@@ -136,7 +136,7 @@ void settle(coordinator_ptr self, const pool_ptr& pool,
   }
   joined_node rec;
   rec.node = pool->hello.node;
-  rec.seconds = seconds_since(st.t0);
+  rec.seconds = seconds_since(self, st.t0);
   rec.steps_at_join = pool->steps_at_join;
   rec.steps = pool->steps;
   rec.examples = pool->examples.size();

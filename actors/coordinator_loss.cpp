@@ -15,18 +15,15 @@ namespace detail {
 
 namespace {
 
-failure_record record(const coordinator_state& st, std::string role,
-                      std::size_t index, std::string node,
-                      const caf::error& reason, caf::actor_system& sys) {
+failure_record record(coordinator_ptr self, std::string role, std::size_t index,
+                      std::string node, const caf::error& reason) {
   failure_record f;
   f.role = std::move(role);
   f.index = static_cast<std::uint32_t>(index);
   f.node = std::move(node);
-  f.reason = sys.render(reason);
-  f.seconds = seconds_since(st.t0);
-  f.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
-                  .count();
+  f.reason = self->system().render(reason);
+  f.seconds = seconds_since(self, self->state.t0);
+  f.unix_ms = unix_ms(self);
   return f;
 }
 
@@ -100,8 +97,7 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
     checkpoint_worker_gone(self, w, "was lost");
   std::vector<failure_record> lost;
   for (auto w : ws) {
-    auto f
-        = record(st, "worker", w, worker_node_name(st, w), why, self->system());
+    auto f = record(self, "worker", w, worker_node_name(st, w), why);
     f.steps_done = st.worker_steps[w];
     log().error("worker {} on {} lost after {} steps: {}", w, f.node,
                 f.steps_done, f.reason);
@@ -174,7 +170,7 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
 void lose_backup(coordinator_ptr self, std::size_t i, const std::string& node,
                  const caf::error& why) {
   auto& st = self->state;
-  auto f = record(st, "shard backup", i, node, why, self->system());
+  auto f = record(self, "shard backup", i, node, why);
   log().warn("the hot backup of shard {} on {} was lost ({}); the shard goes "
              "on without one",
              i, node, f.reason);
@@ -188,7 +184,7 @@ void keep_if_taken_over(coordinator_ptr self, std::size_t i,
   auto& st = self->state;
   st.shard_lost[i] = true;
   if (fail_over(self, i, node))
-    keep(st, record(st, "shard", i, node, why, self->system()));
+    keep(st, record(self, "shard", i, node, why));
 }
 
 /// The workers and shards placed on node n (-1: none).
@@ -226,7 +222,7 @@ void lose_node(coordinator_ptr self, std::int32_t n, const caf::error& why) {
   if (!shards.empty() && shards_restorable(st)) {
     for (auto i : shards) {
       auto node = shard_node_name(st, i);
-      keep(st, record(st, "shard", i, node, why, self->system()));
+      keep(st, record(self, "shard", i, node, why));
       restore_shard(self, i, node);
     }
     if (!ws.empty())
@@ -236,15 +232,13 @@ void lose_node(coordinator_ptr self, std::int32_t n, const caf::error& why) {
   if (!shards.empty()) {
     std::string names;
     for (auto i : shards) {
-      keep(st,
-           record(st, "shard", i, shard_node_name(st, i), why, self->system()));
+      keep(st, record(self, "shard", i, shard_node_name(st, i), why));
       names += (names.empty() ? "" : ", ") + std::to_string(i);
     }
     for (auto w : ws) {
       st.live[w] = false;
       checkpoint_worker_gone(self, w, "was lost");
-      auto f = record(st, "worker", w, worker_node_name(st, w), why,
-                      self->system());
+      auto f = record(self, "worker", w, worker_node_name(st, w), why);
       f.steps_done = st.worker_steps[w];
       keep(st, std::move(f));
     }
@@ -336,8 +330,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& msg) {
       keep_if_taken_over(self, i, shard_node_name(st, i), msg.reason);
       if (!st.shard_lost[i])
         return; // its backup took over
-      auto f = record(st, "shard", i, shard_node_name(st, i), msg.reason,
-                      self->system());
+      auto f = record(self, "shard", i, shard_node_name(st, i), msg.reason);
       st.error = "shard " + std::to_string(i) + " on " + f.node + " was lost ("
                  + f.reason
                  + "); the report evaluates the last parameters fetched";

@@ -186,7 +186,7 @@ bool fail_over(coordinator_ptr self, std::size_t i, const std::string& node) {
   r.from = "replica";
   r.to = shard_node_name(st, i);
   r.steps_at_loss = st.total_steps;
-  r.seconds = seconds_since(st.t0);
+  r.seconds = seconds_since(self, st.t0);
   st.restored.push_back(r);
   rebind(self, i, caf::actor_cast<caf::actor>(h));
   log().warn("shard {} (lost with {}): its hot backup on {} took over at "

@@ -77,7 +77,7 @@ void restore_shard(coordinator_ptr self, std::size_t i,
   r.node = node;
   r.checkpoint_steps = st.shard_states_steps;
   r.steps_at_loss = st.total_steps;
-  r.seconds = seconds_since(st.t0);
+  r.seconds = seconds_since(self, st.t0);
   st.restored.push_back(r);
   r.to = "local";
   rebind(self, i, caf::actor_cast<caf::actor>(h));

@@ -7,6 +7,7 @@
 
 #include <caf/actor_cast.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/detail/caller.hpp"
 #include "messages/errors.hpp"
 #include "optim/param_hash.hpp"
@@ -19,7 +20,8 @@ namespace {
 
 using self_ptr = evaluator_actor::stateful_pointer<evaluator_state>;
 
-eval_msg evaluate_now(evaluator_state& st) {
+eval_msg evaluate_now(self_ptr self) {
+  auto& st = self->state;
   eval_msg out;
   out.version = st.version;
   out.param_hash = optim::hash_params(st.params.data(), st.params.size());
@@ -30,6 +32,7 @@ eval_msg evaluate_now(evaluator_state& st) {
     out.loss = real{e.loss};
     out.accuracy = real{e.accuracy};
     out.samples = e.samples;
+    did_work(self, work_kind::forward, e.samples);
   }
   return out;
 }
@@ -81,7 +84,7 @@ void evaluate_average(self_ptr self,
           = static_cast<float>(st.sum[i] / static_cast<double>(averaged));
     st.version = g->version;
     st.probe->activity("evaluating");
-    promise.deliver(evaluate_now(st));
+    promise.deliver(evaluate_now(self));
     st.probe->activity("idle");
   };
   fetch_msg f;
@@ -126,7 +129,7 @@ evaluator_actor::behavior_type evaluator(self_ptr self,
                                 small_message_bytes);
         st.probe->activity(refetch ? "fetching" : "evaluating");
         if (!refetch) {
-          auto out = evaluate_now(st);
+          auto out = evaluate_now(self);
           st.probe->activity("idle");
           return out;
         }
@@ -164,7 +167,7 @@ evaluator_actor::behavior_type evaluator(self_ptr self,
                     if (--*remaining == 0) {
                       st.version = *version;
                       st.probe->activity("evaluating");
-                      promise.deliver(evaluate_now(st));
+                      promise.deliver(evaluate_now(self));
                       st.probe->activity("idle");
                     }
                   },

@@ -18,8 +18,8 @@ node_monitor_actor::behavior_type node_monitor(node_monitor_actor::pointer self,
                                                std::string node_name) {
   auto key = node_key(self->node());
   return {
-      [node_name, key](metrics_atom) {
-        return node_metrics{node_name, key, snapshot_probes(),
+      [self, node_name, key](metrics_atom) {
+        return node_metrics{node_name, key, snapshot_probes(now(self)),
                             read_process_usage(),
                             detail::recent_log_lines(max_log_tail)};
       },
@@ -29,11 +29,22 @@ node_monitor_actor::behavior_type node_monitor(node_monitor_actor::pointer self,
 cluster_view::cluster_view(std::chrono::milliseconds stuck_after)
     : stuck_after_(stuck_after) {}
 
+void cluster_view::bind_clock(const caf::actor_clock& c) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  clock_ = &c;
+}
+
+void cluster_view::unbind_clock(const caf::actor_clock& c) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (clock_ == &c)
+    clock_ = nullptr;
+}
+
 void cluster_view::update(const node_metrics& m) {
-  auto now = clock::now();
   bool added = false;
   {
     std::lock_guard<std::mutex> guard{mtx_};
+    auto now = now_locked();
     auto n
         = std::find_if(nodes_.begin(), nodes_.end(),
                        [&](const node_entry& e) { return e.name == m.node; });
@@ -158,12 +169,12 @@ std::uint64_t cluster_view::bytes_sent() const {
 
 std::vector<cluster_view::actor_view> cluster_view::actors(bool running) const {
   std::lock_guard<std::mutex> guard{mtx_};
-  return actors_locked(running, clock::now());
+  return actors_locked(running, now_locked());
 }
 
 nlohmann::json cluster_view::to_json(bool running) const {
-  auto now = clock::now();
   std::lock_guard<std::mutex> guard{mtx_};
+  auto now = now_locked();
   auto views = actors_locked(running, now);
   std::map<std::string, std::string> names; // actor key -> name
   // What each actor's peers received from it: its messages out where it
@@ -285,6 +296,10 @@ caf::behavior cluster_monitor(caf::event_based_actor* self,
   st->sources = std::move(sources);
   st->pending.assign(st->sources.size(), false);
   st->interval = interval;
+  // The view's time is this actor's clock while it runs.
+  st->view->bind_clock(self->clock());
+  self->attach_functor(
+      [view = st->view, &c = self->clock()] { view->unbind_clock(c); });
   // Asks source i for its metrics; `then` runs after the answer or error.
   auto poll = [self, st](std::size_t i, std::function<void()> then) {
     st->pending[i] = true;

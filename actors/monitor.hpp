@@ -12,6 +12,7 @@
 #include <caf/typed_actor.hpp>
 #include <nlohmann/json.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
 #include "messages/metrics.hpp"
@@ -38,10 +39,12 @@ node_monitor_actor::behavior_type node_monitor(node_monitor_actor::pointer self,
 
 /// The latest snapshot of every node, and what it means: each actor's state
 /// (ok, idle, stuck, done, lost), throughput and the links between actors.
-/// Thread-safe: the cluster monitor writes, HTTP handlers read.
+/// Thread-safe: the cluster monitor writes, HTTP handlers read. Its time is
+/// the cluster monitor's clock while that runs (actors/clock.hpp), else the
+/// process's steady clock.
 class cluster_view {
 public:
-  using clock = std::chrono::steady_clock;
+  using clock = clock_type; ///< the type of its time points
 
   /// An actor that expects progress and made none for `stuck_after` while
   /// the job runs is stuck.
@@ -76,6 +79,11 @@ public:
   /// poll.
   std::uint64_t bytes_sent() const;
 
+  /// The view reads the time on `c` (its cluster monitor's clock) until
+  /// unbind_clock(c), which the monitor calls as it ends.
+  void bind_clock(const caf::actor_clock& c);
+  void unbind_clock(const caf::actor_clock& c);
+
   /// Called with the node's name when a node is first seen or lost.
   std::function<void(const std::string&)> on_node_up, on_node_lost;
 
@@ -95,9 +103,14 @@ private:
   };
   std::vector<actor_view> actors_locked(bool running,
                                         clock::time_point now) const;
+  /// The time now; called with mtx_ held (clock_ stays valid meanwhile).
+  clock::time_point now_locked() const noexcept {
+    return actors::now(clock_);
+  }
 
   std::chrono::milliseconds stuck_after_;
   mutable std::mutex mtx_;
+  const caf::actor_clock* clock_ = nullptr; ///< guarded by mtx_
   std::vector<node_entry> nodes_;
   std::map<std::string, rate> rates_; ///< by actor key
 };

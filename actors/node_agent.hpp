@@ -37,6 +37,9 @@ struct node_agent_config {
   /// The node of the coordinator this node joined (its registrar's): the
   /// only node whose actors the agent obeys. Unset: it obeys no one.
   caf::node_id coordinator;
+  /// Obeys the actors of its own process instead (a simulated cluster,
+  /// sim/run.hpp, whose nodes are all one process); `coordinator` unused.
+  bool obey_own_process = false;
   /// The roles it spawns by name; unset: the shared ones only
   /// (shared_roles()). net::run_node sets the shared ones and every
   /// registered algorithm's (algos::register_roles) when unset; a node

@@ -256,6 +256,7 @@ bool decode(parameter_shard_state& st, const compressed_push_msg& c,
 parameter_shard_actor::behavior_type
 parameter_shard(self_ptr self, parameter_shard_config config) {
   auto& st = self->state;
+  st.self = self;
   st.store = std::make_unique<optim::shard_store<float>>(
       config.range, config.init->data(), config.store);
   st.rule = optim::make_aggregation_rule(config.aggregation, config.rules);

@@ -16,6 +16,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
 #include "optim/aggregate.hpp"
@@ -105,6 +106,8 @@ struct buffered_push {
 /// The state of a parameter_shard actor.
 struct parameter_shard_state {
   static inline const char* name = "parameter_shard";
+  /// The shard's actor (its clock times the buffered rounds).
+  const caf::local_actor* self = nullptr;
   parameter_shard_config config;
   std::unique_ptr<optim::shard_store<float>> store;
   /// Clock of every tracked worker (SSP and sync).
@@ -116,7 +119,7 @@ struct parameter_shard_state {
   /// Async buffered rounds: each worker's pushes waiting, oldest first (the
   /// round is the front of each), when the round began, rounds combined.
   std::map<messages::worker_id, std::deque<buffered_push>> pending;
-  std::chrono::steady_clock::time_point round_began{};
+  time_point round_began{};
   std::uint64_t buffered_rounds = 0;
   /// Sync mode and buffered rounds: the aggregation rule and its scratch.
   std::unique_ptr<optim::aggregation_rule> rule;

@@ -112,9 +112,17 @@ std::int64_t actor_probe::ns_of(clock::time_point t) noexcept {
       .count();
 }
 
-void actor_probe::bind(const caf::node_id& node, caf::actor_id id) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  key_ = key_of(node, id);
+void actor_probe::bind(const caf::node_id& node, caf::actor_id id,
+                       const caf::actor_clock* clock) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    key_ = key_of(node, id);
+  }
+  if (clock == nullptr)
+    return;
+  // Its age counts on the actor's clock from here.
+  clock_.store(clock, std::memory_order_relaxed);
+  created_ns_.store(ns_of(clock->now()), std::memory_order_relaxed);
 }
 
 void actor_probe::received(msg_type t, std::uint64_t bytes,
@@ -127,7 +135,7 @@ void actor_probe::received(msg_type t, std::uint64_t bytes,
   raise_max(mailbox_max_, mailbox);
   if (!from)
     return;
-  auto now = clock::now();
+  auto now = this->now();
   auto id = from->id();
   const auto& node = from->node();
   std::lock_guard<std::mutex> guard{mtx_};
@@ -163,7 +171,7 @@ void actor_probe::error() noexcept {
 
 void actor_probe::progress() noexcept {
   if (probes_enabled())
-    progress_ns_.store(ns_of(clock::now()), std::memory_order_relaxed);
+    progress_ns_.store(ns_of(now()), std::memory_order_relaxed);
 }
 
 void actor_probe::activity(const char* what) noexcept {
@@ -203,7 +211,7 @@ void actor_probe::observe(const std::string& name, std::uint64_t value,
 
 void actor_probe::finish() noexcept {
   activity("done");
-  done_ns_.store(ns_of(clock::now()), std::memory_order_relaxed);
+  done_ns_.store(ns_of(now()), std::memory_order_relaxed);
 }
 
 actor_metrics actor_probe::snapshot(clock::time_point now) const {
@@ -238,7 +246,7 @@ actor_metrics actor_probe::snapshot(clock::time_point now) const {
   m.errors = errors_.load(std::memory_order_relaxed);
   m.mailbox = mailbox_.load(std::memory_order_relaxed);
   m.mailbox_max = mailbox_max_.load(std::memory_order_relaxed);
-  m.age_ms = ms_between(ns_of(created_), now_ns);
+  m.age_ms = ms_between(created_ns_.load(std::memory_order_relaxed), now_ns);
   auto p = progress_ns_.load(std::memory_order_relaxed);
   m.progress_ago_ms
       = p < 0 ? -1 : std::max<std::int64_t>(0, ms_between(p, now_ns));
@@ -274,7 +282,10 @@ probe_ref make_probe(std::string name, std::string role,
 }
 
 std::vector<actor_metrics> snapshot_probes() {
-  auto now = actor_probe::clock::now();
+  return snapshot_probes(process_now());
+}
+
+std::vector<actor_metrics> snapshot_probes(clock_type::time_point now) {
   auto& r = the_registry();
   std::vector<std::shared_ptr<actor_probe>> probes;
   {

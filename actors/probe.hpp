@@ -10,8 +10,10 @@
 #include <vector>
 
 #include <caf/actor_addr.hpp>
+#include <caf/actor_clock.hpp>
 #include <caf/node_id.hpp>
 
+#include "actors/clock.hpp"
 #include "messages/metrics.hpp"
 
 // Probes: what every troupe actor records about itself, cheap enough to stay
@@ -19,7 +21,8 @@
 // bytes, sender, mailbox depth, time in the handler), each message it sends,
 // its errors and its progress. The actor's thread writes; a node monitor
 // (monitor.hpp) reads snapshots from another thread, so counters are relaxed
-// atomics and the few lists take a lock.
+// atomics and the few lists take a lock. A probe reads the time on its
+// actor's clock (actors/clock.hpp) once bound to it (make_probe(self, ...)).
 //
 // Application actors use the same API: make_probe(), then on_message() in
 // each handler (see docs/monitoring.md).
@@ -69,14 +72,22 @@ const char* to_string(msg_type t) noexcept;
 
 class actor_probe {
 public:
-  using clock = std::chrono::steady_clock;
+  using clock = clock_type; ///< the type of its time points
 
   /// `expects_progress`: a long time without progress() means stuck (workers,
   /// shards, coordinators); roles that only answer requests say false.
   actor_probe(std::string name, std::string role, bool expects_progress);
 
-  /// Records the actor's identity (key = node id / actor id).
-  void bind(const caf::node_id& node, caf::actor_id id);
+  /// Records the actor's identity (key = node id / actor id) and its clock
+  /// (its actor system's, which must outlive the actor's use of the probe);
+  /// before, and without one, the probe reads the process's steady clock.
+  void bind(const caf::node_id& node, caf::actor_id id,
+            const caf::actor_clock* clock = nullptr);
+
+  /// The time now on the probe's clock.
+  clock::time_point now() const noexcept {
+    return actors::now(clock_.load(std::memory_order_relaxed));
+  }
 
   const std::string& name() const noexcept {
     return name_;
@@ -107,6 +118,8 @@ public:
   /// The actor terminated.
   void finish() noexcept;
 
+  /// What the probe counted; its ages relative to `now` (a time on the
+  /// clock the probe was bound to).
   messages::actor_metrics snapshot(clock::time_point now) const;
 
 private:
@@ -129,7 +142,8 @@ private:
 
   std::string name_, role_, key_;
   bool expects_progress_;
-  clock::time_point created_ = clock::now();
+  std::atomic<const caf::actor_clock*> clock_{nullptr};
+  std::atomic<std::int64_t> created_ns_{ns_of(process_now())};
   std::array<counts, max_message_kinds> in_, out_;
   std::atomic<std::uint64_t> handler_ns_{0}, handler_max_ns_{0}, errors_{0};
   std::atomic<std::uint64_t> mailbox_{0}, mailbox_max_{0};
@@ -194,20 +208,22 @@ template <class Self>
 probe_ref make_probe(Self* self, std::string name, std::string role,
                      bool expects_progress) {
   auto p = make_probe(std::move(name), std::move(role), expects_progress);
-  p->bind(self->node(), self->id());
+  p->bind(self->node(), self->id(), &self->clock());
   return p;
 }
 
 /// Snapshots of this process's probes (finished actors stay listed for a
-/// minute).
+/// minute), their ages relative to `now` (a node monitor's: its clock).
+std::vector<messages::actor_metrics>
+snapshot_probes(clock_type::time_point now);
+/// The same, relative to the process's steady clock.
 std::vector<messages::actor_metrics> snapshot_probes();
 
 /// Times a handler: constructed at its start, records at its end.
 class probe_scope {
 public:
   explicit probe_scope(actor_probe* p) noexcept
-      : probe_(p),
-        t0_(p ? actor_probe::clock::now() : actor_probe::clock::time_point{}) {}
+      : probe_(p), t0_(p ? p->now() : actor_probe::clock::time_point{}) {}
   probe_scope(probe_scope&& other) noexcept
       : probe_(other.probe_), t0_(other.t0_) {
     other.probe_ = nullptr;
@@ -217,8 +233,8 @@ public:
   ~probe_scope() {
     if (probe_)
       probe_->handled(static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(
-              actor_probe::clock::now() - t0_)
+          std::chrono::duration_cast<std::chrono::nanoseconds>(probe_->now()
+                                                               - t0_)
               .count()));
   }
 

@@ -82,7 +82,7 @@ public:
         install(ctx);
         go();
       };
-      wait_began_ = std::chrono::steady_clock::now();
+      wait_began_ = now(ctx.self());
       return;
     case next_state::none:
       fetch_.start(ctx, ctx.replica().params(), [this, go = std::move(go)] {
@@ -170,10 +170,7 @@ private:
           next_ = next_state::ready;
           if (!waiting_)
             return;
-          ctx.count_wait(static_cast<std::uint64_t>(
-              std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  std::chrono::steady_clock::now() - wait_began_)
-                  .count()));
+          ctx.count_wait(nanoseconds_since(ctx.self(), wait_began_));
           std::exchange(waiting_, nullptr)();
         },
         false);
@@ -293,7 +290,7 @@ private:
   bool refetch_ = false; ///< a rebind between fetches: the next step fetches
   next_state next_ = next_state::none;
   std::function<void()> waiting_; ///< a step waiting for the prefetch
-  std::chrono::steady_clock::time_point wait_began_;
+  time_point wait_began_;
   /// A checkpoint's flush to shard k under way (settled by a rebind of k).
   std::vector<std::function<void()>> flush_waits_;
 };

@@ -61,7 +61,7 @@ bool close_round(parameter_shard_state& st) {
   for (auto& [w, q] : st.pending)
     if (!q.empty())
       q.pop_front();
-  st.round_began = std::chrono::steady_clock::now();
+  st.round_began = now(st.self);
   if (st.probe)
     st.probe->progress();
   return true;
@@ -87,7 +87,7 @@ void buffer_push(parameter_shard_state& st, push_msg& p) {
     return;
   }
   if (!waiting(st))
-    st.round_began = std::chrono::steady_clock::now();
+    st.round_began = now(st.self);
   q.push_back({p.seq, p.version, p.samples, std::move(p.values)});
   std::size_t longest = 0;
   while ((workers_in_round(st, longest) >= st.config.buffer
@@ -109,8 +109,7 @@ void close_overdue(parameter_shard_state& st) {
   if (st.config.buffer == 0 || st.config.buffer_deadline.count() <= 0
       || !waiting(st))
     return;
-  if (std::chrono::steady_clock::now() - st.round_began
-      >= st.config.buffer_deadline)
+  if (now(st.self) - st.round_began >= st.config.buffer_deadline)
     close_round(st);
 }
 

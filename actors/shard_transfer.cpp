@@ -10,6 +10,7 @@
 #include <caf/make_message.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/comm_policy.hpp"
 #include "messages/shm.hpp"
 
@@ -24,7 +25,7 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
                std::shared_ptr<const bool> cancelled, bool count_wait,
                std::vector<tensor>* kept) {
   auto remaining = std::make_shared<std::size_t>(shards.size());
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = now(ctx.self());
   auto* versions_out = &versions;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     auto range = shards[i].range;
@@ -56,10 +57,7 @@ void fetch_all(worker_context& ctx, const std::vector<shard_ref>& shards,
               if (--*remaining > 0)
                 return;
               if (count_wait)
-                ctx.count_wait(static_cast<std::uint64_t>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now() - t0)
-                        .count()));
+                ctx.count_wait(nanoseconds_since(ctx.self(), t0));
               done();
             },
             [&ctx, i, on_error, cancelled](caf::error& err) {

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <stdexcept>
-#include <thread>
 
 #include <caf/actor_cast.hpp>
 #include <caf/message_view.hpp>
@@ -10,6 +9,7 @@
 #include <caf/sec.hpp>
 
 #include "actors/checkpoint_state.hpp"
+#include "actors/clock.hpp"
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/errors.hpp"
@@ -19,13 +19,6 @@ namespace troupe::actors {
 using namespace messages;
 
 namespace {
-
-std::uint64_t nanoseconds_since(std::chrono::steady_clock::time_point t0) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now() - t0)
-          .count());
-}
 
 /// A message that neither the core nor the policy handles: logged
 /// (rate-limited), counted in the probe, answered with an error if it is a
@@ -170,7 +163,7 @@ void worker_state::step() {
       return;
     if (probe_)
       probe_->activity("computing");
-    auto t0 = std::chrono::steady_clock::now();
+    auto t0 = now(actor);
     optim::step_result r;
     try {
       r = replica_->compute();
@@ -178,8 +171,9 @@ void worker_state::step() {
       fail("step " + std::to_string(counters.steps) + ": " + e.what());
       return;
     }
-    if (config.step_delay.count() > 0)
-      std::this_thread::sleep_for(config.step_delay);
+    if (policy->computes_step())
+      did_work(actor, work_kind::step, r.samples);
+    spend(actor, config.step_delay);
     if (!gradient_finite()) {
       // The shards reject a non-finite push: a run of them is divergence,
       // not noise to absorb.
@@ -194,7 +188,7 @@ void worker_state::step() {
     } else {
       non_finite_run = 0;
     }
-    counters.compute_ns += nanoseconds_since(t0);
+    counters.compute_ns += nanoseconds_since(actor, t0);
     auto samples = static_cast<std::uint32_t>(r.samples);
     policy->after_compute(*this, samples, [this, r] {
       if (finished_)

@@ -16,6 +16,7 @@
 #include <caf/actor_cast.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/compressed.hpp"
@@ -25,8 +26,6 @@
 namespace troupe::algos::detail {
 
 using namespace messages;
-
-using clock_type = std::chrono::steady_clock;
 
 /// A peer-to-peer worker's view of its peers: what SGP and DS-Sync workers
 /// send each other (handled by their policies, and leave by the core).
@@ -40,13 +39,6 @@ using peer_worker_actor = caf::typed_actor<
     // A checkpoint's marker: the sender paused, everything it sent before
     // has arrived (peer_policy::quiesce).
     caf::reacts_to<flush_atom, worker_id>>;
-
-inline std::uint64_t nanoseconds_since(clock_type::time_point t0) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now()
-                                                           - t0)
-          .count());
-}
 
 /// What SGP and DS-Sync share: the peers and who is gone, the optimizer,
 /// and one pending continuation with its deadline.
@@ -174,7 +166,7 @@ protected:
   /// Waits (with a deadline) until recheck() finds the condition met.
   void wait(actors::worker_context& ctx, std::function<void()> k) {
     waiting_ = std::move(k);
-    wait_start_ = clock_type::now();
+    wait_start_ = actors::now(ctx.self());
     ++wait_seq_;
     recheck(ctx);
     if (!waiting_)
@@ -190,7 +182,7 @@ protected:
       return;
     auto k = std::move(waiting_);
     waiting_ = nullptr;
-    ctx.count_wait(nanoseconds_since(wait_start_));
+    ctx.count_wait(actors::nanoseconds_since(ctx.self(), wait_start_));
     k();
   }
 
@@ -310,7 +302,7 @@ protected:
   mutable std::uint64_t refused_ = 0;
   static constexpr std::uint64_t max_logged = 5;
   std::function<void()> quiescing_;
-  clock_type::time_point wait_start_;
+  actors::time_point wait_start_;
 };
 
 } // namespace troupe::algos::detail

@@ -243,6 +243,9 @@ cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
   out.steps_per_epoch = static_cast<double>(batches(n));
   out.steps_per_worker = steps_per_worker;
   out.examples = n;
+  out.model = o.model;
+  out.input = train->sample_shape;
+  out.classes = train->classes;
   out.description = "troupe train: " + out.algorithm->describe(build);
   out.job = std::move(job);
   return out;
@@ -299,7 +302,9 @@ nlohmann::json run_cluster(const train_options& o, job_data loaded,
                                                             std::uint64_t{0})));
   auto final_params = std::make_shared<std::vector<float>>();
   job.final_params = final_params;
-  auto result = run_placed(o, std::move(job), prepared.fingerprint, bar, rt);
+  auto result = o.run_placed_job ? o.run_placed_job(std::move(job), prepared)
+                                 : run_placed(o, std::move(job),
+                                              prepared.fingerprint, bar, rt);
   if (o.on_final_params && !final_params->empty())
     o.on_final_params(final_params->data(), final_params->size());
   // Every step taken counts, a lost worker's too: "steps" sums the reports

@@ -31,6 +31,9 @@ struct cluster_job {
   std::uint64_t steps_per_worker = 0; ///< a driver's: its step budget
   std::size_t examples = 0;           ///< training examples used
   std::string description;            ///< one line for the progress display
+  std::string model;                  ///< its name or description
+  optim::shape input;                 ///< a sample's shape
+  int classes = 0;                    ///< the data's classes
 };
 
 /// Clones the algorithm of `o`, builds the copy over `b` and installs it as

@@ -18,6 +18,8 @@
 
 namespace troupe::apps {
 
+struct cluster_job;
+
 /// Everything `troupe train` can be told: the job's common options
 /// (algos/job_options.hpp), the chosen algorithm with its own options, and
 /// how to run and show the job.
@@ -60,6 +62,10 @@ struct train_options : algos::job_options {
   /// Called with the final parameters (those of the final evaluation) by
   /// every algorithm whose run yields them; may be empty.
   std::function<void(const float*, std::size_t)> on_final_params;
+  /// Runs a coordinator's job instead of here or on joined nodes (troupe
+  /// simulate: on simulated nodes); given the job and how it was built.
+  std::function<nlohmann::json(actors::job_config, const cluster_job&)>
+      run_placed_job;
 
   /// The algorithm (selected with select_algorithm() if not yet).
   algos::algorithm& algorithm_ref();
@@ -109,11 +115,14 @@ nlohmann::json run_train(train_options opts);
 /// process exit status (0 ok, 1 runtime error, 2 usage error).
 int train_main(const std::vector<std::string>& args);
 
-/// Runs and prints like train_main, with options already parsed.
-int train_main_with(train_options opts);
+/// Runs and prints like train_main, with options already parsed; messages
+/// name `program`.
+int train_main_with(train_options opts,
+                    const std::string& program = "troupe train");
 
 /// The run's last line for a person: why it stopped, the test accuracy
 /// (and whether the target was reached), seconds, epochs and samples/s.
-std::string summary_line(const nlohmann::json& result);
+std::string summary_line(const nlohmann::json& result,
+                         const std::string& program = "troupe train");
 
 } // namespace troupe::apps

@@ -25,9 +25,10 @@ std::string fixed(double x, int digits) {
 
 } // namespace
 
-std::string summary_line(const nlohmann::json& result) {
+std::string summary_line(const nlohmann::json& result,
+                         const std::string& program) {
   const auto& acc = result.value("test_accuracy", nlohmann::json{});
-  std::string out = "troupe train: " + result.value("stop_reason", "done")
+  std::string out = program + ": " + result.value("stop_reason", "done")
                     + ": test accuracy "
                     + (acc.is_number() ? fixed(acc.get<double>(), 4) : "none");
   const auto& target = result.value("target_accuracy", nlohmann::json{});
@@ -35,7 +36,9 @@ std::string summary_line(const nlohmann::json& result) {
     out += std::string{" (target "} + fixed(target.get<double>(), 4)
            + (result.value("reached_target", false) ? " reached)"
                                                     : " not reached)");
-  out += " after " + fixed(result.value("seconds", 0.0), 1) + " s";
+  // A simulation's seconds are virtual (troupe simulate).
+  out += " after " + fixed(result.value("seconds", 0.0), 1)
+         + (result.contains("simulation") ? " simulated s" : " s");
   if (result.contains("epochs") && result["epochs"].is_number())
     out += ", " + fixed(result["epochs"].get<double>(), 2) + " epochs";
   out += ", "
@@ -61,29 +64,29 @@ int train_main(const std::vector<std::string>& args) {
   return train_main_with(std::move(opts));
 }
 
-int train_main_with(train_options opts) {
+int train_main_with(train_options opts, const std::string& program) {
   // Before any thread starts: they inherit the blocked signals.
   if (!opts.stop)
     opts.stop = std::make_shared<actors::stop_request>();
-  interrupt_watch watch{opts.stop, "troupe train"};
+  interrupt_watch watch{opts.stop, program};
   auto stop = opts.stop;
-  auto status = guarded_main("troupe train", [&] {
+  auto status = guarded_main(program, [&] {
     auto json = opts.json;
     auto result = run_train(std::move(opts));
     // On a terminal, broken to its width.
-    auto line = summary_line(result);
+    auto line = summary_line(result, program);
     if (isatty(STDERR_FILENO)) {
       auto columns = terminal_columns();
       line = wrap_columns(line, columns > 1 ? columns - 1 : columns);
     }
     std::cerr << line << '\n';
     if (result.contains("error"))
-      std::cerr << "troupe train: error: " << result["error"].get<std::string>()
+      std::cerr << program << ": error: " << result["error"].get<std::string>()
                 << '\n';
     if (json)
       std::cout << result.dump() << std::endl;
     if (result.contains("save_error"))
-      std::cerr << "troupe train: error: the model was not saved: "
+      std::cerr << program << ": error: the model was not saved: "
                 << result["save_error"].get<std::string>() << '\n';
     return result.contains("error") || result.contains("save_error") ? 1 : 0;
   });

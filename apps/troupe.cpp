@@ -7,6 +7,7 @@
 #include "apps/board_command.hpp"
 #include "apps/model_commands.hpp"
 #include "apps/node_command.hpp"
+#include "apps/simulate_command.hpp"
 #include "apps/top_command.hpp"
 #include "apps/train_command.hpp"
 
@@ -19,6 +20,8 @@ Asynchronous distributed training with actors.
 commands:
   train     train a model (see troupe train --help); with --listen the
             roles run on nodes that join
+  simulate  run a train job's actors on a simulated cluster in virtual
+            time (troupe simulate --help: the cluster's flags)
   node      host a distributed job's roles (troupe node --join=HOST:PORT)
   launch    run a distributed job: the coordinator here and its nodes as
             local processes (--local=M) or over ssh (--hosts=FILE)
@@ -51,6 +54,8 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "train")
     return troupe::apps::train_main(args);
+  if (command == "simulate")
+    return troupe::apps::simulate_main(args);
   if (command == "node")
     return troupe::apps::node_main(args);
   if (command == "launch")
@@ -68,8 +73,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::cerr << "troupe: unknown command '" << command
-            << "' (commands: train, node, launch, top, board, eval, predict, "
-               "version; "
+            << "' (commands: train, simulate, node, launch, top, board, eval, "
+               "predict, version; "
                "see troupe --help)\n";
   return 2;
 }

@@ -15,10 +15,10 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # folder -> library target; the export name is the folder's (troupe::optim).
-set(TROUPE_PUBLIC_FOLDERS optim messages actors algos net apps)
+set(TROUPE_PUBLIC_FOLDERS optim messages actors algos net sim apps)
 set(TROUPE_LIBRARIES troupe_optim troupe_messages troupe_actors troupe_algos
-                     troupe_net troupe_cli)
-set(TROUPE_EXPORT_NAMES optim messages actors algos net cli)
+                     troupe_net troupe_sim troupe_cli)
+set(TROUPE_EXPORT_NAMES optim messages actors algos net sim cli)
 
 # The umbrella: every library (troupe::troupe).
 add_library(troupe_all INTERFACE)

@@ -7,6 +7,7 @@
 
 #include <caf/system_messages.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/coordinator.hpp"
 
 // The coordinator's steps, shared by its source files: coordinator.cpp (the
@@ -16,8 +17,6 @@
 namespace troupe::actors::detail {
 
 using actors::coordinator_ptr;
-
-double seconds_since(std::chrono::steady_clock::time_point t0);
 
 /// Shards count workers' clocks (sync, or downpour under a staleness bound).
 bool tracks_clocks(const job_config& c);

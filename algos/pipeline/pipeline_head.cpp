@@ -159,6 +159,12 @@ public:
     out.wait_ns = idle_total_;
   }
 
+  /// The head's compute() only hands out the batch: the stages compute the
+  /// step and report their shares of it to a time model.
+  bool computes_step() const noexcept override {
+    return false;
+  }
+
   void save(optim::state_writer&, const std::string&) const override {
     // Nothing between steps: the stages fetch again from the shards.
   }
@@ -179,7 +185,7 @@ private:
     pending_ = stages_;
     loss_ = 0;
     busy_ns_ = 0;
-    started_ = std::chrono::steady_clock::now();
+    started_ = actors::now(ctx.self());
     for (std::size_t i = 0; i < m; ++i) {
       const auto lo = i * n / m;
       const auto hi = (i + 1) * n / m;
@@ -213,9 +219,7 @@ private:
   }
 
   void finish(actors::worker_context& ctx) {
-    const auto span = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now() - started_)
-                          .count();
+    const auto span = actors::nanoseconds_since(ctx.self(), started_);
     // The bubble: the share of the step's span the stages spent idle.
     if (auto* p = ctx.probe(); p && span > 0)
       p->gauge("bubble", 1.0
@@ -245,7 +249,7 @@ private:
   std::uint64_t busy_ns_ = 0;
   std::uint64_t busy_total_ = 0;
   std::uint64_t idle_total_ = 0;
-  std::chrono::steady_clock::time_point started_;
+  actors::time_point started_;
 };
 
 } // namespace

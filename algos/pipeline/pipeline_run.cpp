@@ -48,6 +48,7 @@ stage_config stage_config_of(const job_config& job, const pipeline_job& p,
   c.input = p.input;
   c.classes = p.classes;
   c.plan = layout.stages[s];
+  c.share = cost_share(layout.layers, c.plan);
   c.shards.assign(
       shards.begin() + static_cast<std::ptrdiff_t>(layout.first_shard[s]),
       shards.begin() + static_cast<std::ptrdiff_t>(layout.first_shard[s + 1]));

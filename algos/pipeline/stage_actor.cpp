@@ -52,6 +52,10 @@ caf::behavior stage_behavior(stage_impl* self, stage_config cfg) {
   auto& st = self->state;
   st.self = self;
   st.cfg = std::move(cfg);
+  if (!(st.cfg.share > 0)) // once, not per pass
+    st.cfg.share = cost_share(
+        optim::profile_layers(st.cfg.model, st.cfg.input, st.cfg.classes, 0),
+        st.cfg.plan);
   auto model
       = optim::build_stage<float>(st.cfg.model, st.cfg.input, st.cfg.classes,
                                   st.cfg.plan.first, st.cfg.plan.last);
@@ -107,6 +111,23 @@ caf::behavior stage_impl::make_behavior() {
 }
 
 } // namespace
+
+double cost_share(const std::vector<optim::layer_profile>& layers,
+                  const optim::stage_plan& plan) {
+  double flops = 0, all_flops = 0, params = 0, all_params = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const bool mine = i >= plan.first && i < plan.last;
+    all_flops += layers[i].flops;
+    all_params += static_cast<double>(layers[i].params);
+    if (mine) {
+      flops += layers[i].flops;
+      params += static_cast<double>(layers[i].params);
+    }
+  }
+  if (all_flops > 0)
+    return flops / all_flops;
+  return all_params > 0 ? params / all_params : 1.0;
+}
 
 caf::actor spawn_stage(caf::actor_system& sys, stage_config config) {
   return sys.spawn<stage_impl>(std::move(config));

@@ -31,6 +31,10 @@ struct stage_config {
   optim::shape input;
   int classes = 0;
   optim::stage_plan plan;
+  /// The stage's fraction of the whole model's cost (cost_share()), which
+  /// its passes report to a time model (actors/clock.hpp); 0: estimated
+  /// when the stage is built.
+  double share = 0;
   /// The shards holding this stage's slice (each within it).
   std::vector<actors::shard_ref> shards;
   optim::pipeline_schedule schedule = optim::pipeline_schedule::gpipe;
@@ -50,6 +54,12 @@ struct stage_figures {
   std::uint64_t dropped = 0; ///< messages of another generation or step
   std::uint64_t refused = 0; ///< from the wrong sender or malformed
 };
+
+/// Stage `plan`'s fraction of the model's cost: its layers' estimated work
+/// (optim::layer_profile::flops) over all the layers' (their parameters'
+/// where no layer has an estimate).
+double cost_share(const std::vector<optim::layer_profile>& layers,
+                  const optim::stage_plan& plan);
 
 /// The message kind a pipeline's messages are counted under ("stage"), by
 /// its stages and heads alike.

@@ -10,16 +10,14 @@
 namespace troupe::algos {
 
 using namespace messages;
-using clock_type = std::chrono::steady_clock;
+using actors::work_kind;
 
 namespace {
 
-std::uint64_t ns_since(clock_type::time_point t0) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now()
-                                                           - t0)
-          .count());
-}
+/// The share of a stage's cost its forward pass takes (a backward pass
+/// costs about twice a forward one), as reported to a time model; the
+/// backward takes the rest, the last stage's forward_backward all of it.
+constexpr double forward_cost = 1.0 / 3;
 
 } // namespace
 
@@ -106,7 +104,7 @@ bool stage_state::enter(std::uint64_t k) {
   step_samples = 0;
   // A step's span runs from the end of the one before (the pipeline's fill
   // and drain are idle time of this stage too).
-  began = last_end.value_or(clock_type::now());
+  began = last_end.value_or(actors::now(self));
   fetching = true;
   if (probe)
     probe->activity("fetching");
@@ -149,8 +147,9 @@ bool stage_state::forward(std::uint32_t m) {
   auto t = targets.find(m);
   if (last() && t == targets.end())
     return false;
-  step_samples += static_cast<std::uint32_t>(in->second.cols());
-  const auto t0 = clock_type::now();
+  const auto samples = static_cast<std::uint32_t>(in->second.cols());
+  step_samples += samples;
+  const auto t0 = actors::now(self);
   if (last()) {
     const auto& tg = t->second;
     optim::batch_targets bt{tg.labels.empty() ? nullptr : tg.labels.data(),
@@ -161,7 +160,8 @@ bool stage_state::forward(std::uint32_t m) {
     loss += tg.scale
             * static_cast<double>(stage->forward_backward(
                 m, in->second, bt, scale, first() ? nullptr : &din));
-    busy += ns_since(t0);
+    actors::did_work(self, work_kind::stage, samples, cfg.share);
+    busy += actors::nanoseconds_since(self, t0);
     if (!first())
       send_back(m);
     if (one_f_one_b())
@@ -169,7 +169,8 @@ bool stage_state::forward(std::uint32_t m) {
     targets.erase(t);
   } else {
     const auto& out = stage->forward(m, in->second);
-    busy += ns_since(t0);
+    actors::did_work(self, work_kind::stage, samples, cfg.share * forward_cost);
+    busy += actors::nanoseconds_since(self, t0);
     stage_tensor_msg msg{
         cfg.replica,
         generation,
@@ -193,9 +194,11 @@ bool stage_state::backward(std::uint32_t m) {
   if (g == bwd.end())
     return false;
   const auto samples = static_cast<std::uint32_t>(g->second.cols());
-  const auto t0 = clock_type::now();
+  const auto t0 = actors::now(self);
   stage->backward(m, g->second, first() ? nullptr : &din);
-  busy += ns_since(t0);
+  actors::did_work(self, work_kind::stage, samples,
+                   cfg.share * (1 - forward_cost));
+  busy += actors::nanoseconds_since(self, t0);
   bwd.erase(g);
   if (!first())
     send_back(m);
@@ -242,7 +245,7 @@ void stage_state::finish() {
   auto report = [this, gen] {
     if (gen != generation)
       return;
-    const auto span = ns_since(began);
+    const auto span = actors::nanoseconds_since(self, began);
     stage_done_msg d{cfg.replica,
                      cfg.stage,
                      generation,
@@ -261,7 +264,7 @@ void stage_state::finish() {
       probe->progress();
     }
     self->send(head, d);
-    last_end = clock_type::now();
+    last_end = actors::now(self);
     if (probe)
       probe->activity("waiting");
     in_step = false;

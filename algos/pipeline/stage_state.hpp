@@ -15,6 +15,7 @@
 #include <caf/actor_cast.hpp>
 #include <caf/event_based_actor.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/probe.hpp"
 #include "algos/pipeline/stage_actor.hpp"
 #include "messages/pipeline.hpp"
@@ -52,8 +53,8 @@ struct stage_state {
   std::map<std::uint32_t, target> targets;
   std::uint32_t step_samples = 0;
   double loss = 0;
-  std::chrono::steady_clock::time_point began;
-  std::optional<std::chrono::steady_clock::time_point> last_end;
+  actors::time_point began;
+  std::optional<actors::time_point> last_end;
   std::uint64_t busy = 0;
   stage_figures fig;
   actors::probe_ref probe;

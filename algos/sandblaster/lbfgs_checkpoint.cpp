@@ -34,13 +34,9 @@ std::string worker_file(std::size_t w) {
   return "worker-" + std::to_string(w) + ".state";
 }
 
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-      .count();
-}
-
 /// Whether a checkpoint is due at this boundary.
-bool due(const lbfgs_driver_state& st) {
+bool due(lbfgs_driver_ptr self) {
+  const auto& st = self->state;
   const auto& c = st.job->checkpoints;
   if (!c.write || st.iterations == st.checkpointed)
     return false;
@@ -48,14 +44,13 @@ bool due(const lbfgs_driver_state& st) {
     return true;
   if (c.every_steps > 0)
     return st.iterations / c.every_steps != st.checkpointed / c.every_steps;
-  return since(st.checkpoint_time) >= c.every_seconds;
+  return actors::seconds_since(self, st.checkpoint_time) >= c.every_seconds;
 }
 
 /// The checkpoint's files are all here: writes it (the shards' files in
 /// `files`), logs it, and goes on with `k`.
 void write(lbfgs_driver_ptr self, std::map<std::string, std::string> files,
-           std::chrono::steady_clock::time_point began,
-           const std::function<void()>& k) {
+           actors::time_point began, const std::function<void()>& k) {
   auto& st = self->state;
   auto steps = static_cast<std::uint64_t>(st.iterations);
   actors::resume_point state;
@@ -65,19 +60,20 @@ void write(lbfgs_driver_ptr self, std::map<std::string, std::string> files,
     state.files[worker_file(w)] = save_lbfgs_worker(st, w);
   state.progress = {{"total_steps", steps},
                     {"total_samples", st.evaluated},
-                    {"seconds", elapsed(st)},
+                    {"seconds", elapsed(self)},
                     {"trace", st.trace}};
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = actors::now(self);
   try {
     auto where = st.job->checkpoints.write(steps, state);
     std::uint64_t bytes = 0;
     for (auto& [name, b] : state.files)
       bytes += b.size();
-    st.checkpoint_log.push_back({{"steps", steps},
-                                 {"path", where},
-                                 {"bytes", bytes},
-                                 {"write_seconds", since(t0)},
-                                 {"pause_seconds", since(began)}});
+    st.checkpoint_log.push_back(
+        {{"steps", steps},
+         {"path", where},
+         {"bytes", bytes},
+         {"write_seconds", actors::seconds_since(self, t0)},
+         {"pause_seconds", actors::seconds_since(self, began)}});
     actors::detail::log().info(
         "lbfgs: checkpoint at iteration {} written to {}", steps, where);
     st.kept = std::move(state);
@@ -87,7 +83,7 @@ void write(lbfgs_driver_ptr self, std::map<std::string, std::string> files,
     st.checkpoint_log.push_back({{"steps", steps}, {"error", e.what()}});
   }
   st.checkpointed = steps;
-  st.checkpoint_time = std::chrono::steady_clock::now();
+  st.checkpoint_time = actors::now(self);
   st.checkpointing = false;
   k();
 }
@@ -98,14 +94,14 @@ void boundary(lbfgs_driver_ptr self, std::function<void()> k) {
   auto& st = self->state;
   const auto& job = *st.job;
   if (!st.stopping && job.max_seconds > 0
-      && elapsed(st) - st.seconds_before >= job.max_seconds)
+      && elapsed(self) - st.seconds_before >= job.max_seconds)
     st.stopping = "time limit reached";
-  if (!due(st)) {
+  if (!due(self)) {
     k();
     return;
   }
   st.checkpointing = true;
-  auto began = std::chrono::steady_clock::now();
+  auto began = actors::now(self);
   auto files = std::make_shared<std::map<std::string, std::string>>();
   auto left = std::make_shared<std::size_t>(st.shards.size());
   auto failed = std::make_shared<bool>(false);
@@ -133,7 +129,7 @@ void boundary(lbfgs_driver_ptr self, std::function<void()> k) {
               st.checkpoint_log.push_back(
                   {{"steps", st.iterations}, {"error", why}});
               st.checkpointed = st.iterations;
-              st.checkpoint_time = std::chrono::steady_clock::now();
+              st.checkpoint_time = actors::now(self);
               st.checkpointing = false;
               k();
             });
@@ -193,7 +189,7 @@ void restore(lbfgs_driver_ptr self, std::function<void()> k) {
     return bad(e.what());
   }
   st.checkpointed = st.iterations;
-  st.started -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+  st.started -= std::chrono::duration_cast<actors::time_point::duration>(
       std::chrono::duration<double>(st.seconds_before));
   actors::detail::log().info("lbfgs: resumed from {} at iteration {} (pass {})",
                              from.path, st.iterations, st.pass);
@@ -284,7 +280,7 @@ bool roll_back(lbfgs_driver_ptr self, std::size_t k, const std::string& node,
                          {"reason", why},
                          {"checkpoint_iteration", st.iterations},
                          {"iteration_at_loss", at},
-                         {"seconds", elapsed(st)}});
+                         {"seconds", elapsed(self)}});
   actors::detail::log().warn(
       "lbfgs: shard {} ({}) was lost at iteration {}: restored here; every "
       "shard goes back to the checkpoint at iteration {}",

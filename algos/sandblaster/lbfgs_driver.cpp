@@ -231,7 +231,7 @@ void step(driver_ptr self) {
     auto& st = self->state;
     const auto& o = st.job->options;
     st.gnorm = std::sqrt(gg);
-    auto t = elapsed(st);
+    auto t = elapsed(self);
     st.trace.push_back({{"iteration", st.iterations},
                         {"passes", st.pass},
                         {"seconds", t},
@@ -312,7 +312,7 @@ caf::behavior lbfgs_driver(caf::stateful_actor<lbfgs_driver_state>* self,
         auto scope = on_message(st.probe.get(), self, actors::msg_type::result,
                                 actors::small_message_bytes);
         st.result = self->make_response_promise();
-        st.started = std::chrono::steady_clock::now();
+        st.started = actors::now(self);
         st.checkpoint_time = st.started;
         place_roles(self, [self] {
           if (self->state.job->resume) {

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <thread>
 
 #include <caf/all.hpp>
 
@@ -18,10 +17,8 @@ using namespace messages;
 
 namespace detail {
 
-double elapsed(const lbfgs_driver_state& st) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now()
-                                       - st.started)
-      .count();
+double elapsed(lbfgs_driver_ptr self) {
+  return actors::seconds_since(self, self->state.started);
 }
 
 /// The iteration to the probe's gauges and the observers (a step of the
@@ -48,14 +45,15 @@ void report_iteration(lbfgs_driver_ptr self, double seconds) {
 
 namespace {
 
-nlohmann::json summary(const lbfgs_driver_state& st, const std::string& reason,
+nlohmann::json summary(lbfgs_driver_ptr self, const std::string& reason,
                        const std::optional<std::string>& error) {
+  const auto& st = self->state;
   nlohmann::json out{{"stop_reason", reason},
                      {"iterations", st.iterations},
                      {"passes", st.pass},
                      {"f", st.fx},
                      {"gradient_norm", st.gnorm},
-                     {"seconds", elapsed(st)},
+                     {"seconds", elapsed(self)},
                      {"samples", st.evaluated},
                      {"portions_counted", st.counted},
                      {"duplicates_discarded", st.duplicates},
@@ -137,13 +135,13 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
       "lbfgs: {} after {} iterations and {} passes (f = {})", reason,
       st.iterations, st.pass, st.fx);
   if (!collect || st.shards.empty()) {
-    deliver(self, summary(st, reason, error));
+    deliver(self, summary(self, reason, error));
     return;
   }
   auto x = std::make_shared<std::vector<double>>(st.job->init->size(), 0.0);
   auto left = std::make_shared<std::size_t>(st.shards.size());
   auto complete = [self, x, reason, error] {
-    auto out = summary(self->state, reason, error);
+    auto out = summary(self, reason, error);
     out["x"] = *x;
     deliver(self, out);
   };
@@ -163,7 +161,7 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
               auto& st = self->state;
               auto what = "lbfgs: cannot collect the parameters: "
                           + self->system().render(e);
-              deliver(self, summary(st, reason, error ? *error : what));
+              deliver(self, summary(self, reason, error ? *error : what));
             });
 }
 

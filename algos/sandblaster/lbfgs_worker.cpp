@@ -1,10 +1,10 @@
 #include "algos/sandblaster/detail/lbfgs_worker.hpp"
 
 #include <stdexcept>
-#include <thread>
 
 #include <caf/all.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/errors.hpp"
@@ -51,13 +51,13 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
       self->quit(caf::exit_reason::kill); // a replica that dies mid-pass
       return;
     }
-    if (st.id < job.delays.size() && job.delays[st.id].count() > 0)
-      std::this_thread::sleep_for(job.delays[st.id]);
+    if (st.id < job.delays.size())
+      actors::spend(self, job.delays[st.id]);
     std::uint64_t samples = 0;
     double loss = 0;
     if (st.probe)
       st.probe->activity("computing a portion");
-    auto t0 = std::chrono::steady_clock::now();
+    auto t0 = actors::now(self);
     try {
       loss = st.compute(st.x.data(), st.x.size(), portion, st.grad.data(),
                         samples);
@@ -72,9 +72,11 @@ caf::behavior lbfgs_worker(caf::stateful_actor<lbfgs_worker_state>* self,
       self->quit(messages::make_error(code, e.what()));
       return;
     }
+    actors::did_work(self, actors::work_kind::step, samples);
     if (st.id < job.slowdown.size() && job.slowdown[st.id] > 1)
-      std::this_thread::sleep_for((std::chrono::steady_clock::now() - t0)
-                                  * (job.slowdown[st.id] - 1));
+      actors::spend(self,
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        (actors::now(self) - t0) * (job.slowdown[st.id] - 1)));
     auto left = std::make_shared<std::size_t>(st.shards.size());
     for (std::size_t k = 0; k < st.shards.size(); ++k)
       self->request(

@@ -57,9 +57,7 @@ void next_round(syncer_ptr self) {
 void end_round(syncer_ptr self) {
   auto& st = self->state;
   ++st.rounds;
-  st.seconds_in_rounds += std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - st.round_start)
-                              .count();
+  st.seconds_in_rounds += actors::seconds_since(self, st.round_start);
   for (std::size_t i = 0; i < st.have.size(); ++i)
     if (st.have[i]) {
       st.steps_between
@@ -188,7 +186,7 @@ void detail::start_round(self_ptr self) {
     return;
   st.in_round = true;
   ++st.round;
-  st.round_start = std::chrono::steady_clock::now();
+  st.round_start = actors::now(self);
   st.probe->activity("snapshotting");
   auto m = st.config.members.size();
   st.have.assign(m, false);

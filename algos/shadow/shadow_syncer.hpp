@@ -13,6 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/comm_policy.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/probe.hpp"
@@ -120,7 +121,7 @@ struct shadow_syncer_state {
   /// S-EASGD: pushes sent to the center (each to every shard).
   std::uint64_t pushes = 0;
   double seconds_in_rounds = 0;
-  std::chrono::steady_clock::time_point round_start;
+  actors::time_point round_start;
   actors::probe_ref probe;
   // A checkpoint's pause: no round starts beyond `drain_to`; `drained`
   // answers once round drain_to is over and flushed. `timer` is set while

@@ -16,6 +16,7 @@
 #include <caf/stateful_actor.hpp>
 #include <nlohmann/json.hpp>
 
+#include "actors/clock.hpp"
 #include "actors/coordinator.hpp"
 #include "actors/probe.hpp"
 #include "algos/sandblaster/lbfgs_driver.hpp"
@@ -47,14 +48,14 @@ struct lbfgs_driver_state {
   std::size_t iterations = 0, ls = 0;
   double fx = 0, slope = 0, lo = 0, hi = 0, step = 1, gnorm = 0;
   std::shared_ptr<optim::two_loop> machine;
-  std::chrono::steady_clock::time_point started;
+  actors::time_point started; ///< on the driver's clock
   nlohmann::json trace = nlohmann::json::array();
   caf::response_promise result;
   bool finished = false;
   // -- checkpoints (lbfgs_checkpoint.cpp) --
   /// The iteration of the last checkpoint written (or resumed from).
   std::uint64_t checkpointed = 0;
-  std::chrono::steady_clock::time_point checkpoint_time;
+  actors::time_point checkpoint_time;
   bool checkpointing = false;
   /// The checkpoints written or failed, for the final JSON.
   nlohmann::json checkpoint_log = nlohmann::json::array();
@@ -89,7 +90,7 @@ inline std::function<bool()> outdated(lbfgs_driver_ptr self) {
 
 /// Seconds since the run started (a resumed run's include those before its
 /// checkpoint).
-double elapsed(const lbfgs_driver_state& st);
+double elapsed(lbfgs_driver_ptr self);
 
 /// At an iteration boundary, where nothing is in flight: writes a checkpoint
 /// if one is due or the run is stopping (the time limit counts as a stop),

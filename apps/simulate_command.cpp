@@ -1,0 +1,233 @@
+// troupe simulate: troupe train's job on a simulated cluster.
+
+#include "apps/simulate_command.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "actors/detail/log.hpp"
+#include "apps/cli.hpp"
+#include "apps/cluster_train.hpp"
+#include "apps/train_command.hpp"
+#include "optim/pipeline.hpp"
+#include "optim/quote.hpp"
+#include "optim/rng.hpp"
+#include "sim/run.hpp"
+
+namespace troupe::apps {
+
+namespace {
+
+/// The cluster's flags as given.
+struct sim_flags {
+  double link_gbps = 10;
+  double latency_us = 5;
+  std::uint64_t rack_size = 0;
+  double oversubscription = 1;
+  double sample_seconds = 0;
+  double node_gflops = 25;
+  bool calibrate = false;
+  std::string stragglers; ///< P:F
+  std::string slow_nodes; ///< K:F
+  std::string shard_nodes = "own";
+  std::uint64_t max_events = 0;
+  double wall_seconds = 3600;
+};
+
+void add_sim_flags(option_parser& p, sim_flags& f) {
+  p.add(f.link_gbps, "link-gbps", "each node's link rate in Gb/s");
+  p.add(f.latency_us, "latency-us",
+        "latency per switch in microseconds (1 switch in a rack, 3 across)");
+  p.add(f.rack_size, "rack-size", "nodes per rack (0: one rack)");
+  p.add(f.oversubscription, "oversubscription",
+        "a rack's link rates over its uplink to the core (1: none)");
+  p.add(f.sample_seconds, "sample-seconds",
+        "seconds one sample's step takes on a node (0: from --node-gflops)");
+  p.add(f.node_gflops, "node-gflops",
+        "a node's speed for the model's estimated work, in GFLOP/s");
+  p.add(f.calibrate, "calibrate",
+        "time real steps here for --sample-seconds (not repeatable)");
+  p.add(f.stragglers, "stragglers",
+        "P:F: each step is F times slower with probability P");
+  p.add(f.slow_nodes, "slow-nodes", "K:F: K worker nodes are F times slower");
+  p.add(f.shard_nodes, "shard-nodes",
+        "own (a node per shard) | workers (on the workers' nodes)");
+  p.add(f.max_events, "max-events", "stop after this many events (0: none)");
+  p.add(f.wall_seconds, "wall-seconds", "stop after this many real seconds");
+  p.section("the simulated cluster",
+            {"link-gbps", "latency-us", "rack-size", "oversubscription",
+             "sample-seconds", "node-gflops", "calibrate", "stragglers",
+             "slow-nodes", "shard-nodes", "max-events", "wall-seconds"});
+}
+
+/// "P:F" into its two numbers; throws usage_error naming `flag`.
+std::pair<double, double> pair_of(const std::string& text, const char* flag,
+                                  const char* what) {
+  auto colon = text.find(':');
+  double a = 0, b = 0;
+  std::size_t used_a = 0, used_b = 0;
+  try {
+    if (colon == std::string::npos)
+      throw std::invalid_argument("no colon");
+    a = std::stod(text.substr(0, colon), &used_a);
+    b = std::stod(text.substr(colon + 1), &used_b);
+  } catch (const std::exception&) {
+    used_a = 0;
+  }
+  if (used_a == 0 || used_a != colon || colon + 1 + used_b != text.size()
+      || !std::isfinite(a) || !std::isfinite(b))
+    throw usage_error(std::string{"troupe simulate: --"} + flag + "=" + text
+                      + " is not " + what);
+  return {a, b};
+}
+
+sim::sim_options to_options(const sim_flags& f, const train_options& o) {
+  sim::sim_options so;
+  so.network.gbps = f.link_gbps;
+  so.network.latency_us = f.latency_us;
+  so.network.rack_size = static_cast<std::uint32_t>(f.rack_size);
+  so.network.oversubscription = f.oversubscription;
+  try {
+    sim::validate(so.network);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(std::string{"troupe simulate: "} + e.what());
+  }
+  if (f.rack_size > 1'000'000)
+    throw usage_error("troupe simulate: --rack-size must be at most 10^6");
+  if (!std::isfinite(f.sample_seconds) || f.sample_seconds < 0
+      || f.sample_seconds > 3600)
+    throw usage_error("troupe simulate: --sample-seconds must be in [0, "
+                      "3600]");
+  if (!std::isfinite(f.node_gflops) || f.node_gflops <= 0
+      || f.node_gflops > 1e9)
+    throw usage_error("troupe simulate: --node-gflops must be in (0, 1e9]");
+  so.compute.sample_seconds = f.sample_seconds;
+  so.compute.seed = o.seed;
+  if (!f.stragglers.empty()) {
+    auto [p, x] = pair_of(f.stragglers, "stragglers",
+                          "P:F with P in [0, 1] and F >= 1");
+    if (p < 0 || p > 1 || x < 1 || x > 1e6)
+      throw usage_error("troupe simulate: --stragglers=" + f.stragglers
+                        + " is not P:F with P in [0, 1] and F in [1, 1e6]");
+    so.compute.straggle_p = p;
+    so.compute.straggle_factor = x;
+  }
+  if (!f.slow_nodes.empty()) {
+    auto [k, x]
+        = pair_of(f.slow_nodes, "slow-nodes", "K:F with a count K and F >= 1");
+    if (k < 0 || k > static_cast<double>(o.workers) || k != std::floor(k)
+        || x < 1 || x > 1e6)
+      throw usage_error("troupe simulate: --slow-nodes=" + f.slow_nodes
+                        + " is not K:F with K in [0, --workers] and F in "
+                          "[1, 1e6]");
+    // K of the workers' nodes (1..W), drawn with the seed.
+    std::vector<std::uint32_t> order(o.workers);
+    for (std::uint32_t w = 0; w < o.workers; ++w)
+      order[w] = w;
+    optim::rng gen{o.seed ^ 0x51ed5u};
+    for (std::size_t i = order.size(); i > 1; --i)
+      std::swap(order[i - 1], order[gen.next() % i]);
+    so.compute.slowdown.assign(1 + o.workers, 1.0);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(k); ++i)
+      so.compute.slowdown[1 + order[i]] = x;
+  }
+  if (f.shard_nodes != "own" && f.shard_nodes != "workers")
+    throw usage_error("troupe simulate: --shard-nodes must be own or workers, "
+                      "not "
+                      + optim::quote(f.shard_nodes));
+  so.dedicated_shard_nodes = f.shard_nodes == "own";
+  so.max_events = f.max_events;
+  if (!std::isfinite(f.wall_seconds) || f.wall_seconds <= 0)
+    throw usage_error("troupe simulate: --wall-seconds must be positive");
+  so.wall_seconds = f.wall_seconds;
+  return so;
+}
+
+/// Seconds per sample of a real step of worker 0's replica, here.
+double calibrate(const actors::job_config& job) {
+  auto r = job.make_replica(0);
+  for (int i = 0; i < 2; ++i)
+    r->compute();
+  std::uint64_t samples = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  int steps = 0;
+  do {
+    samples += r->compute().samples;
+    ++steps;
+  } while (steps < 5
+           || std::chrono::steady_clock::now() - t0 < std::chrono::seconds{1});
+  auto s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+               .count();
+  return samples > 0 ? s / static_cast<double>(samples) : 0;
+}
+
+/// The model's estimated work per sample and step (forward and backward).
+double step_flops(const cluster_job& cj) {
+  double forward = 0;
+  for (const auto& l : optim::profile_layers(cj.model, cj.input, cj.classes, 0))
+    forward += l.flops;
+  // Two flops per multiply-add; the backward pass costs twice the forward.
+  return 2 * 3 * forward;
+}
+
+} // namespace
+
+int simulate_main(const std::vector<std::string>& args) {
+  actors::detail::set_log_program("troupe simulate");
+  train_options opts;
+  sim_flags flags;
+  option_parser parser{"troupe simulate"};
+  try {
+    add_train_options(parser, opts, args);
+    add_sim_flags(parser, flags);
+    parser.help_footer
+        = "\nThe job's flags are troupe train's; each algorithm's own "
+          "options:\ntroupe simulate --algo=NAME --help\n";
+    if (!parser.parse(args))
+      return 0;
+    opts.given = parser.given();
+    for (const char* f : {"listen", "expect", "monitor", "monitor-token",
+                          "monitor-linger", "port-guard", "tls-cert", "tls-key",
+                          "tls-ca", "token", "token-file", "shm"})
+      if (opts.given.count(f))
+        throw usage_error(std::string{"troupe simulate: --"} + f
+                          + " does not apply to a simulated cluster");
+    if (opts.algorithm_ref().run_by() != algos::runner::coordinator)
+      throw usage_error("troupe simulate: --algo=" + opts.algo
+                        + " does not run as actors under a coordinator; "
+                          "it cannot be simulated");
+  } catch (const usage_error& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  }
+  sim::sim_options so;
+  try {
+    so = to_options(flags, opts);
+  } catch (const usage_error& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  }
+  auto given = flags;
+  opts.run_placed_job = [so, given](actors::job_config job,
+                                    const cluster_job& cj) mutable {
+    std::string source = "given";
+    if (given.calibrate) {
+      so.compute.sample_seconds = calibrate(job);
+      source = "calibrated";
+    } else if (so.compute.sample_seconds <= 0) {
+      so.compute.sample_seconds = step_flops(cj) / (given.node_gflops * 1e9);
+      source = "flops";
+    }
+    auto result = sim::run_simulation(std::move(job), so);
+    result["simulation"]["compute"]["source"] = source;
+    if (source == "flops")
+      result["simulation"]["compute"]["node_gflops"] = given.node_gflops;
+    return result;
+  };
+  return train_main_with(std::move(opts), "troupe simulate");
+}
+
+} // namespace troupe::apps

@@ -1,0 +1,188 @@
+#include "sim/run.hpp"
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include "actors/node_agent.hpp"
+#include "algos/registry.hpp"
+#include "messages/registry.hpp"
+
+namespace troupe::sim {
+
+namespace {
+
+struct sim_config : caf::actor_system_config {
+  sim_config() {
+    messages::register_types(*this);
+    scheduler::install(*this);
+  }
+};
+
+/// What the driver learned.
+struct outcome {
+  std::string result;
+  std::string failure;
+  bool finished() const noexcept {
+    return !result.empty() || !failure.empty();
+  }
+};
+
+/// Node 0's driver: sets every node's agent up, starts the coordinator and
+/// waits for its result.
+void drive(caf::event_based_actor* self, std::vector<caf::actor> agents,
+           actors::job_config job, std::shared_ptr<outcome> out) {
+  auto pending = std::make_shared<std::size_t>(agents.size());
+  auto job_ptr = std::make_shared<actors::job_config>(std::move(job));
+  auto start = [self, job_ptr, out] {
+    auto coord = self->spawn(actors::coordinator, std::move(*job_ptr));
+    self->request(coord, caf::infinite, messages::result_atom::value)
+        .then([out](std::string& text) { out->result = std::move(text); },
+              [self, out](caf::error& err) {
+                out->failure
+                    = "the job did not finish: " + self->system().render(err);
+              });
+  };
+  if (agents.empty()) {
+    start();
+    return;
+  }
+  for (std::size_t n = 0; n < agents.size(); ++n)
+    self->request(agents[n], caf::infinite, messages::setup_atom::value,
+                  std::string{})
+        .then(
+            [pending, start](const std::string&) {
+              if (--*pending == 0)
+                start();
+            },
+            [self, out, n](caf::error& err) {
+              out->failure = "node " + std::to_string(n + 1)
+                             + " could not set the job up: "
+                             + self->system().render(err);
+            });
+}
+
+std::string hex(std::uint64_t x) {
+  static const char* digits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, x >>= 4)
+    s[static_cast<std::size_t>(i)] = digits[x & 15];
+  return s;
+}
+
+} // namespace
+
+std::uint32_t nodes_for(const actors::job_config& job, const sim_options& o) {
+  auto n = std::uint64_t{1} + job.workers;
+  if (o.dedicated_shard_nodes)
+    n += job.shards;
+  if (n > 10'000'000)
+    throw std::invalid_argument("a simulated cluster of " + std::to_string(n)
+                                + " nodes is more than the 10^7 allowed");
+  return static_cast<std::uint32_t>(n);
+}
+
+nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
+  auto nodes = nodes_for(job, o);
+  // Roles run on the simulator's one thread: none of its own.
+  job.detached_workers = false;
+  sim_config cfg;
+  caf::actor_system sys{cfg};
+  sys.await_actors_before_shutdown(false);
+  auto& sched = scheduler::of(sys);
+  sched.configure(nodes, o.network, o.compute);
+  // The job as every node builds it (no placement, no hooks).
+  auto built = job;
+  built.placement = {};
+  built.on_progress = nullptr;
+  built.observers.clear();
+  built.final_params = nullptr;
+  built.stop = nullptr;
+  built.monitor = nullptr;
+  built.checkpoints = {};
+  auto roles = algos::node_roles();
+  std::vector<caf::actor> agents;
+  for (std::uint32_t n = 1; n < nodes; ++n) {
+    actors::node_agent_config ac;
+    ac.build = [built](const std::string&) {
+      return actors::built_job{built, "simulated"};
+    };
+    ac.node_name = "node-" + std::to_string(n);
+    ac.obey_own_process = true;
+    ac.roles = roles;
+    sched.place_next(n);
+    auto agent = sys.spawn(actors::node_agent, std::move(ac));
+    agents.push_back(caf::actor_cast<caf::actor>(agent));
+    job.placement.nodes.push_back(agent);
+    job.placement.node_names.push_back("node-" + std::to_string(n));
+  }
+  if (!agents.empty()) {
+    job.placement.worker_node.resize(job.workers);
+    for (std::uint32_t w = 0; w < job.workers; ++w)
+      job.placement.worker_node[w] = static_cast<std::int32_t>(w);
+    job.placement.shard_node.resize(job.shards);
+    for (std::uint32_t i = 0; i < job.shards; ++i)
+      job.placement.shard_node[i] = static_cast<std::int32_t>(
+          o.dedicated_shard_nodes ? job.workers + i
+                                  : (job.workers == 0 ? 0 : i % job.workers));
+  }
+  auto out = std::make_shared<outcome>();
+  sched.place_next(0);
+  sys.spawn(drive, agents, std::move(job), out);
+  auto wall0 = std::chrono::steady_clock::now();
+  auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(o.wall_seconds));
+  sched.run([out] { return out->finished(); }, o.max_events, wall);
+  auto wall_seconds
+      = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0)
+            .count();
+  auto stats = sched.stats();
+  auto simulated = static_cast<double>(sched.elapsed()) * 1e-9;
+  auto why = sched.stop_reason();
+  sched.shutdown();
+  if (!out->failure.empty())
+    throw std::runtime_error(out->failure);
+  if (out->result.empty())
+    throw std::runtime_error("the simulated job did not finish: "
+                             + (why.empty() ? std::string{"no result"} : why)
+                             + " after " + std::to_string(simulated)
+                             + " simulated seconds");
+  auto result = nlohmann::json::parse(out->result);
+  const auto& net = sched.network();
+  result["simulation"] = {
+      {"nodes", nodes},
+      {"simulated_seconds", simulated},
+      {"wall_seconds", wall_seconds},
+      {"events", stats.handled},
+      {"events_per_second",
+       wall_seconds > 0 ? static_cast<double>(stats.handled) / wall_seconds
+                        : 0.0},
+      {"messages", stats.messages},
+      {"remote_messages", stats.remote},
+      {"timers", stats.timers},
+      {"actors", stats.actors},
+      {"compute_seconds", static_cast<double>(stats.compute_ns) * 1e-9},
+      {"straggles", stats.straggles},
+      {"network_bytes", net.bytes()},
+      {"core_bytes", net.core_bytes()},
+      {"max_queueing_seconds", static_cast<double>(net.max_queueing()) * 1e-9},
+      {"trace_hash", hex(stats.trace_hash)},
+      {"network",
+       {{"gbps", o.network.gbps},
+        {"latency_us", o.network.latency_us},
+        {"rack_size", o.network.rack_size},
+        {"oversubscription", o.network.oversubscription}}},
+      {"compute",
+       {{"sample_seconds", o.compute.sample_seconds},
+        {"straggle_p", o.compute.straggle_p},
+        {"straggle_factor", o.compute.straggle_factor}}}};
+  return result;
+}
+
+} // namespace troupe::sim

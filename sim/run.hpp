@@ -1,0 +1,37 @@
+#pragma once
+
+// Runs a job on a simulated cluster (sim/scheduler.hpp): the coordinator on
+// node 0, worker w on node 1 + w, the shards on nodes of their own after
+// the workers' (or on the workers' nodes), each node a real node agent that
+// spawns the roles placed on it, as `troupe train` across processes does.
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/coordinator.hpp"
+#include "sim/scheduler.hpp"
+
+namespace troupe::sim {
+
+struct sim_options {
+  network_options network;
+  compute_options compute;
+  /// Shards on nodes of their own (else shard i on worker i mod W's node).
+  bool dedicated_shard_nodes = true;
+  /// Caps: actor resumes (0: none) and real seconds.
+  std::uint64_t max_events = 0;
+  double wall_seconds = 3600;
+};
+
+/// The nodes a job takes: 1 + workers (+ shards on nodes of their own).
+std::uint32_t nodes_for(const actors::job_config& job, const sim_options& o);
+
+/// Runs `job` (built as for one process; its placement is replaced) and
+/// returns the coordinator's JSON with a "simulation" section: simulated
+/// seconds, events, messages, the network's bytes and the trace hash.
+/// Throws std::runtime_error if the job does not finish.
+nlohmann::json run_simulation(actors::job_config job, const sim_options& o);
+
+} // namespace troupe::sim

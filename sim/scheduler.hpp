@@ -1,0 +1,178 @@
+#pragma once
+
+// The simulator's scheduler: a CAF coordinator that runs every actor of a
+// simulated cluster on one thread in virtual time. Each actor belongs to a
+// node (an actor spawned by another one belongs to its node). Every message
+// between nodes goes through the link model; compute takes the time the
+// compute model gives (actors report it: actors/clock.hpp); an actor that is
+// busy does not take its next message until it is done. Events at the same
+// instant run in a fixed order (timers, then deliveries in the order they
+// were sent), so a run is a function of its inputs: its trace hash says so.
+//
+// How: an actor's mailbox holds at most the one message it is handling. A
+// message sent to an idle actor unblocks its mailbox, which calls enqueue()
+// here at once (inside the sender's handler): the scheduler takes the
+// message out again, stamps it with the sender's virtual time and delivers
+// it when the link model says. A message an actor sends itself is taken out
+// after its handler. Detached actors (own threads) and blocking receives do
+// not run here.
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <caf/detail/test_actor_clock.hpp>
+#include <caf/execution_unit.hpp>
+#include <caf/mailbox_element.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include "actors/clock.hpp"
+#include "sim/link_model.hpp"
+
+namespace caf {
+class scheduled_actor;
+}
+
+namespace troupe::sim {
+
+/// How long work takes on a simulated node.
+struct compute_options {
+  /// Seconds one sample's forward and backward pass take on a node of speed
+  /// 1 (the whole model).
+  double sample_seconds = 0;
+  /// A forward pass's share of a step's cost.
+  double forward_share = 1.0 / 3;
+  /// Per node: how much slower than nominal it is (1: nominal); missing
+  /// nodes are nominal.
+  std::vector<double> slowdown;
+  /// Each step of a worker is, with this probability, `straggle_factor`
+  /// times slower (seeded per node).
+  double straggle_p = 0;
+  double straggle_factor = 1;
+  std::uint64_t seed = 1;
+};
+
+/// Counts of a run.
+struct run_stats {
+  std::uint64_t messages = 0;   ///< delivered
+  std::uint64_t remote = 0;     ///< of them between nodes
+  std::uint64_t handled = 0;    ///< actor resumes
+  std::uint64_t timers = 0;     ///< timeouts fired
+  std::uint64_t actors = 0;     ///< spawned
+  std::uint64_t compute_ns = 0; ///< modelled compute, summed over actors
+  std::uint64_t straggles = 0;  ///< steps slowed by a straggle
+  std::uint64_t trace_hash = 0; ///< FNV-1a over the deliveries
+};
+
+class scheduler : public caf::scheduler::test_coordinator,
+                  public actors::time_model {
+public:
+  /// The virtual clock: the simulator's current instant, plus what the
+  /// running actor has spent so far in its handler.
+  class clock_type : public caf::detail::test_actor_clock {
+  public:
+    time_point now() const noexcept override {
+      return current_time + offset;
+    }
+    /// The earliest timer's due time, if any.
+    bool next_due(time_point& t) const;
+    duration_type offset{0};
+  };
+
+  explicit scheduler(caf::actor_system& sys);
+  ~scheduler() override;
+
+  /// Installs this scheduler in `cfg` (before the actor system exists).
+  static void install(caf::actor_system_config& cfg);
+  /// The scheduler of `sys` (throws if it is not one).
+  static scheduler& of(caf::actor_system& sys);
+
+  clock_type& clock() noexcept override {
+    return clock_;
+  }
+  void enqueue(caf::resumable* ptr) override;
+  void stop() override;
+
+  /// Sets the cluster: `nodes` nodes, their network and compute.
+  void configure(std::uint32_t nodes, network_options net,
+                 compute_options compute);
+  /// Actors spawned from outside any actor go on `node` from now on.
+  void place_next(std::uint32_t node) noexcept {
+    outside_node_ = node;
+  }
+  /// The node of actor `id` (0 if unknown).
+  std::uint32_t node_of(caf::actor_id id) const noexcept;
+
+  /// Runs until `done()` holds, nothing is left to do, `max_events` actor
+  /// resumes have run (0: no cap) or `wall` real time has passed. Returns
+  /// false if it stopped because nothing was left to do before `done()`.
+  bool run(const std::function<bool()>& done, std::uint64_t max_events = 0,
+           std::chrono::nanoseconds wall = std::chrono::hours{24});
+  /// Why the last run() stopped early ("" if it did not).
+  const std::string& stop_reason() const noexcept {
+    return stop_reason_;
+  }
+  /// Kills every actor still alive and runs until they are gone.
+  void shutdown();
+
+  /// Virtual nanoseconds since the start.
+  nanos elapsed() const noexcept;
+  const run_stats& stats() const noexcept {
+    return stats_;
+  }
+  const link_model& network() const noexcept {
+    return *links_;
+  }
+  std::uint32_t nodes() const noexcept {
+    return links_ ? links_->nodes() : 1;
+  }
+
+  // -- actors::time_model ---------------------------------------------------
+  void compute(const caf::local_actor* self, actors::work_kind kind,
+               std::uint64_t samples, double share) override;
+  void busy(const caf::local_actor* self, std::chrono::nanoseconds d) override;
+
+private:
+  struct record;
+  struct event;
+  class unit;
+
+  record& rec(caf::actor_id id);
+  record* find(caf::actor_id id) noexcept;
+  void notified(caf::resumable* ptr);
+  void sweep(caf::scheduled_actor* a, record& r);
+  void send_event(nanos at, caf::scheduled_actor* to,
+                  caf::mailbox_element_ptr x);
+  void arrive(event& e);
+  void make_ready(caf::actor_id id, record& r);
+  void run_one(caf::actor_id id);
+  void push_event(event e);
+  void take_foreign();
+  nanos now_ns() const noexcept;
+  void charge(const caf::local_actor* self, nanos d);
+
+  clock_type clock_;
+  std::unique_ptr<unit> unit_;
+  std::unique_ptr<link_model> links_;
+  compute_options compute_;
+  std::vector<std::uint64_t> straggle_state_;
+  std::vector<record> records_; // by actor id
+  std::vector<event> events_;   // a heap by (at, seq)
+  std::deque<caf::actor_id> ready_;
+  std::uint64_t seq_ = 0;
+  std::uint32_t outside_node_ = 0;
+  caf::actor_id running_ = 0;
+  std::string stop_reason_;
+  run_stats stats_{0, 0, 0, 0, 0, 0, 0, 0xcbf29ce484222325ULL};
+  std::thread::id loop_thread_;
+  std::mutex foreign_mtx_;
+  std::vector<caf::resumable*> foreign_;
+};
+
+} // namespace troupe::sim

@@ -1,0 +1,186 @@
+// The simulator's scheduler (sim/scheduler.hpp): real actors on simulated
+// nodes in virtual time. Messages between nodes take the link model's time,
+// reported compute keeps an actor busy, request timeouts fire in virtual
+// time, order between two actors is kept, and a whole job is repeatable: the
+// same seed gives the same trace.
+
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <catch2/catch.hpp>
+
+#include "../harness.hpp"
+#include "actors/clock.hpp"
+#include "messages/registry.hpp"
+#include "sim/run.hpp"
+#include "sim/scheduler.hpp"
+
+using namespace troupe;
+using sim::nanos;
+
+namespace {
+
+struct sim_system {
+  struct config : caf::actor_system_config {
+    config() {
+      messages::register_types(*this);
+      sim::scheduler::install(*this);
+    }
+  };
+  config cfg;
+  caf::actor_system sys{cfg};
+  sim::scheduler& sched = sim::scheduler::of(sys);
+
+  sim_system(std::uint32_t nodes, double sample_seconds = 0) {
+    sys.await_actors_before_shutdown(false);
+    sim::network_options net;
+    net.gbps = 10;
+    net.latency_us = 5;
+    sim::compute_options c;
+    c.sample_seconds = sample_seconds;
+    sched.configure(nodes, net, c);
+  }
+  ~sim_system() {
+    sched.shutdown();
+  }
+};
+
+/// Answers a vector with its size, after `samples` samples of work.
+caf::behavior echo(caf::event_based_actor* self, std::uint64_t samples) {
+  return {[self, samples](const std::vector<float>& v) {
+    if (samples > 0)
+      actors::did_work(self, actors::work_kind::step, samples);
+    return static_cast<std::uint64_t>(v.size());
+  }};
+}
+
+} // namespace
+
+TEST_CASE("a request across nodes takes the link's time both ways") {
+  sim_system s{3};
+  s.sched.place_next(2);
+  auto server = s.sys.spawn(echo, 0);
+  s.sched.place_next(1);
+  auto answered = std::make_shared<nanos>(-1);
+  auto& sched = s.sched;
+  s.sys.spawn([server, answered, &sched](caf::event_based_actor* self) {
+    self->request(server, caf::infinite, std::vector<float>(125000))
+        .then([answered, &sched](std::uint64_t n) {
+          CHECK(n == 125000);
+          *answered = sched.elapsed();
+        });
+  });
+  CHECK(s.sched.node_of(caf::actor_cast<caf::actor>(server).id()) == 2);
+  s.sched.run([answered] { return *answered >= 0; });
+  // 500 kB at 10 Gb/s = 400 us, and 5 us of latency each way.
+  INFO("answered after " << *answered << " ns");
+  CHECK(*answered >= 400'000 + 2 * 5'000);
+  CHECK(*answered < 400'000 + 2 * 5'000 + 1'000);
+  CHECK(s.sched.stats().remote == 2);
+}
+
+TEST_CASE("reported compute keeps an actor busy: its next message waits") {
+  sim_system s{3, 1e-3}; // 1 ms a sample: 100 samples take 0.1 s
+  s.sched.place_next(2);
+  auto server = s.sys.spawn(echo, 100);
+  s.sched.place_next(1);
+  auto times = std::make_shared<std::vector<nanos>>();
+  auto& sched = s.sched;
+  s.sys.spawn([server, times, &sched](caf::event_based_actor* self) {
+    for (int i = 0; i < 2; ++i)
+      self->request(server, caf::infinite, std::vector<float>(1))
+          .then([times, &sched](std::uint64_t) {
+            times->push_back(sched.elapsed());
+          });
+  });
+  s.sched.run([times] { return times->size() == 2; });
+  REQUIRE(times->size() == 2);
+  auto first = (*times)[0], second = (*times)[1];
+  INFO(first << " " << second);
+  CHECK(first >= 100'000'000 + 10'000);
+  CHECK(first < 100'000'000 + 11'000);
+  // The second request arrived while the first was computed: it waited.
+  CHECK(second - first >= 100'000'000);
+  CHECK(second - first < 100'000'000 + 1'000);
+  CHECK(s.sched.stats().compute_ns == 200'000'000);
+}
+
+TEST_CASE("a request timeout fires in virtual time, not real time") {
+  sim_system s{3};
+  s.sched.place_next(2);
+  // Never answers.
+  auto silent = s.sys.spawn([](caf::event_based_actor* self) -> caf::behavior {
+    return {[self](const std::vector<float>&) {
+      return self->make_response_promise<std::uint64_t>();
+    }};
+  });
+  s.sched.place_next(1);
+  auto failed = std::make_shared<nanos>(-1);
+  auto& sched = s.sched;
+  s.sys.spawn([silent, failed, &sched](caf::event_based_actor* self) {
+    self->request(silent, std::chrono::seconds{30}, std::vector<float>(1))
+        .then([](std::uint64_t) { FAIL("an answer from a silent actor"); },
+              [failed, &sched](caf::error&) { *failed = sched.elapsed(); });
+  });
+  auto wall = std::chrono::steady_clock::now();
+  s.sched.run([failed] { return *failed >= 0; });
+  CHECK(*failed == 30'000'000'000);
+  CHECK(std::chrono::steady_clock::now() - wall < std::chrono::seconds{10});
+}
+
+TEST_CASE("two actors' messages keep their order, whatever their sizes") {
+  sim_system s{3};
+  auto got = std::make_shared<std::vector<std::size_t>>();
+  s.sched.place_next(2);
+  auto sink = s.sys.spawn([got](caf::event_based_actor*) -> caf::behavior {
+    return {[got](const std::vector<float>& v) { got->push_back(v.size()); }};
+  });
+  s.sched.place_next(1);
+  s.sys.spawn([sink](caf::event_based_actor* self) {
+    self->send(sink, std::vector<float>(250000));
+    self->send(sink, std::vector<float>(1));
+    self->send(sink, std::vector<float>(1000));
+  });
+  s.sched.run([got] { return got->size() == 3; });
+  CHECK(*got == std::vector<std::size_t>{250000, 1, 1000});
+}
+
+TEST_CASE("a simulated job is repeatable: same seed, same trace") {
+  auto seed = GENERATE(1u, 7u);
+  std::cout << "seed " << seed << '\n';
+  auto p = test::lsq_512x20(seed);
+  auto run = [&](double straggle_p) {
+    auto job = test::lsq_job(p, 4, 2, "sgd", 0.05, 16, 150, seed);
+    auto params = job.final_params;
+    sim::sim_options o;
+    o.compute.sample_seconds = 1e-4;
+    o.compute.straggle_p = straggle_p;
+    o.compute.straggle_factor = 4;
+    o.compute.seed = seed;
+    auto out = sim::run_simulation(std::move(job), o);
+    out["gap"] = test::lsq_gap(*p, *params);
+    return out;
+  };
+  auto a = run(0), b = run(0), c = run(0.3);
+  INFO(a.dump());
+  CHECK(a["simulation"]["trace_hash"] == b["simulation"]["trace_hash"]);
+  CHECK(a["simulation"]["events"] == b["simulation"]["events"]);
+  CHECK(a["gap"] == b["gap"]);
+  CHECK(a["seconds"] == b["seconds"]);
+  CHECK(a["simulation"]["trace_hash"] != c["simulation"]["trace_hash"]);
+  // The job trained: 600 steps of 16 samples.
+  auto start = test::lsq_gap(*p, std::vector<float>(p->a.cols(), 0.0f));
+  CHECK(a["gap"].get<double>() < 1e-2 * start);
+  CHECK(a["steps"] == 600);
+  // Every worker computed 150 steps of 16 samples at 0.1 ms a sample: at
+  // least 0.24 s; stragglers make it longer.
+  auto sec = a["simulation"]["simulated_seconds"].get<double>();
+  CHECK(sec >= 150 * 16 * 1e-4);
+  CHECK(c["simulation"]["simulated_seconds"].get<double>() > sec);
+  CHECK(c["simulation"]["straggles"].get<int>() > 0);
+  CHECK(a["simulation"]["nodes"] == 1 + 4 + 2);
+}
