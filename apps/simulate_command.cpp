@@ -33,6 +33,7 @@ struct sim_flags {
   std::string stragglers; ///< P:F
   std::string slow_nodes; ///< K:F
   std::string shard_nodes = "own";
+  std::string crash; ///< ROLE:I@SECONDS,...
   std::uint64_t max_events = 0;
   double wall_seconds = 3600;
 };
@@ -55,12 +56,16 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
   p.add(f.slow_nodes, "slow-nodes", "K:F: K worker nodes are F times slower");
   p.add(f.shard_nodes, "shard-nodes",
         "own (a node per shard) | workers (on the workers' nodes)");
+  p.add(f.crash, "crash",
+        "ROLE:I@S,...: the node of worker:I, shard:I or node:I crashes at "
+        "S simulated seconds");
   p.add(f.max_events, "max-events", "stop after this many events (0: none)");
   p.add(f.wall_seconds, "wall-seconds", "stop after this many real seconds");
   p.section("the simulated cluster",
             {"link-gbps", "latency-us", "rack-size", "oversubscription",
              "sample-seconds", "node-gflops", "calibrate", "stragglers",
-             "slow-nodes", "shard-nodes", "max-events", "wall-seconds"});
+             "slow-nodes", "shard-nodes", "crash", "max-events",
+             "wall-seconds"});
 }
 
 /// "P:F" into its two numbers; throws usage_error naming `flag`.
@@ -82,6 +87,54 @@ std::pair<double, double> pair_of(const std::string& text, const char* flag,
     throw usage_error(std::string{"troupe simulate: --"} + flag + "=" + text
                       + " is not " + what);
   return {a, b};
+}
+
+/// --crash=ROLE:I@S,... (checked against the job's worker count).
+std::vector<sim::crash_spec> crashes_of(const std::string& text,
+                                        const train_options& o) {
+  std::vector<sim::crash_spec> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    auto end = text.find(',', at);
+    if (end == std::string::npos)
+      end = text.size();
+    auto item = text.substr(at, end - at);
+    at = end + 1;
+    auto bad = [&](const std::string& why) {
+      return usage_error("troupe simulate: --crash=" + optim::quote(item) + ": "
+                         + why);
+    };
+    auto colon = item.find(':'), sign = item.find('@');
+    if (colon == std::string::npos || sign == std::string::npos || sign < colon)
+      throw bad("not ROLE:I@SECONDS (e.g. worker:3@0.5)");
+    sim::crash_spec c;
+    c.role = item.substr(0, colon);
+    if (c.role != "worker" && c.role != "shard" && c.role != "node")
+      throw bad("the role must be worker, shard or node");
+    std::size_t used = 0;
+    double index = -1;
+    try {
+      auto digits = item.substr(colon + 1, sign - colon - 1);
+      index = std::stod(digits, &used);
+      if (used != digits.size())
+        index = -1;
+      auto when = item.substr(sign + 1);
+      c.seconds = std::stod(when, &used);
+      if (used != when.size())
+        c.seconds = -1;
+    } catch (const std::exception&) {
+      throw bad("not ROLE:I@SECONDS (e.g. worker:3@0.5)");
+    }
+    if (index < 0 || index != std::floor(index) || index > 1e7)
+      throw bad("the index must be a count from 0");
+    c.index = static_cast<std::uint32_t>(index);
+    if (c.role == "worker" && c.index >= o.workers)
+      throw bad("there are " + std::to_string(o.workers) + " workers");
+    if (!std::isfinite(c.seconds) || c.seconds < 0 || c.seconds > 1e9)
+      throw bad("the time must be seconds from 0");
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 sim::sim_options to_options(const sim_flags& f, const train_options& o) {
@@ -139,6 +192,7 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
                       "not "
                       + optim::quote(f.shard_nodes));
   so.dedicated_shard_nodes = f.shard_nodes == "own";
+  so.crashes = crashes_of(f.crash, o);
   so.max_events = f.max_events;
   if (!std::isfinite(f.wall_seconds) || f.wall_seconds <= 0)
     throw usage_error("troupe simulate: --wall-seconds must be positive");

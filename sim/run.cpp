@@ -1,6 +1,7 @@
 #include "sim/run.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -88,6 +89,34 @@ std::uint32_t nodes_for(const actors::job_config& job, const sim_options& o) {
   return static_cast<std::uint32_t>(n);
 }
 
+std::uint32_t node_of(const crash_spec& c, const actors::job_config& job,
+                      const sim_options& o) {
+  auto none = [&](std::uint32_t count) {
+    return std::invalid_argument("--crash: no " + c.role + " "
+                                 + std::to_string(c.index) + " (there are "
+                                 + std::to_string(count) + ")");
+  };
+  if (c.role == "worker") {
+    if (c.index >= job.workers)
+      throw none(job.workers);
+    return 1 + c.index;
+  }
+  if (c.role == "shard") {
+    if (c.index >= job.shards)
+      throw none(job.shards);
+    return o.dedicated_shard_nodes ? 1 + job.workers + c.index
+                                   : 1 + c.index % job.workers;
+  }
+  if (c.role == "node") {
+    auto n = nodes_for(job, o);
+    if (c.index >= n)
+      throw none(n);
+    return c.index;
+  }
+  throw std::invalid_argument("--crash: " + c.role
+                              + " is not worker, shard or node");
+}
+
 nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
   auto nodes = nodes_for(job, o);
   // Roles run on the simulator's one thread: none of its own.
@@ -132,6 +161,9 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
           o.dedicated_shard_nodes ? job.workers + i
                                   : (job.workers == 0 ? 0 : i % job.workers));
   }
+  for (const auto& c : o.crashes)
+    sched.crash_at(static_cast<nanos>(std::llround(c.seconds * 1e9)),
+                   node_of(c, job, o));
   auto out = std::make_shared<outcome>();
   sched.place_next(0);
   sys.spawn(drive, agents, std::move(job), out);
@@ -145,6 +177,10 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
   auto stats = sched.stats();
   auto simulated = static_cast<double>(sched.elapsed()) * 1e-9;
   auto why = sched.stop_reason();
+  auto crashes = nlohmann::json::array();
+  for (auto [node, at] : sched.crashes())
+    crashes.push_back(
+        {{"node", node}, {"seconds", static_cast<double>(at) * 1e-9}});
   sched.shutdown();
   if (!out->failure.empty())
     throw std::runtime_error(out->failure);
@@ -169,10 +205,12 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
       {"actors", stats.actors},
       {"compute_seconds", static_cast<double>(stats.compute_ns) * 1e-9},
       {"straggles", stats.straggles},
+      {"dropped_messages", stats.dropped},
       {"network_bytes", net.bytes()},
       {"core_bytes", net.core_bytes()},
       {"max_queueing_seconds", static_cast<double>(net.max_queueing()) * 1e-9},
       {"trace_hash", hex(stats.trace_hash)},
+      {"crashes", crashes},
       {"network",
        {{"gbps", o.network.gbps},
         {"latency_us", o.network.latency_us},

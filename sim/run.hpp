@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,14 @@
 #include "sim/scheduler.hpp"
 
 namespace troupe::sim {
+
+/// A node that crashes: the node of `role` ("worker", "shard" or "node")
+/// number `index`, at `seconds` of simulated time.
+struct crash_spec {
+  std::string role;
+  std::uint32_t index = 0;
+  double seconds = 0;
+};
 
 struct sim_options {
   network_options network;
@@ -23,7 +32,13 @@ struct sim_options {
   /// Caps: actor resumes (0: none) and real seconds.
   std::uint64_t max_events = 0;
   double wall_seconds = 3600;
+  std::vector<crash_spec> crashes;
 };
+
+/// The node `c` names in `job`'s cluster; throws std::invalid_argument
+/// naming the role if there is none.
+std::uint32_t node_of(const crash_spec& c, const actors::job_config& job,
+                      const sim_options& o);
 
 /// The nodes a job takes: 1 + workers (+ shards on nodes of their own).
 std::uint32_t nodes_for(const actors::job_config& job, const sim_options& o);

@@ -10,6 +10,7 @@
 #include <caf/detail/serialized_size.hpp>
 #include <caf/scheduled_actor.hpp>
 #include <caf/send.hpp>
+#include <caf/system_messages.hpp>
 
 namespace troupe::sim {
 
@@ -59,6 +60,13 @@ struct scheduler::record {
       head = p;
     tail = p;
   }
+  void push_front(caf::mailbox_element_ptr x) noexcept {
+    auto* p = x.release();
+    p->next = head;
+    head = p;
+    if (!tail)
+      tail = p;
+  }
   caf::mailbox_element_ptr pop() noexcept {
     auto* p = head;
     head = static_cast<caf::mailbox_element*>(p->next);
@@ -80,6 +88,9 @@ struct scheduler::event {
   caf::mailbox_element_ptr msg; ///< null: a wake-up
   caf::actor_id from = 0;
   std::uint64_t bytes = 0;
+  std::int64_t crash = -1; ///< a node that crashes (no `to`, no `msg`)
+  nanos sent = 0;          ///< when it left its sender
+  bool depart = false;     ///< due to leave its node at `at` (= `sent`)
 };
 
 class scheduler::unit : public caf::execution_unit {
@@ -227,22 +238,23 @@ void scheduler::sweep(caf::scheduled_actor* a, record& r) {
       if (from != 0 && from == running_)
         at += clock_.offset.count();
       auto src = from != 0 ? node_of(from) : r.node;
-      std::uint64_t bytes = 0;
-      if (src != r.node) {
-        caf::detail::serialized_size_inspector f{system()};
-        if (x->content().save(f))
-          bytes = 64;
-        else
-          bytes = f.result();
-        at = links_->deliver(at, src, r.node, bytes);
-        ++stats_.remote;
-      }
       event e;
+      e.sent = at;
       e.at = at;
       e.to = r.self ? r.self : caf::strong_actor_ptr{a->ctrl()};
-      e.msg = std::move(x);
       e.from = from;
-      e.bytes = bytes;
+      if (src != r.node) {
+        caf::detail::serialized_size_inspector f{system()};
+        e.bytes = x->content().save(f) ? 64 : f.result();
+        ++stats_.remote;
+        // The network carries it when it leaves: a message computed into
+        // the future does not hold the links before then.
+        if (at > now_ns())
+          e.depart = true;
+        else
+          e.at = links_->deliver(at, src, r.node, e.bytes);
+      }
+      e.msg = std::move(x);
       push_event(std::move(e));
     }
   } while (!mb.try_block() && !mb.closed());
@@ -271,6 +283,17 @@ void scheduler::make_ready(caf::actor_id id, record& r) {
   ready_.push_back(id);
 }
 
+void scheduler::depart(event e) {
+  auto src = node_of(e.from);
+  if (src < crashed_at_.size() && crashed_at_[src] < e.sent) {
+    ++stats_.dropped; // its node crashed while computing it
+    return;
+  }
+  e.depart = false;
+  e.at = links_->deliver(e.sent, src, node_of(e.to->id()), e.bytes);
+  push_event(std::move(e));
+}
+
 void scheduler::arrive(event& e) {
   auto id = e.to->id();
   auto& r = rec(id);
@@ -278,6 +301,14 @@ void scheduler::arrive(event& e) {
     r.queued = false;
     make_ready(id, r);
     return;
+  }
+  if (e.from != 0) {
+    // Sent after its node crashed (computed past the crash): never sent.
+    auto src = node_of(e.from);
+    if (src < crashed_at_.size() && crashed_at_[src] < e.sent) {
+      ++stats_.dropped;
+      return;
+    }
   }
   ++stats_.messages;
   fold(stats_.trace_hash, static_cast<std::uint64_t>(e.at));
@@ -415,7 +446,12 @@ bool scheduler::run(const std::function<bool()>& done, std::uint64_t max_events,
     if (e.at > now_ns())
       clock_.current_time = caf::actor_clock::time_point{
           caf::actor_clock::duration_type{e.at + 1}};
-    arrive(e);
+    if (e.crash >= 0)
+      crash(static_cast<std::uint32_t>(e.crash));
+    else if (e.depart)
+      depart(std::move(e));
+    else
+      arrive(e);
   }
 }
 
@@ -424,6 +460,42 @@ void scheduler::shutdown() {
     if (r.known && !r.done && r.self)
       caf::anon_send_exit(r.self, caf::exit_reason::kill);
   run({}, 0, std::chrono::seconds{60});
+}
+
+void scheduler::crash_at(nanos at, std::uint32_t node) {
+  if (node >= nodes())
+    throw std::invalid_argument("no node " + std::to_string(node)
+                                + " to crash: the cluster has "
+                                + std::to_string(nodes()));
+  event e;
+  e.at = std::max<nanos>(at, now_ns());
+  e.crash = node;
+  push_event(std::move(e));
+}
+
+void scheduler::crash(std::uint32_t node) {
+  auto now = now_ns();
+  crashed_.emplace_back(node, now);
+  if (crashed_at_.size() < nodes())
+    crashed_at_.resize(nodes(), never);
+  crashed_at_[node] = std::min(crashed_at_[node], now);
+  fold(stats_.trace_hash, 0xdeadULL + node);
+  // Its actors die now, in the middle of a computation too: the kill goes
+  // first, and the rest of their work is not done.
+  for (caf::actor_id id = 0; id < records_.size(); ++id) {
+    auto& r = records_[id];
+    if (!r.known || r.done || !r.self || r.node != node)
+      continue;
+    r.push_front(caf::make_mailbox_element(
+        nullptr, caf::make_message_id(caf::message_priority::high), {},
+        caf::exit_msg{caf::actor_cast<caf::actor_addr>(r.self),
+                      caf::exit_reason::kill}));
+    r.busy_until = std::min(r.busy_until, now);
+    // Ready now, even if it was waiting to wake (that wake-up finds it
+    // done).
+    r.queued = false;
+    make_ready(id, r);
+  }
 }
 
 void scheduler::stop() {

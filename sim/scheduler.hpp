@@ -67,6 +67,7 @@ struct run_stats {
   std::uint64_t actors = 0;     ///< spawned
   std::uint64_t compute_ns = 0; ///< modelled compute, summed over actors
   std::uint64_t straggles = 0;  ///< steps slowed by a straggle
+  std::uint64_t dropped = 0;    ///< sent past a crash of their node
   std::uint64_t trace_hash = 0; ///< FNV-1a over the deliveries
 };
 
@@ -120,6 +121,14 @@ public:
   }
   /// Kills every actor still alive and runs until they are gone.
   void shutdown();
+  /// At `at` (virtual nanoseconds since the start), node `node` crashes:
+  /// every actor on it is killed (exit_reason::kill); requests to them are
+  /// answered with an error from then on.
+  void crash_at(nanos at, std::uint32_t node);
+  /// The crashes that happened: node and virtual time.
+  const std::vector<std::pair<std::uint32_t, nanos>>& crashes() const noexcept {
+    return crashed_;
+  }
 
   /// Virtual nanoseconds since the start.
   nanos elapsed() const noexcept;
@@ -150,10 +159,12 @@ private:
   void send_event(nanos at, caf::scheduled_actor* to,
                   caf::mailbox_element_ptr x);
   void arrive(event& e);
+  void depart(event e);
   void make_ready(caf::actor_id id, record& r);
   void run_one(caf::actor_id id);
   void push_event(event e);
   void take_foreign();
+  void crash(std::uint32_t node);
   nanos now_ns() const noexcept;
   void charge(const caf::local_actor* self, nanos d);
 
@@ -169,10 +180,12 @@ private:
   std::uint32_t outside_node_ = 0;
   caf::actor_id running_ = 0;
   std::string stop_reason_;
-  run_stats stats_{0, 0, 0, 0, 0, 0, 0, 0xcbf29ce484222325ULL};
+  run_stats stats_{0, 0, 0, 0, 0, 0, 0, 0, 0xcbf29ce484222325ULL};
   std::thread::id loop_thread_;
   std::mutex foreign_mtx_;
   std::vector<caf::resumable*> foreign_;
+  std::vector<std::pair<std::uint32_t, nanos>> crashed_;
+  std::vector<nanos> crashed_at_; ///< per node (max: never)
 };
 
 } // namespace troupe::sim

@@ -158,7 +158,6 @@ void finish(lbfgs_driver_ptr self, const std::string& reason,
                 complete();
             },
             [self, reason, error](caf::error& e) {
-              auto& st = self->state;
               auto what = "lbfgs: cannot collect the parameters: "
                           + self->system().render(e);
               deliver(self, summary(self, reason, error ? *error : what));

@@ -1,12 +1,14 @@
 #pragma once
 
-// Runs `troupe train` in-process with stdout and stderr captured.
+// Runs `troupe train` (or `troupe simulate`) in-process with stdout and
+// stderr captured.
 
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "apps/simulate_command.hpp"
 #include "apps/train_command.hpp"
 
 namespace troupe::test {
@@ -18,12 +20,13 @@ struct run_result {
   std::string err;
 };
 
-/// Runs train_main with `args`, capturing stdout and stderr.
-inline run_result run_train_main(std::vector<std::string> args) {
+/// Runs train_main (simulate_main) with `args`, capturing stdout and stderr.
+inline run_result run_train_main(std::vector<std::string> args,
+                                 bool simulate = false) {
   std::ostringstream out, err;
   auto* old_out = std::cout.rdbuf(out.rdbuf());
   auto* old_err = std::cerr.rdbuf(err.rdbuf());
-  int status = apps::train_main(args);
+  int status = simulate ? apps::simulate_main(args) : apps::train_main(args);
   std::cout.rdbuf(old_out);
   std::cerr.rdbuf(old_err);
   return {status, out.str(), err.str()};

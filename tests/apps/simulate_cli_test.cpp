@@ -1,0 +1,168 @@
+// troupe simulate (issue [17]): a train job's real actors on a simulated
+// cluster. The same flags give the same trace (CI's run-twice check), the
+// cluster's settings change the simulated time the way they must, every
+// algorithm that runs as actors runs, and bad flags are refused by name.
+
+#include <iostream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "algos/registry.hpp"
+#include "capture.hpp"
+
+namespace {
+
+troupe::test::run_result run(std::vector<std::string> args) {
+  std::vector<std::string> all{"--model=mlp", "--train-examples=2048",
+                               "--progress=none", "--json"};
+  if (args.empty() || args[0].rfind("--algo=", 0) != 0)
+    all.insert(all.begin(), "--algo=downpour");
+  all.insert(all.end(), args.begin(), args.end());
+  return troupe::test::run_train_main(std::move(all), true);
+}
+
+nlohmann::json last(const troupe::test::run_result& r) {
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto& out = r.out;
+  return nlohmann::json::parse(
+      out.substr(out.find_last_of('\n', out.size() - 2) + 1));
+}
+
+double simulated(const nlohmann::json& j) {
+  return j["simulation"]["simulated_seconds"].get<double>();
+}
+
+/// The training's seconds (without the last evaluation).
+double training(const nlohmann::json& j) {
+  return j["seconds"].get<double>();
+}
+
+void refused(std::vector<std::string> args, const std::string& says) {
+  auto r = run(std::move(args));
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, Catch::Contains(says));
+}
+
+} // namespace
+
+TEST_CASE("the same flags give the same simulation, event for event") {
+  std::vector<std::string> args{"--workers=4", "--shards=2", "--seed=3",
+                                "--stragglers=0.2:3"};
+  std::cout << "seed 3\n";
+  auto a = last(run(args)), b = last(run(args));
+  CHECK(a["simulation"]["trace_hash"] == b["simulation"]["trace_hash"]);
+  CHECK(a["simulation"]["events"] == b["simulation"]["events"]);
+  CHECK(a["test_accuracy"] == b["test_accuracy"]);
+  CHECK(a["seconds"] == b["seconds"]);
+  CHECK(a["simulation"]["straggles"].get<int>() > 0);
+  // The JSON of troupe train, plus the simulation's figures.
+  for (auto key :
+       {"test_accuracy", "steps", "samples_per_sec", "workers", "algo", "seed"})
+    CHECK(a.contains(key));
+  CHECK(a["simulation"]["nodes"] == 1 + 4 + 2);
+  CHECK(a["simulation"]["compute"]["source"] == "flops");
+  // Another seed draws other stragglers.
+  args[2] = "--seed=4";
+  auto c = last(run(args));
+  CHECK(c["simulation"]["trace_hash"] != a["simulation"]["trace_hash"]);
+}
+
+TEST_CASE("the simulated time answers to the network and the compute") {
+  auto at = [](std::string gbps, std::vector<std::string> more = {}) {
+    std::vector<std::string> args{"--workers=4", "--link-gbps=" + gbps,
+                                  "--sample-seconds=0.0001"};
+    args.insert(args.end(), more.begin(), more.end());
+    return last(run(args));
+  };
+  auto slow = at("1"), fast = at("100");
+  // Downpour moves two copies of the parameters (0.94 MB each) per step:
+  // at 1 Gb/s that is what takes the time.
+  CHECK(training(slow) > 2 * training(fast));
+  // About as many bytes either way (the order of pushes and fetches
+  // differs).
+  CHECK(slow["simulation"]["network_bytes"].get<double>()
+        == Approx(fast["simulation"]["network_bytes"].get<double>())
+               .epsilon(0.05));
+  // Compute alone: 8 steps of 64 samples per worker at 0.1 ms a sample.
+  CHECK(training(fast) >= 8 * 64 * 1e-4);
+  // One slow node holds back a synchronous job.
+  auto sync = [&](std::vector<std::string> more) {
+    std::vector<std::string> args{"--algo=sync", "--workers=4",
+                                  "--sample-seconds=0.0001"};
+    args.insert(args.end(), more.begin(), more.end());
+    return training(last(run(args)));
+  };
+  CHECK(sync({"--slow-nodes=1:4"}) > 2.5 * sync({}));
+}
+
+TEST_CASE("every algorithm that runs as actors runs simulated") {
+  for (const auto& e : troupe::algos::registered_algorithms()) {
+    auto algo = e.make();
+    if (algo->run_by() != troupe::algos::runner::coordinator)
+      continue;
+    INFO("--algo=" << e.name);
+    auto j = last(run({"--algo=" + e.name, "--workers=3"}));
+    CHECK(j["steps"].get<int>() > 0);
+    CHECK(simulated(j) > 0);
+    CHECK(j["simulation"]["remote_messages"].get<int>() > 0);
+  }
+}
+
+TEST_CASE("a crashed worker's node ends its worker; the job goes on") {
+  // Downpour hands a lost worker's steps to the others: the step ledger
+  // still adds up to the budget.
+  auto j = last(
+      run({"--workers=4", "--sample-seconds=0.001", "--crash=worker:2@0.1"}));
+  INFO(j.dump());
+  REQUIRE(j["simulation"]["crashes"].size() == 1);
+  CHECK(j["simulation"]["crashes"][0]["node"] == 3);
+  CHECK(j["simulation"]["crashes"][0]["seconds"] == 0.1);
+  REQUIRE(j["failures"].size() == 1);
+  CHECK(j["failures"][0]["role"] == "worker");
+  CHECK(j["failures"][0]["index"] == 2);
+  // Lost at 0.1 simulated seconds (and found lost no later than that).
+  CHECK(j["failures"][0]["seconds"].get<double>() <= 0.1 + 1e-3);
+  CHECK(j["steps_done"] == j["steps_planned"]);
+  CHECK(j["step_ledger"]["done_by_lost_workers"].get<int>() > 0);
+}
+
+TEST_CASE("troupe simulate refuses what it cannot simulate, by name") {
+  refused({"--algo=sgd"}, "--algo=sgd does not run as actors");
+  refused({"--algo=lbfgs"}, "--algo=lbfgs does not run as actors under a "
+                            "coordinator; it cannot be simulated");
+  refused({"--listen=127.0.0.1:0"}, "--listen does not apply");
+  refused({"--monitor=127.0.0.1:0"}, "--monitor does not apply");
+  refused({"--link-gbps=0"}, "--link-gbps must be in (0, 100000]");
+  refused({"--latency-us=-1"}, "--latency-us");
+  refused({"--oversubscription=0.5"}, "--oversubscription");
+  refused({"--stragglers=0.5"}, "--stragglers=0.5 is not P:F");
+  refused({"--stragglers=2:3"}, "P in [0, 1]");
+  refused({"--slow-nodes=5:2", "--workers=4"}, "K in [0, --workers]");
+  refused({"--slow-nodes=1:x"}, "--slow-nodes=1:x is not K:F");
+  refused({"--shard-nodes=moon"}, "--shard-nodes must be own or workers");
+  refused({"--sample-seconds=-1"}, "--sample-seconds");
+  refused({"--node-gflops=0"}, "--node-gflops");
+  refused({"--wall-seconds=0"}, "--wall-seconds");
+  refused({"--crash=worker:9@1", "--workers=4"}, "there are 4 workers");
+  refused({"--crash=moon:0@1"}, "worker, shard or node");
+  refused({"--crash=worker:1"}, "not ROLE:I@SECONDS");
+  refused({"--crash=worker:1@-2", "--workers=2"}, "seconds from 0");
+}
+
+TEST_CASE("troupe simulate --help fits 80 columns and lists the cluster") {
+  auto r = troupe::test::run_train_main({"--help"}, true);
+  CHECK(r.status == 0);
+  std::istringstream lines{r.out};
+  std::string line;
+  while (std::getline(lines, line)) {
+    INFO(line);
+    CHECK(line.size() <= 80);
+  }
+  for (auto name : {"the simulated cluster:", "--link-gbps", "--stragglers",
+                    "--rack-size", "--algo"})
+    CHECK_THAT(r.out, Catch::Contains(name));
+}
