@@ -246,7 +246,7 @@ cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
   out.model = o.model;
   out.input = train->sample_shape;
   out.classes = train->classes;
-  out.description = "troupe train: " + out.algorithm->describe(build);
+  out.description = o.program + ": " + out.algorithm->describe(build);
   out.job = std::move(job);
   return out;
 }

@@ -11,6 +11,7 @@
 #include "actors/detail/log.hpp"
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
+#include "apps/simulate_compare.hpp"
 #include "apps/train_command.hpp"
 #include "optim/pipeline.hpp"
 #include "optim/quote.hpp"
@@ -230,6 +231,14 @@ double step_flops(const cluster_job& cj) {
 } // namespace
 
 int simulate_main(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a.rfind("--compare=", 0) == 0 || a == "--compare")
+      return simulate_compare(args);
+  return simulate_with(args, nullptr);
+}
+
+int simulate_with(const std::vector<std::string>& args,
+                  std::shared_ptr<nlohmann::json> captured) {
   actors::detail::set_log_program("troupe simulate");
   train_options opts;
   sim_flags flags;
@@ -239,10 +248,14 @@ int simulate_main(const std::vector<std::string>& args) {
     add_sim_flags(parser, flags);
     parser.help_footer
         = "\nThe job's flags are troupe train's; each algorithm's own "
-          "options:\ntroupe simulate --algo=NAME --help\n";
+          "options:\ntroupe simulate --algo=NAME --help\n"
+          "\nSeveral algorithms on one cluster, accuracy over simulated "
+          "time side by\nside: troupe simulate --compare=A,B,... "
+          "[--report=DIR] (no --algo)\n";
     if (!parser.parse(args))
       return 0;
     opts.given = parser.given();
+    opts.program = "troupe simulate";
     for (const char* f : {"listen", "expect", "monitor", "monitor-token",
                           "monitor-linger", "port-guard", "tls-cert", "tls-key",
                           "tls-ca", "token", "token-file", "shm"})
@@ -265,8 +278,8 @@ int simulate_main(const std::vector<std::string>& args) {
     return 2;
   }
   auto given = flags;
-  opts.run_placed_job = [so, given](actors::job_config job,
-                                    const cluster_job& cj) mutable {
+  opts.run_placed_job = [so, given, captured](actors::job_config job,
+                                              const cluster_job& cj) mutable {
     std::string source = "given";
     if (given.calibrate) {
       so.compute.sample_seconds = calibrate(job);
@@ -279,6 +292,8 @@ int simulate_main(const std::vector<std::string>& args) {
     result["simulation"]["compute"]["source"] = source;
     if (source == "flops")
       result["simulation"]["compute"]["node_gflops"] = given.node_gflops;
+    if (captured)
+      *captured = result;
     return result;
   };
   return train_main_with(std::move(opts), "troupe simulate");

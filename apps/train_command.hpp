@@ -32,6 +32,9 @@ struct train_options : algos::job_options {
   std::set<std::string> given;
   std::string progress = "auto";
   bool json = false;
+  /// The command, as its messages name it ("troupe simulate" runs the same
+  /// job).
+  std::string program = "troupe train";
   // -- distributed jobs (not part of the job's spec) ----------------------
   std::string listen;        ///< HOST:PORT: place the roles on joined nodes
   std::uint64_t expect = 0;  ///< nodes to wait for (with --listen)

@@ -3,8 +3,11 @@
 // cluster's settings change the simulated time the way they must, every
 // algorithm that runs as actors runs, and bad flags are refused by name.
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -128,6 +131,47 @@ TEST_CASE("a crashed worker's node ends its worker; the job goes on") {
   CHECK(j["failures"][0]["seconds"].get<double>() <= 0.1 + 1e-3);
   CHECK(j["steps_done"] == j["steps_planned"]);
   CHECK(j["step_ledger"]["done_by_lost_workers"].get<int>() > 0);
+}
+
+TEST_CASE("--compare runs several algorithms on one cluster, side by side") {
+  auto dir = std::filesystem::temp_directory_path()
+             / ("troupe-compare-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto r = troupe::test::run_train_main(
+      {"--compare=downpour,sgp", "--model=mlp", "--train-examples=2048",
+       "--workers=3", "--eval-every=0.5", "--progress=none", "--json",
+       "--report=" + dir.string()},
+      true);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto j = last(r);
+  REQUIRE(j["compare"].size() == 2);
+  CHECK(j["compare"][0]["algo"] == "downpour");
+  CHECK(j["compare"][1]["algo"] == "sgp");
+  for (const auto& one : j["compare"]) {
+    CHECK(one["evaluations"].size() >= 2);
+    CHECK(one["simulation"]["simulated_seconds"].get<double>() > 0);
+  }
+  CHECK_THAT(r.err, Catch::Contains("compared on one simulated cluster"));
+  std::ifstream svg{dir / "compare.svg"};
+  std::string text{std::istreambuf_iterator<char>{svg}, {}};
+  CHECK_THAT(text, Catch::Contains("simulated time (s)"));
+  CHECK_THAT(text, Catch::Contains("downpour"));
+  CHECK_THAT(text, Catch::Contains("sgp"));
+  CHECK(std::filesystem::exists(dir / "index.html"));
+  CHECK(std::filesystem::exists(dir / "downpour" / "index.html"));
+  CHECK(std::filesystem::exists(dir / "sgp" / "result.json"));
+  std::filesystem::remove_all(dir);
+  auto no = [](std::vector<std::string> args, const std::string& says) {
+    auto x = troupe::test::run_train_main(std::move(args), true);
+    INFO(x.err);
+    CHECK(x.status == 2);
+    CHECK_THAT(x.err, Catch::Contains(says));
+  };
+  no({"--compare=downpour"}, "--compare takes 2 to 8 algorithms");
+  no({"--compare=sgp,sgp"}, "--compare names sgp twice");
+  no({"--compare=sgp,moon"}, "unknown algorithm 'moon'");
+  no({"--compare=sgp,downpour", "--algo=sgp"}, "drop --algo");
 }
 
 TEST_CASE("troupe simulate refuses what it cannot simulate, by name") {
