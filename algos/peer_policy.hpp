@@ -1,8 +1,9 @@
 #pragma once
 
-// The base of the peer-to-peer policies (SGP, DS-Sync): the peers and who is
-// gone, the optimizer, and one pending continuation with its deadline.
-// Shared by algos/sgp/gossip_policy.cpp and algos/dssync/dssync_policy.cpp
+// The base of the peer-to-peer policies (SGP, DS-Sync, all-reduce SGD): the
+// peers and who is gone, the optimizer, and one pending continuation with
+// its deadline. Shared by algos/sgp/gossip_policy.cpp,
+// algos/dssync/dssync_policy.cpp and algos/allreduce/allreduce_policy.cpp
 // only; their settings (actors::peer_policy_options) travel in the job.
 
 #include <chrono>

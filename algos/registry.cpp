@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "actors/role_registry.hpp"
+#include "algos/allreduce/allreduce.hpp"
 #include "algos/downpour/downpour.hpp"
 #include "algos/dssync/dssync.hpp"
 #include "algos/easgd/easgd.hpp"
@@ -31,7 +32,7 @@ std::vector<algorithm_entry> builtin() {
       {"sync", make<sync>()},         {"easgd", make<easgd>()},
       {"lsgd", make<lsgd>()},         {"sgp", make<sgp>()},
       {"dssync", make<dssync>()},     {"shadow", make<shadow>()},
-      {"lbfgs", make<sandblaster>()},
+      {"lbfgs", make<sandblaster>()}, {"allreduce", make<allreduce>()},
   };
 }
 

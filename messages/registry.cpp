@@ -3,6 +3,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/make_config_option.hpp>
 
+#include "messages/allreduce.hpp"
 #include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
 #include "messages/control.hpp"
@@ -66,6 +67,7 @@ void for_each_type(F f) {
   f(type_tag<stage_tensor_msg>{}, "troupe::stage_tensor_msg");
   f(type_tag<stage_done_msg>{}, "troupe::stage_done_msg");
   f(type_tag<stage_wiring_msg>{}, "troupe::stage_wiring_msg");
+  f(type_tag<ring_chunk_msg>{}, "troupe::ring_chunk_msg");
 }
 
 // CAF keeps each option type's meta state (check, store, get, parse, name) in

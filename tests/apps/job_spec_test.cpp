@@ -120,7 +120,7 @@ TEST_CASE("a job spec naming an option the algorithm does not have is "
           "refused") {
   for (std::string bad :
        {R"({"algo": "downpour", "tau": 4})", R"({"algo": "easgd", "peers": 2})",
-        R"({"algo": "allreduce"})"}) {
+        R"({"algo": "gossip"})"}) {
     INFO(bad);
     try {
       from_spec(bad);

@@ -21,6 +21,7 @@
 #include <caf/io/all.hpp>
 #include <catch2/catch.hpp>
 
+#include "messages/allreduce.hpp"
 #include "messages/atoms.hpp"
 #include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
@@ -95,6 +96,7 @@ caf::behavior echo() {
       [](echo_atom, const lbfgs_grad_msg& x) { return x; },
       [](echo_atom, const lbfgs_done_msg& x) { return x; },
       [](echo_atom, const cede_msg& x) { return x; },
+      [](echo_atom, const ring_chunk_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -252,7 +254,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 30);
+  CHECK(registered_type_names().size() == 31);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -311,6 +313,8 @@ TEST_CASE("special floats and every message type cross a process boundary",
   same_payload(gossip_msg{3, 41, 0.5, tensor{special_values()}}, values);
   same_payload(group_msg{7, 12, tensor{special_values()}}, values);
   same_payload(delta_msg{5, tensor{special_values()}}, values);
+  same_payload(ring_chunk_msg{2, 17, 0, 1, 3, 48, tensor{special_values()}},
+               values);
   same_payload(shadow_msg{1, 9, 4, tensor{special_values()}},
                [](const shadow_msg& m) { return m.sum; });
   // Compressed blocks: every byte value, NUL included, crosses intact.

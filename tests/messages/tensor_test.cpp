@@ -16,6 +16,7 @@
 #include <caf/message.hpp>
 #include <catch2/catch.hpp>
 
+#include "messages/allreduce.hpp"
 #include "messages/atoms.hpp"
 #include "messages/compressed.hpp"
 #include "messages/consensus.hpp"
@@ -199,6 +200,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       stage_tensor_msg{1, 2, 3, 4, true, 6, tensor{special_values()}},
       stage_done_msg{1, 2, 3, 4, real{0.75}, 5, 6},
       stage_wiring_msg{9, caf::actor{}, {caf::actor{}, caf::actor{}}},
+      ring_chunk_msg{3, 41, 1, 2, 5, 96, tensor{special_values()}},
       ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
@@ -214,7 +216,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
           delta_msg, shadow_msg, compressed_push_msg, compressed_gossip_msg,
           lbfgs_vec_msg, lbfgs_point_msg, lbfgs_grad_msg, lbfgs_done_msg,
           cede_msg, stage_batch_msg, stage_tensor_msg, stage_done_msg,
-          stage_wiring_msg, ack_atom>());
+          stage_wiring_msg, ring_chunk_msg, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));
@@ -252,6 +254,13 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   CHECK(copy.get_as<stage_done_msg>(28).idle_ns == 6);
   CHECK(copy.get_as<stage_wiring_msg>(29).generation == 9);
   CHECK(copy.get_as<stage_wiring_msg>(29).stages.size() == 2);
+  const auto& ring = copy.get_as<ring_chunk_msg>(30);
+  require_bits_equal(ring.values, msg.get_as<ring_chunk_msg>(30).values);
+  std::string ring_text = "ring_chunk_msg(from 3, step 41, all-gather hop 2, "
+                          "chunk 5, 96 samples, ";
+  ring_text += std::to_string(ring.values.size()) + " values)";
+  CHECK(to_string(ring) == ring_text);
+  CHECK(wire_size(ring) == 37 + 4 * ring.values.size());
   CHECK(to_string(act)
         == "stage_tensor_msg(replica 1, gen 2, step 3, micro 4, backward, "
                + std::to_string(act.values.size()) + " values)");

@@ -1,0 +1,114 @@
+#include "algos/allreduce/allreduce.hpp"
+
+#include <stdexcept>
+
+#include "actors/coordinator.hpp"
+#include "algos/allreduce/allreduce_policy.hpp"
+#include "messages/allreduce.hpp"
+
+namespace troupe::algos {
+
+// -- options ------------------------------------------------------------------
+
+std::string allreduce::summary() const {
+  return "synchronous SGD, gradients summed by a ring all-reduce";
+}
+
+std::shared_ptr<algorithm> allreduce::clone() const {
+  return std::make_shared<allreduce>(*this);
+}
+
+bool allreduce::uses_shards(const job_options&) const {
+  return false;
+}
+
+data_layout allreduce::layout() const noexcept {
+  return data_layout::shared_stream;
+}
+
+void allreduce::build(job_build& b) {
+  local = local_steps::of(b);
+  b.job.shards = 0;
+}
+
+std::string allreduce::servers(const actors::job_config&) const {
+  return "no shards (a ring)";
+}
+
+// -- behavior -----------------------------------------------------------------
+
+std::string allreduce::name() const {
+  return "allreduce";
+}
+
+actors::shard_plan allreduce::plan(const actors::job_config&) const {
+  return actors::shard_plan::none;
+}
+
+void allreduce::check(const actors::job_config& job) const {
+  local.check("allreduce", false);
+  if (job.workers == 0)
+    throw std::invalid_argument("allreduce: the job needs a worker");
+  if (job.init && job.init->size() < job.workers)
+    throw std::invalid_argument(
+        "allreduce: a ring of " + std::to_string(job.workers)
+        + " workers needs at least as many parameters, the model has "
+        + std::to_string(job.init->size()));
+}
+
+void allreduce::configure_worker(const actors::job_config& job,
+                                 actors::worker_config& config,
+                                 std::vector<actors::shard_ref>) const {
+  actors::peer_policy_options opts;
+  opts.workers = job.workers;
+  opts.optimizer = local.optimizer;
+  opts.lr = local.lr;
+  opts.schedule = local.schedule;
+  opts.init = job.init;
+  config.make_policy = [opts](std::size_t params) {
+    return make_allreduce_policy(opts, params);
+  };
+  config.yield_steps = true;
+}
+
+bool allreduce::peer_to_peer() const noexcept {
+  return true;
+}
+
+bool allreduce::lingers() const noexcept {
+  return true; // the workers' (equal) models are evaluated
+}
+
+std::string allreduce::checkpoint_refusal() const {
+  return "a checkpoint would have to stop every worker at the same step, and "
+         "its ring all-reduce does not pause";
+}
+
+bool allreduce::reassigns_steps() const noexcept {
+  return false;
+}
+
+void allreduce::report(const actors::coordinator_state& st,
+                       nlohmann::json& out) const {
+  const auto& job = st.config;
+  double d = job.init ? static_cast<double>(job.init->size()) : 0.0;
+  double w = job.workers;
+  // Each worker's payload per step: 2 (W - 1) / W * d values of 4 bytes,
+  // up to the rounding of the chunks' sizes (the messages' headers aside).
+  out["allreduce"] = {{"optimizer", local.optimizer.name},
+                      {"lr", local.lr},
+                      {"evaluated", evaluated_mean(job)},
+                      {"ring", job.workers},
+                      {"messages_per_step", 2 * (job.workers - 1)},
+                      {"payload_bytes_per_step", 2 * (w - 1) / w * d * 4},
+                      {"header_bytes", messages::ring_chunk_header_bytes}};
+}
+
+void allreduce::report_worker(const messages::worker_stats& stats,
+                              nlohmann::json& out) const {
+  out["allreduces"] = stats.mixes;
+  out["timeouts"] = stats.timeouts;
+  out["refused_chunks"] = stats.mix_discarded;
+}
+
+} // namespace troupe::algos

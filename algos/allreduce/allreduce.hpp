@@ -1,0 +1,49 @@
+// All-reduce SGD (algorithms.md "All-reduce SGD"; the AllReduce-SGD baseline
+// of Assran et al. 2019, and what PyTorch's DistributedDataParallel does):
+// synchronous data-parallel SGD without a server. Each step the workers sum
+// their gradients with a ring all-reduce among themselves and every worker
+// applies the same mean with the same optimizer, so the replicas stay equal
+// bit for bit. No shards: the (equal) workers' models are evaluated.
+
+#pragma once
+
+#include "algos/algorithm.hpp"
+#include "algos/local_steps.hpp"
+
+namespace troupe::algos {
+
+class allreduce : public algorithm {
+public:
+  // -- options (algos/algorithm.hpp) --
+  std::string summary() const override;
+  std::shared_ptr<algorithm> clone() const override;
+  void build(job_build& b) override;
+  bool uses_shards(const job_options& o) const override;
+  /// A step is one global batch, split among the workers (as sync's).
+  data_layout layout() const noexcept override;
+  std::string servers(const actors::job_config& job) const override;
+
+  // -- behavior (actors/algorithm.hpp) --
+  std::string name() const override;
+  actors::shard_plan plan(const actors::job_config& job) const override;
+  void check(const actors::job_config& job) const override;
+  void configure_worker(const actors::job_config& job,
+                        actors::worker_config& config,
+                        std::vector<actors::shard_ref> shards) const override;
+  bool peer_to_peer() const noexcept override;
+  bool lingers() const noexcept override;
+  std::string checkpoint_refusal() const override;
+  /// A step's batch is every worker's: a lost worker ends the job.
+  bool reassigns_steps() const noexcept override;
+  void report(const actors::coordinator_state& st,
+              nlohmann::json& out) const override;
+  void report_worker(const messages::worker_stats& stats,
+                     nlohmann::json& out) const override;
+
+  // -- its settings, resolved by build() --
+  /// The workers' optimizer, rate and schedule (over the steps, each one
+  /// global batch).
+  local_steps local;
+};
+
+} // namespace troupe::algos
