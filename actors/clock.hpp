@@ -55,6 +55,7 @@ enum class work_kind : std::uint8_t {
   step,    ///< a training step's forward and backward pass
   forward, ///< a forward pass only (evaluation)
   stage,   ///< a pipeline stage's share of a step
+  update,  ///< a shard's update: `samples` counts the values updated
 };
 
 /// A model of how long work takes, installed by a simulator: the actor
@@ -63,8 +64,9 @@ enum class work_kind : std::uint8_t {
 class time_model {
 public:
   virtual ~time_model();
-  /// `self` did `samples` samples of `kind` work; `share` is the fraction of
-  /// the whole model's cost (a pipeline stage's share, else 1).
+  /// `self` did `samples` samples of `kind` work (values updated for
+  /// work_kind::update); `share` is the fraction of the whole model's cost
+  /// (a pipeline stage's share, else 1).
   virtual void compute(const caf::local_actor* self, work_kind kind,
                        std::uint64_t samples, double share)
       = 0;

@@ -5,6 +5,7 @@
 #include <caf/actor_cast.hpp>
 
 #include "actors/checkpoint_state.hpp"
+#include "actors/clock.hpp"
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/detail/shard_buffer.hpp"
@@ -135,6 +136,7 @@ void complete_rounds(parameter_shard_state& st) {
     } else {
       detail::combine_parts(st);
       st.store->apply(st.sum.data(), clock, contributors);
+      did_work(st.self, work_kind::update, st.store->range().size);
     }
     st.rounds.erase(st.rounds.begin());
   }
@@ -166,6 +168,8 @@ void on_push(parameter_shard_state& st, push_msg& p) {
   if (st.config.mode == shard_mode::async) {
     auto r = store.push(p.worker, p.seq, p.version, p.offset, p.values.data(),
                         p.values.size());
+    if (r.status == optim::push_status::applied)
+      did_work(st.self, work_kind::update, p.values.size());
     if (r.status == optim::push_status::applied && st.awaiting_first_push) {
       st.awaiting_first_push = false;
       detail::log().info("shard {}: first push applied since its start from a "

@@ -57,6 +57,7 @@ bool close_round(parameter_shard_state& st) {
   }
   combine_parts(st);
   st.store->apply_round(st.sum.data(), in);
+  did_work(st.self, work_kind::update, st.store->range().size);
   ++st.buffered_rounds;
   for (auto& [w, q] : st.pending)
     if (!q.empty())

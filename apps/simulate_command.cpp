@@ -13,6 +13,7 @@
 #include "apps/cluster_train.hpp"
 #include "apps/simulate_compare.hpp"
 #include "apps/train_command.hpp"
+#include "optim/optimizer.hpp"
 #include "optim/pipeline.hpp"
 #include "optim/quote.hpp"
 #include "optim/rng.hpp"
@@ -29,6 +30,7 @@ struct sim_flags {
   std::uint64_t rack_size = 0;
   double oversubscription = 1;
   double sample_seconds = 0;
+  double value_seconds = 0;
   double node_gflops = 25;
   bool calibrate = false;
   std::string stragglers; ///< P:F
@@ -48,6 +50,8 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
         "a rack's link rates over its uplink to the core (1: none)");
   p.add(f.sample_seconds, "sample-seconds",
         "seconds one sample's step takes on a node (0: from --node-gflops)");
+  p.add(f.value_seconds, "value-seconds",
+        "seconds a shard takes to update one value (0: from --node-gflops)");
   p.add(f.node_gflops, "node-gflops",
         "a node's speed for the model's estimated work, in GFLOP/s");
   p.add(f.calibrate, "calibrate",
@@ -56,7 +60,8 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
         "P:F: each step is F times slower with probability P");
   p.add(f.slow_nodes, "slow-nodes", "K:F: K worker nodes are F times slower");
   p.add(f.shard_nodes, "shard-nodes",
-        "own (a node per shard) | workers (on the workers' nodes)");
+        "own (a node per shard) | workers (on the workers' nodes) | "
+        "coordinator (on its node, as troupe launch --local places them)");
   p.add(f.crash, "crash",
         "ROLE:I@S,...: the node of worker:I, shard:I or node:I crashes at "
         "S simulated seconds");
@@ -64,8 +69,8 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
   p.add(f.wall_seconds, "wall-seconds", "stop after this many real seconds");
   p.section("the simulated cluster",
             {"link-gbps", "latency-us", "rack-size", "oversubscription",
-             "sample-seconds", "node-gflops", "calibrate", "stragglers",
-             "slow-nodes", "shard-nodes", "crash", "max-events",
+             "sample-seconds", "value-seconds", "node-gflops", "calibrate",
+             "stragglers", "slow-nodes", "shard-nodes", "crash", "max-events",
              "wall-seconds"});
 }
 
@@ -158,7 +163,11 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
   if (!std::isfinite(f.node_gflops) || f.node_gflops <= 0
       || f.node_gflops > 1e9)
     throw usage_error("troupe simulate: --node-gflops must be in (0, 1e9]");
+  if (!std::isfinite(f.value_seconds) || f.value_seconds < 0
+      || f.value_seconds > 1)
+    throw usage_error("troupe simulate: --value-seconds must be in [0, 1]");
   so.compute.sample_seconds = f.sample_seconds;
+  so.compute.value_seconds = f.value_seconds;
   so.compute.seed = o.seed;
   if (!f.stragglers.empty()) {
     auto [p, x] = pair_of(f.stragglers, "stragglers",
@@ -188,17 +197,45 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
     for (std::size_t i = 0; i < static_cast<std::size_t>(k); ++i)
       so.compute.slowdown[1 + order[i]] = x;
   }
-  if (f.shard_nodes != "own" && f.shard_nodes != "workers")
-    throw usage_error("troupe simulate: --shard-nodes must be own or workers, "
-                      "not "
+  using place = sim::sim_options::shard_place;
+  if (f.shard_nodes == "own")
+    so.shards_on = place::own;
+  else if (f.shard_nodes == "workers")
+    so.shards_on = place::workers;
+  else if (f.shard_nodes == "coordinator")
+    so.shards_on = place::coordinator;
+  else
+    throw usage_error("troupe simulate: --shard-nodes must be own, workers "
+                      "or coordinator, not "
                       + optim::quote(f.shard_nodes));
-  so.dedicated_shard_nodes = f.shard_nodes == "own";
   so.crashes = crashes_of(f.crash, o);
   so.max_events = f.max_events;
   if (!std::isfinite(f.wall_seconds) || f.wall_seconds <= 0)
     throw usage_error("troupe simulate: --wall-seconds must be positive");
   so.wall_seconds = f.wall_seconds;
   return so;
+}
+
+/// Seconds per value of the shards' optimizer updating the whole model,
+/// here.
+double calibrate_update(const actors::job_config& job) {
+  auto n = job.init ? job.init->size() : 0;
+  if (n == 0)
+    return 0;
+  std::vector<float> params(*job.init), grads(n, 1e-3f);
+  auto opt = optim::make_optimizer<float>(job.server.optimizer, n);
+  opt->step(params.data(), grads.data(), n, 1e-3);
+  int steps = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  do {
+    opt->step(params.data(), grads.data(), n, 1e-3);
+    ++steps;
+  } while (steps < 5
+           || std::chrono::steady_clock::now() - t0
+                  < std::chrono::milliseconds{300});
+  auto s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+               .count();
+  return s / (static_cast<double>(steps) * static_cast<double>(n));
 }
 
 /// Seconds per sample of a real step of worker 0's replica, here.
@@ -283,11 +320,15 @@ int simulate_with(const std::vector<std::string>& args,
     std::string source = "given";
     if (given.calibrate) {
       so.compute.sample_seconds = calibrate(job);
+      so.compute.value_seconds = calibrate_update(job);
       source = "calibrated";
     } else if (so.compute.sample_seconds <= 0) {
       so.compute.sample_seconds = step_flops(cj) / (given.node_gflops * 1e9);
       source = "flops";
     }
+    // An optimizer's update: a few flops a value (read, update, write).
+    if (so.compute.value_seconds <= 0)
+      so.compute.value_seconds = 8 / (given.node_gflops * 1e9);
     auto result = sim::run_simulation(std::move(job), so);
     result["simulation"]["compute"]["source"] = source;
     if (source == "flops")

@@ -21,48 +21,27 @@
 #include "algos/sgp/sgp.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/synthetic.hpp"
+#include "scale_util.hpp"
 
 namespace {
 
 using namespace troupe;
-using clock_type = std::chrono::steady_clock;
+using bench::flag;
+using bench::seconds_since;
+using bench::status_kb;
+using clock_type = bench::clock_type;
 
-/// A field of /proc/self/status in kB (VmRSS, VmHWM).
-double status_kb(const std::string& field) {
-  std::ifstream in{"/proc/self/status"};
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0)
-      return std::stod(line.substr(field.size() + 1));
-  return 0;
-}
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-std::uint64_t flag(int argc, char** argv, const std::string& name,
-                   std::uint64_t fallback) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--" + name + "=", 0) == 0)
-      return std::stoull(a.substr(name.size() + 3));
-    if (a == "-h" || a == "--help") {
-      std::cerr << "usage: gossip_scale [--peers=256] [--steps=200] "
-                   "[--dim=10] [--seed=101]\n";
-      std::exit(0);
-    }
-  }
-  return fallback;
-}
+constexpr const char* usage = "usage: gossip_scale [--peers=256] [--steps=200] "
+                              "[--dim=10] [--seed=101]\n";
 
 } // namespace
 
 int main(int argc, char** argv) try {
-  auto peers = static_cast<std::uint32_t>(flag(argc, argv, "peers", 256));
-  auto steps = flag(argc, argv, "steps", 200);
-  auto dim = flag(argc, argv, "dim", 10);
-  auto seed = flag(argc, argv, "seed", 101);
+  auto peers
+      = static_cast<std::uint32_t>(flag(argc, argv, "peers", 256, usage));
+  auto steps = flag(argc, argv, "steps", 200, usage);
+  auto dim = flag(argc, argv, "dim", 10, usage);
+  auto seed = flag(argc, argv, "seed", 101, usage);
   if (peers < 2 || steps < 1 || dim < 1) {
     std::cerr << "error: need --peers >= 2, --steps >= 1, --dim >= 1\n";
     return 2;

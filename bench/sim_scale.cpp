@@ -24,54 +24,30 @@
 #include "algos/sgp/sgp.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/synthetic.hpp"
+#include "scale_util.hpp"
 #include "sim/run.hpp"
 
 namespace {
 
 using namespace troupe;
-using clock_type = std::chrono::steady_clock;
+using bench::flag;
+using bench::seconds_since;
+using bench::status_kb;
+using clock_type = bench::clock_type;
 
-double status_kb(const std::string& field) {
-  std::ifstream in{"/proc/self/status"};
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0)
-      return std::stod(line.substr(field.size() + 1));
-  return 0;
-}
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-std::string text_flag(int argc, char** argv, const std::string& name,
-                      std::string fallback) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind("--" + name + "=", 0) == 0)
-      return a.substr(name.size() + 3);
-    if (a == "-h" || a == "--help") {
-      std::cerr << "usage: sim_scale [--nodes=1000] [--algo=sgp|downpour] "
-                   "[--steps=20] [--dim=10] [--seed=101]\n";
-      std::exit(0);
-    }
-  }
-  return fallback;
-}
-
-std::uint64_t flag(int argc, char** argv, const std::string& name,
-                   std::uint64_t fallback) {
-  return std::stoull(text_flag(argc, argv, name, std::to_string(fallback)));
-}
+constexpr const char* usage
+    = "usage: sim_scale [--nodes=1000] [--algo=sgp|downpour] [--steps=20] "
+      "[--dim=10] [--seed=101]\n";
 
 } // namespace
 
 int main(int argc, char** argv) try {
-  auto workers = static_cast<std::uint32_t>(flag(argc, argv, "nodes", 1000));
-  auto steps = flag(argc, argv, "steps", 20);
-  auto dim = flag(argc, argv, "dim", 10);
-  auto seed = flag(argc, argv, "seed", 101);
-  auto algo = text_flag(argc, argv, "algo", "sgp");
+  auto workers
+      = static_cast<std::uint32_t>(flag(argc, argv, "nodes", 1000, usage));
+  auto steps = flag(argc, argv, "steps", 20, usage);
+  auto dim = flag(argc, argv, "dim", 10, usage);
+  auto seed = flag(argc, argv, "seed", 101, usage);
+  auto algo = bench::text_flag(argc, argv, "algo", "sgp", usage);
   if (workers < 2 || steps < 1 || dim < 1
       || (algo != "sgp" && algo != "downpour")) {
     std::cerr << "error: need --nodes >= 2, --steps >= 1, --dim >= 1, "

@@ -69,6 +69,20 @@ void drive(caf::event_based_actor* self, std::vector<caf::actor> agents,
             });
 }
 
+/// The simulated node of shard i.
+std::uint32_t shard_node(const sim_options& o, const actors::job_config& job,
+                         std::uint32_t i) {
+  switch (o.shards_on) {
+  case sim_options::shard_place::own:
+    return 1 + job.workers + i;
+  case sim_options::shard_place::workers:
+    return job.workers == 0 ? 0 : 1 + i % job.workers;
+  case sim_options::shard_place::coordinator:
+    break;
+  }
+  return 0;
+}
+
 std::string hex(std::uint64_t x) {
   static const char* digits = "0123456789abcdef";
   std::string s(16, '0');
@@ -81,7 +95,7 @@ std::string hex(std::uint64_t x) {
 
 std::uint32_t nodes_for(const actors::job_config& job, const sim_options& o) {
   auto n = std::uint64_t{1} + job.workers;
-  if (o.dedicated_shard_nodes)
+  if (o.shards_on == sim_options::shard_place::own)
     n += job.shards;
   if (n > 10'000'000)
     throw std::invalid_argument("a simulated cluster of " + std::to_string(n)
@@ -104,8 +118,7 @@ std::uint32_t node_of(const crash_spec& c, const actors::job_config& job,
   if (c.role == "shard") {
     if (c.index >= job.shards)
       throw none(job.shards);
-    return o.dedicated_shard_nodes ? 1 + job.workers + c.index
-                                   : 1 + c.index % job.workers;
+    return shard_node(o, job, c.index);
   }
   if (c.role == "node") {
     auto n = nodes_for(job, o);
@@ -157,9 +170,10 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
       job.placement.worker_node[w] = static_cast<std::int32_t>(w);
     job.placement.shard_node.resize(job.shards);
     for (std::uint32_t i = 0; i < job.shards; ++i)
-      job.placement.shard_node[i] = static_cast<std::int32_t>(
-          o.dedicated_shard_nodes ? job.workers + i
-                                  : (job.workers == 0 ? 0 : i % job.workers));
+      // Placement counts the agents' nodes from 0 (node 1 here); -1: the
+      // coordinator's.
+      job.placement.shard_node[i]
+          = static_cast<std::int32_t>(shard_node(o, job, i)) - 1;
   }
   for (const auto& c : o.crashes)
     sched.crash_at(static_cast<nanos>(std::llround(c.seconds * 1e9)),
@@ -218,6 +232,7 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
         {"oversubscription", o.network.oversubscription}}},
       {"compute",
        {{"sample_seconds", o.compute.sample_seconds},
+        {"value_seconds", o.compute.value_seconds},
         {"straggle_p", o.compute.straggle_p},
         {"straggle_factor", o.compute.straggle_factor}}}};
   return result;

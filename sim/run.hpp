@@ -27,8 +27,11 @@ struct crash_spec {
 struct sim_options {
   network_options network;
   compute_options compute;
-  /// Shards on nodes of their own (else shard i on worker i mod W's node).
-  bool dedicated_shard_nodes = true;
+  /// Where the shards run: on nodes of their own, shard i on worker
+  /// i mod W's node, or with the coordinator on node 0 (as troupe launch
+  /// --local places them).
+  enum class shard_place { own, workers, coordinator };
+  shard_place shards_on = shard_place::own;
   /// Caps: actor resumes (0: none) and real seconds.
   std::uint64_t max_events = 0;
   double wall_seconds = 3600;

@@ -375,13 +375,15 @@ void scheduler::charge(const caf::local_actor* self, nanos d) {
 void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
                         std::uint64_t samples, double share) {
   auto node = node_of(self->id());
-  double s = compute_.sample_seconds * static_cast<double>(samples) * share;
+  double s = (kind == actors::work_kind::update ? compute_.value_seconds
+                                                : compute_.sample_seconds)
+             * static_cast<double>(samples) * share;
   if (kind == actors::work_kind::forward)
     s *= compute_.forward_share;
   if (node < compute_.slowdown.size())
     s *= compute_.slowdown[node];
-  if (kind != actors::work_kind::forward && compute_.straggle_p > 0
-      && node < straggle_state_.size()) {
+  if ((kind == actors::work_kind::step || kind == actors::work_kind::stage)
+      && compute_.straggle_p > 0 && node < straggle_state_.size()) {
     auto u = static_cast<double>(splitmix(straggle_state_[node]) >> 11)
              * 0x1.0p-53;
     if (u < compute_.straggle_p) {

@@ -48,6 +48,9 @@ struct compute_options {
   double sample_seconds = 0;
   /// A forward pass's share of a step's cost.
   double forward_share = 1.0 / 3;
+  /// Seconds a shard takes to update one parameter value (its optimizer's
+  /// step) on a node of speed 1.
+  double value_seconds = 0;
   /// Per node: how much slower than nominal it is (1: nominal); missing
   /// nodes are nominal.
   std::vector<double> slowdown;
@@ -173,8 +176,8 @@ private:
   std::unique_ptr<link_model> links_;
   compute_options compute_;
   std::vector<std::uint64_t> straggle_state_;
-  std::vector<record> records_; // by actor id
-  std::vector<event> events_;   // a heap by (at, seq)
+  std::deque<record> records_; // by actor id (stable while it grows)
+  std::vector<event> events_;  // a heap by (at, seq)
   std::deque<caf::actor_id> ready_;
   std::uint64_t seq_ = 0;
   std::uint32_t outside_node_ = 0;

@@ -187,7 +187,8 @@ TEST_CASE("troupe simulate refuses what it cannot simulate, by name") {
   refused({"--stragglers=2:3"}, "P in [0, 1]");
   refused({"--slow-nodes=5:2", "--workers=4"}, "K in [0, --workers]");
   refused({"--slow-nodes=1:x"}, "--slow-nodes=1:x is not K:F");
-  refused({"--shard-nodes=moon"}, "--shard-nodes must be own or workers");
+  refused({"--shard-nodes=moon"},
+          "--shard-nodes must be own, workers or coordinator");
   refused({"--sample-seconds=-1"}, "--sample-seconds");
   refused({"--node-gflops=0"}, "--node-gflops");
   refused({"--wall-seconds=0"}, "--wall-seconds");
