@@ -268,10 +268,18 @@ double step_flops(const cluster_job& cj) {
 } // namespace
 
 int simulate_main(const std::vector<std::string>& args) {
-  for (const auto& a : args)
+  bool compare = false, help = false;
+  std::vector<std::string> rest;
+  for (const auto& a : args) {
     if (a.rfind("--compare=", 0) == 0 || a == "--compare")
-      return simulate_compare(args);
-  return simulate_with(args, nullptr);
+      compare = true;
+    else
+      rest.push_back(a);
+    help = help || a == "--help" || a == "-h";
+  }
+  if (compare && !help)
+    return simulate_compare(args);
+  return simulate_with(help ? rest : args, nullptr);
 }
 
 int simulate_with(const std::vector<std::string>& args,

@@ -208,6 +208,11 @@ TEST_CASE("troupe simulate --help fits 80 columns and lists the cluster") {
     CHECK(line.size() <= 80);
   }
   for (auto name : {"the simulated cluster:", "--link-gbps", "--stragglers",
-                    "--rack-size", "--algo"})
+                    "--rack-size", "--algo", "--compare=A,B"})
     CHECK_THAT(r.out, Catch::Contains(name));
+  // With --compare too: the help, not a comparison of nothing.
+  auto c = troupe::test::run_train_main({"--compare=sgp,downpour", "--help"},
+                                        true);
+  CHECK(c.status == 0);
+  CHECK(c.out == r.out);
 }
