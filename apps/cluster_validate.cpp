@@ -17,8 +17,8 @@ void validate_algorithm(const train_options& o) {
     throw usage_error("troupe train: --algo=" + o.algo + ": " + what);
   };
   if (algo.run_by() != algos::runner::single_loop) {
-    if (o.workers < 1 || o.workers > 4096)
-      fail("--workers must be in [1, 4096]");
+    if (o.workers < 1 || o.workers > o.max_workers)
+      fail("--workers must be in [1, " + std::to_string(o.max_workers) + "]");
     if (o.shards < 1 || o.shards > 1024)
       fail("--shards must be in [1, 1024]");
   }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -256,6 +257,34 @@ double calibrate(const actors::job_config& job) {
   return samples > 0 ? s / static_cast<double>(samples) : 0;
 }
 
+/// MemAvailable of /proc/meminfo in bytes (0: unknown).
+double available_bytes() {
+  std::ifstream in{"/proc/meminfo"};
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:")
+      return kb * 1024;
+  return 0;
+}
+
+/// Every simulated replica is real: refuses a cluster that cannot fit here.
+void check_memory(const actors::job_config& job) {
+  auto params = static_cast<double>(job.init ? job.init->size() : 0);
+  // A worker holds its parameters, gradients and optimizer state (about
+  // four copies), the shards one more copy.
+  auto need = (4.0 * job.workers + 2) * params * sizeof(float);
+  auto have = available_bytes();
+  if (have > 0 && need > have)
+    throw usage_error(
+        "troupe simulate: " + std::to_string(job.workers) + " replicas of "
+        + std::to_string(static_cast<std::uint64_t>(params))
+        + " parameters need about " + std::to_string(need / 1e9).substr(0, 5)
+        + " GB, more than the " + std::to_string(have / 1e9).substr(0, 5)
+        + " GB available here; use fewer --workers or a smaller --model");
+}
+
 /// The model's estimated work per sample and step (forward and backward).
 double step_flops(const cluster_job& cj) {
   double forward = 0;
@@ -301,6 +330,7 @@ int simulate_with(const std::vector<std::string>& args,
       return 0;
     opts.given = parser.given();
     opts.program = "troupe simulate";
+    opts.max_workers = 1'000'000;
     for (const char* f : {"listen", "expect", "monitor", "monitor-token",
                           "monitor-linger", "port-guard", "tls-cert", "tls-key",
                           "tls-ca", "token", "token-file", "shm"})
@@ -325,6 +355,7 @@ int simulate_with(const std::vector<std::string>& args,
   auto given = flags;
   opts.run_placed_job = [so, given, captured](actors::job_config job,
                                               const cluster_job& cj) mutable {
+    check_memory(job);
     std::string source = "given";
     if (given.calibrate) {
       so.compute.sample_seconds = calibrate(job);

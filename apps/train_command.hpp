@@ -35,6 +35,9 @@ struct train_options : algos::job_options {
   /// The command, as its messages name it ("troupe simulate" runs the same
   /// job).
   std::string program = "troupe train";
+  /// The most workers a job may have (troupe simulate allows more: its
+  /// nodes are not processes).
+  std::uint64_t max_workers = 4096;
   // -- distributed jobs (not part of the job's spec) ----------------------
   std::string listen;        ///< HOST:PORT: place the roles on joined nodes
   std::uint64_t expect = 0;  ///< nodes to wait for (with --listen)

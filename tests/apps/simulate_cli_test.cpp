@@ -196,6 +196,11 @@ TEST_CASE("troupe simulate refuses what it cannot simulate, by name") {
   refused({"--crash=moon:0@1"}, "worker, shard or node");
   refused({"--crash=worker:1"}, "not ROLE:I@SECONDS");
   refused({"--crash=worker:1@-2", "--workers=2"}, "seconds from 0");
+  // Every replica is real: a cluster that cannot fit in memory is refused
+  // before it starts (50000 mlp replicas: about 188 GB).
+  refused({"--workers=50000", "--train-examples=60000"},
+          "50000 replicas of 235146 parameters need about");
+  refused({"--workers=2000000"}, "--workers must be in [1, 1000000]");
 }
 
 TEST_CASE("troupe simulate --help fits 80 columns and lists the cluster") {
