@@ -12,86 +12,11 @@
 #include <caf/send.hpp>
 #include <caf/system_messages.hpp>
 
+#include "sim/detail/scheduler_parts.hpp"
+
 namespace troupe::sim {
 
-namespace {
-
-std::uint64_t splitmix(std::uint64_t& s) noexcept {
-  auto z = (s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-void fold(std::uint64_t& h, std::uint64_t x) noexcept {
-  for (int i = 0; i < 8; ++i) {
-    h ^= (x >> (8 * i)) & 0xff;
-    h *= 0x100000001b3ULL;
-  }
-}
-
-constexpr nanos never = std::numeric_limits<nanos>::max();
-
-} // namespace
-
-/// A FIFO of messages an actor is due to handle, chained through the
-/// elements' own links.
-struct scheduler::record {
-  caf::strong_actor_ptr self; ///< held until the actor is done
-  caf::scheduled_actor* actor = nullptr;
-  caf::mailbox_element* head = nullptr;
-  caf::mailbox_element* tail = nullptr;
-  nanos busy_until = 0;
-  std::uint32_t node = 0;
-  bool known = false;
-  bool queued = false; ///< in the ready list or waiting to wake
-  bool launch = false; ///< not started yet
-  bool done = false;
-
-  bool has_work() const noexcept {
-    return launch || head != nullptr;
-  }
-  void push(caf::mailbox_element_ptr x) noexcept {
-    auto* p = x.release();
-    p->next = nullptr;
-    if (tail)
-      tail->next = p;
-    else
-      head = p;
-    tail = p;
-  }
-  void push_front(caf::mailbox_element_ptr x) noexcept {
-    auto* p = x.release();
-    p->next = head;
-    head = p;
-    if (!tail)
-      tail = p;
-  }
-  caf::mailbox_element_ptr pop() noexcept {
-    auto* p = head;
-    head = static_cast<caf::mailbox_element*>(p->next);
-    if (!head)
-      tail = nullptr;
-    p->next = nullptr;
-    return caf::mailbox_element_ptr{p};
-  }
-  void clear() noexcept {
-    while (head)
-      pop();
-  }
-};
-
-struct scheduler::event {
-  nanos at = 0;
-  std::uint64_t seq = 0;
-  caf::strong_actor_ptr to;
-  caf::mailbox_element_ptr msg; ///< null: a wake-up
-  caf::actor_id from = 0;
-  std::uint64_t bytes = 0;
-  std::int64_t crash = -1; ///< a node that crashes (no `to`, no `msg`)
-  nanos sent = 0;          ///< when it left its sender
-  bool depart = false;     ///< due to leave its node at `at` (= `sent`)
-};
+using namespace detail;
 
 class scheduler::unit : public caf::execution_unit {
 public:
@@ -156,10 +81,6 @@ scheduler::record& scheduler::rec(caf::actor_id id) {
   if (id >= records_.size())
     records_.resize(id + 1);
   return records_[id];
-}
-
-scheduler::record* scheduler::find(caf::actor_id id) noexcept {
-  return id < records_.size() ? &records_[id] : nullptr;
 }
 
 std::uint32_t scheduler::node_of(caf::actor_id id) const noexcept {
@@ -283,12 +204,20 @@ void scheduler::make_ready(caf::actor_id id, record& r) {
   ready_.push_back(id);
 }
 
-void scheduler::depart(event e) {
+bool scheduler::never_sent(const event& e) {
+  if (e.from == 0)
+    return false;
   auto src = node_of(e.from);
-  if (src < crashed_at_.size() && crashed_at_[src] < e.sent) {
-    ++stats_.dropped; // its node crashed while computing it
+  if (src >= crashed_at_.size() || crashed_at_[src] >= e.sent)
+    return false;
+  ++stats_.dropped;
+  return true;
+}
+
+void scheduler::depart(event e) {
+  if (never_sent(e))
     return;
-  }
+  auto src = node_of(e.from);
   e.depart = false;
   e.at = links_->deliver(e.sent, src, node_of(e.to->id()), e.bytes);
   push_event(std::move(e));
@@ -302,14 +231,8 @@ void scheduler::arrive(event& e) {
     make_ready(id, r);
     return;
   }
-  if (e.from != 0) {
-    // Sent after its node crashed (computed past the crash): never sent.
-    auto src = node_of(e.from);
-    if (src < crashed_at_.size() && crashed_at_[src] < e.sent) {
-      ++stats_.dropped;
-      return;
-    }
-  }
+  if (never_sent(e))
+    return;
   ++stats_.messages;
   fold(stats_.trace_hash, static_cast<std::uint64_t>(e.at));
   fold(stats_.trace_hash, e.from);
@@ -363,39 +286,6 @@ void scheduler::run_one(caf::actor_id id) {
     return;
   }
   make_ready(id, r);
-}
-
-void scheduler::charge(const caf::local_actor* self, nanos d) {
-  if (d <= 0 || self->id() != running_)
-    return;
-  clock_.offset += clock_type::duration_type{d};
-  stats_.compute_ns += static_cast<std::uint64_t>(d);
-}
-
-void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
-                        std::uint64_t samples, double share) {
-  auto node = node_of(self->id());
-  double s = (kind == actors::work_kind::update ? compute_.value_seconds
-                                                : compute_.sample_seconds)
-             * static_cast<double>(samples) * share;
-  if (kind == actors::work_kind::forward)
-    s *= compute_.forward_share;
-  if (node < compute_.slowdown.size())
-    s *= compute_.slowdown[node];
-  if ((kind == actors::work_kind::step || kind == actors::work_kind::stage)
-      && compute_.straggle_p > 0 && node < straggle_state_.size()) {
-    auto u = static_cast<double>(splitmix(straggle_state_[node]) >> 11)
-             * 0x1.0p-53;
-    if (u < compute_.straggle_p) {
-      s *= compute_.straggle_factor;
-      ++stats_.straggles;
-    }
-  }
-  charge(self, static_cast<nanos>(std::llround(s * 1e9)));
-}
-
-void scheduler::busy(const caf::local_actor* self, std::chrono::nanoseconds d) {
-  charge(self, d.count());
 }
 
 bool scheduler::run(const std::function<bool()>& done, std::uint64_t max_events,
@@ -454,58 +344,6 @@ bool scheduler::run(const std::function<bool()>& done, std::uint64_t max_events,
       depart(std::move(e));
     else
       arrive(e);
-  }
-}
-
-void scheduler::shutdown() {
-  for (auto& r : records_)
-    if (r.known && !r.done && r.self)
-      caf::anon_send_exit(r.self, caf::exit_reason::kill);
-  run({}, 0, std::chrono::seconds{60});
-}
-
-void scheduler::crash_at(nanos at, std::uint32_t node) {
-  if (node >= nodes())
-    throw std::invalid_argument("no node " + std::to_string(node)
-                                + " to crash: the cluster has "
-                                + std::to_string(nodes()));
-  event e;
-  e.at = std::max<nanos>(at, now_ns());
-  e.crash = node;
-  push_event(std::move(e));
-}
-
-void scheduler::crash(std::uint32_t node) {
-  auto now = now_ns();
-  crashed_.emplace_back(node, now);
-  if (crashed_at_.size() < nodes())
-    crashed_at_.resize(nodes(), never);
-  crashed_at_[node] = std::min(crashed_at_[node], now);
-  fold(stats_.trace_hash, 0xdeadULL + node);
-  // Its actors die now, in the middle of a computation too: the kill goes
-  // first, and the rest of their work is not done.
-  for (caf::actor_id id = 0; id < records_.size(); ++id) {
-    auto& r = records_[id];
-    if (!r.known || r.done || !r.self || r.node != node)
-      continue;
-    r.push_front(caf::make_mailbox_element(
-        nullptr, caf::make_message_id(caf::message_priority::high), {},
-        caf::exit_msg{caf::actor_cast<caf::actor_addr>(r.self),
-                      caf::exit_reason::kill}));
-    r.busy_until = std::min(r.busy_until, now);
-    // Ready now, even if it was waiting to wake (that wake-up finds it
-    // done).
-    r.queued = false;
-    make_ready(id, r);
-  }
-}
-
-void scheduler::stop() {
-  events_.clear();
-  ready_.clear();
-  for (auto& r : records_) {
-    r.clear();
-    r.self.reset();
   }
 }
 

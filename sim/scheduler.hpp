@@ -156,13 +156,14 @@ private:
   class unit;
 
   record& rec(caf::actor_id id);
-  record* find(caf::actor_id id) noexcept;
   void notified(caf::resumable* ptr);
   void sweep(caf::scheduled_actor* a, record& r);
   void send_event(nanos at, caf::scheduled_actor* to,
                   caf::mailbox_element_ptr x);
   void arrive(event& e);
   void depart(event e);
+  /// Sent past a crash of its node (computed beyond it): dropped, counted.
+  bool never_sent(const event& e);
   void make_ready(caf::actor_id id, record& r);
   void run_one(caf::actor_id id);
   void push_event(event e);
