@@ -126,6 +126,15 @@ void algorithm::configure_shard(const job_config&,
   // the job's shard settings as they are
 }
 
+std::vector<messages::worker_id>
+algorithm::peer_ranks(const job_config& job, messages::worker_id w) const {
+  std::vector<messages::worker_id> out;
+  for (messages::worker_id v = 0; v < job.workers; ++v)
+    if (v != w)
+      out.push_back(v);
+  return out;
+}
+
 bool algorithm::peer_to_peer() const noexcept {
   return false;
 }

@@ -195,6 +195,13 @@ public:
   /// The workers get each other's handles (peers_atom) before the start.
   virtual bool peer_to_peer() const noexcept;
 
+  /// The ranks worker w of a peer-to-peer job ever exchanges with, in
+  /// increasing order, w left out: it gets their handles (and only theirs)
+  /// and is told when one of them is lost. The relation must be symmetric
+  /// (w lists v if and only if v lists w). The default: every other worker.
+  virtual std::vector<messages::worker_id>
+  peer_ranks(const job_config& job, messages::worker_id w) const;
+
   /// Workers stay alive after their last step, answering fetches, until
   /// the job ends (their models are the evaluated ones).
   virtual bool lingers() const noexcept;

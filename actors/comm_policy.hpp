@@ -142,8 +142,11 @@ public:
 
   // -- peer-to-peer algorithms (SGP, DS-Sync); the defaults ignore ----------
 
-  /// The job's workers in rank order (this one included), before the start.
-  virtual void on_peers(worker_context&, const std::vector<caf::actor>&) {}
+  /// The handles of the ranks this worker exchanges with (its algorithm's
+  /// peer_ranks, increasing; a null handle: gone), before the start.
+  virtual void on_peers(worker_context&,
+                        const std::vector<messages::worker_id>& /*ranks*/,
+                        const std::vector<caf::actor>& /*handles*/) {}
 
   /// Peer `rank` finished or died: no longer a target, no longer awaited.
   virtual void on_peer_gone(worker_context&, messages::worker_id) {}
@@ -297,6 +300,9 @@ void add_compression(messages::worker_stats& out, const optim::compressor& c);
 /// Settings of the peer-to-peer policies (SGP, DS-Sync).
 struct peer_policy_options {
   std::uint32_t workers = 1;
+  /// The ranks this worker exchanges with (the algorithm's peer_ranks for
+  /// it, increasing): its peer state is kept for these only.
+  std::vector<messages::worker_id> neighbours;
   /// The workers' optimizer and rate (schedule: over their own steps).
   optim::optimizer_options optimizer;
   double lr = 0.01;

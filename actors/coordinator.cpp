@@ -152,12 +152,18 @@ void begin(self_ptr self) {
     return;
   }
   if (is_peer_to_peer(st.config)) {
-    // Before the start (same sender, so it arrives first): the peers.
-    std::vector<caf::actor> peers;
-    for (auto& w : st.workers)
-      peers.push_back(caf::actor_cast<caf::actor>(w));
-    for (auto& w : st.workers)
-      self->send(w, peers_atom::value, peers);
+    // Before the start (same sender, so it arrives first): the handles of
+    // the ranks each worker exchanges with, and no others.
+    for (std::size_t w = 0; w < st.workers.size(); ++w) {
+      peer_list_msg m;
+      m.ranks = st.config.algorithm->peer_ranks(st.config,
+                                                static_cast<worker_id>(w));
+      for (auto r : m.ranks)
+        m.handles.push_back(r < st.workers.size()
+                                ? caf::actor_cast<caf::actor>(st.workers[r])
+                                : caf::actor{});
+      self->send(st.workers[w], peers_atom::value, std::move(m));
+    }
   }
   // Nodes may join the running job: the join service hands them over.
   if (st.config.join_service && st.config.algorithm->elastic(st.config))

@@ -115,13 +115,15 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
   for (std::size_t i = 0; i < st.workers.size(); ++i)
     if (st.live[i])
       survivors.push_back(static_cast<std::uint32_t>(i));
-  // Peer-to-peer algorithms: the survivors stop sending to them and waiting
-  // for them. (They monitor their peers too, but a down message does not
-  // cross an indirect route between two nodes.)
+  // Peer-to-peer algorithms: the lost workers' neighbours (peer_ranks)
+  // stop sending to them and waiting for them. (They monitor their peers too,
+  // but a down message does not cross an indirect route between two nodes.)
   for (auto w : ws) {
     if (is_peer_to_peer(c))
-      for (auto i : survivors)
-        self->send(st.workers[i], leave_atom::value, static_cast<worker_id>(w));
+      for (auto i : c.algorithm->peer_ranks(c, static_cast<worker_id>(w)))
+        if (i < st.workers.size() && st.live[i])
+          self->send(st.workers[i], leave_atom::value,
+                     static_cast<worker_id>(w));
     if (st.eval)
       self->send(st.eval, leave_atom::value, static_cast<worker_id>(w));
   }

@@ -75,9 +75,10 @@ using worker_actor = caf::typed_actor<
     // The replica's parameters in [offset, offset + size) (the evaluator of
     // a job without shards reads the leader's this way).
     caf::replies_to<messages::fetch_msg>::with<messages::params_msg>,
-    // The job's workers in rank order, before the start (peer-to-peer
-    // algorithms: the worker monitors them and tells its policy).
-    caf::reacts_to<messages::peers_atom, std::vector<caf::actor>>,
+    // The ranks it exchanges with and their handles, before the start
+    // (peer-to-peer algorithms: the worker monitors them and tells its
+    // policy); from the coordinator's node only.
+    caf::reacts_to<messages::peers_atom, messages::peer_list_msg>,
     // Peer w finished its steps or was lost (from the peer or the
     // coordinator's loss handling): no longer a target nor awaited.
     caf::reacts_to<messages::leave_atom, messages::worker_id>,

@@ -245,14 +245,15 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
   // A monitored peer (SGP, DS-Sync) died: stop sending to it or waiting.
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
-    for (std::size_t r = 0; r < st.peers.size(); ++r)
-      if (st.peers[r] && st.peers[r].address() == msg.source) {
-        st.peers[r] = nullptr;
+    for (std::size_t i = 0; i < st.peers.size(); ++i)
+      if (st.peers[i] && st.peers[i].address() == msg.source) {
+        st.peers[i] = nullptr;
+        auto r = st.peer_ranks[i];
         detail::log().warn("worker {}: peer {} is down ({}); no longer a "
                            "target",
                            st.config.id, r, self->system().render(msg.reason));
         if (st.policy)
-          st.policy->on_peer_gone(st, static_cast<worker_id>(r));
+          st.policy->on_peer_gone(st, r);
       }
   });
   try {
@@ -351,17 +352,25 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
           st.probe_->sent(msg_type::params, wire_size(p));
         return p;
       },
-      [self](peers_atom, std::vector<caf::actor>& peers) {
+      [self](peers_atom, peer_list_msg& m) {
         auto& st = self->state;
         auto scope = on_message(st.probe_.get(), self, msg_type::peers,
-                                small_message_bytes * peers.size());
-        if (!st.policy || !st.peers.empty())
+                                small_message_bytes * m.handles.size());
+        if (!st.policy || !st.peer_ranks.empty())
           return;
-        st.peers = std::move(peers);
+        if (auto why = st.peer_list_problem(m); !why.empty()) {
+          detail::log().warn("worker {}: ignoring a peer list ({}): {}",
+                             st.config.id, to_string(m), why);
+          if (st.probe_)
+            st.probe_->error();
+          return;
+        }
+        st.peer_ranks = std::move(m.ranks);
+        st.peers = std::move(m.handles);
         for (auto& p : st.peers)
-          if (p && p != caf::actor_cast<caf::actor>(self))
+          if (p)
             self->monitor(p);
-        st.policy->on_peers(st, st.peers);
+        st.policy->on_peers(st, st.peer_ranks, st.peers);
       },
       [self](leave_atom, worker_id peer) {
         auto& st = self->state;

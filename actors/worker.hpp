@@ -116,6 +116,10 @@ public:
   bool from_coordinator() noexcept override;
   /// The message being handled comes from peer r's own actor.
   bool sent_by_peer(messages::worker_id r) const noexcept;
+  /// Why a peer list is refused ("" if not): not from the coordinator's
+  /// node, not one handle per rank, ranks not increasing, or this worker's
+  /// own rank among them.
+  std::string peer_list_problem(const messages::peer_list_msg& m);
 
   // -- used by the behavior --------------------------------------------------
 
@@ -152,7 +156,9 @@ public:
   /// A step done, in the probe: its progress and the gauges steps, samples
   /// and loss (worker_gauges.cpp).
   void note_step(double loss);
-  /// Peer-to-peer algorithms: the job's workers in rank order (monitored).
+  /// Peer-to-peer algorithms: the ranks the worker exchanges with
+  /// (increasing) and their handles (monitored; null once down).
+  std::vector<messages::worker_id> peer_ranks;
   std::vector<caf::actor> peers;
   /// Steps in a row whose gradient had a non-finite value.
   std::uint32_t non_finite_run = 0;

@@ -3,8 +3,10 @@
 // and waits for resume_atom. Also the defaults of comm_policy's optional
 // hooks.
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "actors/checkpoint_state.hpp"
 #include "actors/detail/caller.hpp"
@@ -53,9 +55,28 @@ bool worker_state::from_coordinator() noexcept {
 }
 
 bool worker_state::sent_by_peer(messages::worker_id r) const noexcept {
-  return actor && r < peers.size() && peers[r]
+  auto it = std::lower_bound(peer_ranks.begin(), peer_ranks.end(), r);
+  if (!actor || it == peer_ranks.end() || *it != r)
+    return false;
+  const auto& p = peers[static_cast<std::size_t>(it - peer_ranks.begin())];
+  return p
          && caf::actor_cast<caf::actor_addr>(actor->current_sender())
-                == peers[r].address();
+                == p.address();
+}
+
+std::string worker_state::peer_list_problem(const messages::peer_list_msg& m) {
+  if (!from_coordinator())
+    return "not sent from the coordinator's node";
+  if (m.ranks.size() != m.handles.size())
+    return std::to_string(m.ranks.size()) + " ranks but "
+           + std::to_string(m.handles.size()) + " handles";
+  for (std::size_t i = 0; i < m.ranks.size(); ++i) {
+    if (i > 0 && m.ranks[i] <= m.ranks[i - 1])
+      return "ranks not in increasing order";
+    if (m.ranks[i] == config.id)
+      return "its own rank among them";
+  }
+  return {};
 }
 
 caf::message_handler

@@ -1,11 +1,13 @@
 #pragma once
 
 // The base of the peer-to-peer policies (SGP, DS-Sync, all-reduce SGD): the
-// peers and who is gone, the optimizer, and one pending continuation with
-// its deadline. Shared by algos/sgp/gossip_policy.cpp,
-// algos/dssync/dssync_policy.cpp and algos/allreduce/allreduce_policy.cpp
-// only; their settings (actors::peer_policy_options) travel in the job.
+// neighbours (only the ranks the worker exchanges with) and who is gone, the
+// optimizer, and one pending continuation with its deadline. Shared by
+// algos/sgp/gossip_policy.cpp, algos/dssync/dssync_policy.cpp and
+// algos/allreduce/allreduce_policy.cpp only; their settings
+// (actors::peer_policy_options) travel in the job.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -41,8 +43,22 @@ using peer_worker_actor = caf::typed_actor<
     // has arrived (peer_policy::quiesce).
     caf::reacts_to<flush_atom, worker_id>>;
 
-/// What SGP and DS-Sync share: the peers and who is gone, the optimizer,
-/// and one pending continuation with its deadline.
+/// One neighbour's state: kept for the ranks the worker exchanges with
+/// (peer_policy_options::neighbours) only, so that a worker's state does not
+/// grow with the job.
+struct peer_entry {
+  worker_id rank = 0;
+  caf::actor handle;
+  bool gone = false;
+  /// 1 + the last iteration / round heard from it (0: none).
+  std::uint64_t heard = 0;
+  /// Checkpoint markers received (not yet matched by a pause of this
+  /// worker's).
+  std::uint64_t markers = 0;
+};
+
+/// What SGP and DS-Sync share: the neighbours and who is gone, the
+/// optimizer, and one pending continuation with its deadline.
 class peer_policy : public actors::comm_policy {
 public:
   peer_policy(actors::peer_policy_options o, std::size_t n)
@@ -50,24 +66,34 @@ public:
         opt_(optim::make_optimizer<float>(opts_.optimizer, n)) {
     if (opts_.schedule)
       schedule_.emplace(*opts_.schedule);
+    auto ranks = opts_.neighbours;
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    for (auto r : ranks)
+      if (r < opts_.workers)
+        peers_.push_back(peer_entry{r, {}, false, 0, 0});
+    opts_.neighbours.clear(); // kept once, in peers_
   }
 
-  void on_peers(actors::worker_context& ctx,
-                const std::vector<caf::actor>& peers) override {
-    peers_ = peers;
-    gone_.assign(peers.size(), false);
-    for (std::size_t r = 0; r < peers.size(); ++r)
-      gone_[r] = !peers[r] || r == ctx.id();
-    // Restored from a checkpoint: what was heard is the checkpoint's.
-    if (heard_.size() != peers.size())
-      heard_.assign(peers.size(), 0);
-    markers_.assign(peers.size(), 0);
+  /// The neighbours' handles; one without a handle is gone, a rank that is
+  /// not a neighbour is ignored.
+  void on_peers(actors::worker_context&, const std::vector<worker_id>& ranks,
+                const std::vector<caf::actor>& handles) override {
+    for (std::size_t i = 0; i < ranks.size() && i < handles.size(); ++i)
+      if (auto* e = peer(ranks[i]))
+        e->handle = handles[i];
+    for (auto& e : peers_) {
+      e.gone = !e.handle;
+      e.markers = 0;
+    }
+    have_peers_ = true;
   }
 
   void on_peer_gone(actors::worker_context& ctx, worker_id r) override {
-    if (r >= gone_.size() || gone_[r])
+    auto* e = peer(r);
+    if (!e || e->gone)
       return;
-    gone_[r] = true;
+    e->gone = true;
     actors::detail::log().debug("worker {}: peer {} left or died", ctx.id(), r);
     recheck(ctx);
     check_markers();
@@ -81,9 +107,9 @@ public:
   /// its peers (before_compute), so every marker comes.
   void quiesce(actors::worker_context& ctx,
                std::function<void()> done) override {
-    for (std::size_t r = 0; r < peers_.size(); ++r)
-      if (live(r)) {
-        ctx.self()->send(caf::actor_cast<peer_worker_actor>(peers_[r]),
+    for (auto& e : peers_)
+      if (live(e)) {
+        ctx.self()->send(caf::actor_cast<peer_worker_actor>(e.handle),
                          flush_atom::value, ctx.id());
         ctx.count_sent(actors::msg_type::other, actors::small_message_bytes);
       }
@@ -93,9 +119,9 @@ public:
 
   void on_finish(actors::worker_context& ctx) override {
     waiting_ = nullptr;
-    for (std::size_t r = 0; r < peers_.size(); ++r)
-      if (live(r)) {
-        ctx.self()->send(caf::actor_cast<peer_worker_actor>(peers_[r]),
+    for (auto& e : peers_)
+      if (live(e)) {
+        ctx.self()->send(caf::actor_cast<peer_worker_actor>(e.handle),
                          leave_atom::value, ctx.id());
         ctx.count_sent(actors::msg_type::leave, actors::small_message_bytes);
       }
@@ -120,8 +146,8 @@ protected:
       auto scope
           = actors::on_message(ctx.probe(), ctx.self(), actors::msg_type::other,
                                actors::small_message_bytes);
-      if (from < markers_.size() && check_sender(ctx, "pause marker", from))
-        ++markers_[from];
+      if (check_sender(ctx, "pause marker", from))
+        ++peer(from)->markers;
       check_markers();
     }};
   }
@@ -132,11 +158,17 @@ protected:
     out.mix_discarded = discarded_;
   }
 
-  /// The base's state in a checkpoint: the optimizer, what was heard and
-  /// robust mixing's counts.
+  /// The base's state in a checkpoint: the optimizer, what was heard from
+  /// each neighbour and robust mixing's counts.
   void save_base(optim::state_writer& w, const std::string& prefix) const {
     opt_->save(w, prefix + "opt.");
-    w.put(prefix + "heard", heard_);
+    std::vector<std::uint64_t> ranks, heard;
+    for (auto& e : peers_) {
+      ranks.push_back(e.rank);
+      heard.push_back(e.heard);
+    }
+    w.put(prefix + "heard.ranks", ranks);
+    w.put(prefix + "heard", heard);
     std::uint64_t mixed[] = {clipped_, discarded_};
     w.put(prefix + "robust_mix", mixed, 2);
   }
@@ -144,9 +176,26 @@ protected:
   void load_base(const optim::state_reader& r, const std::string& prefix) {
     opt_->load(r, prefix + "opt.");
     auto heard = r.u64(prefix + "heard");
-    if (heard.size() != opts_.workers)
-      throw r.error(prefix + "heard", "not one entry per worker");
-    heard_ = std::move(heard);
+    for (auto& e : peers_)
+      e.heard = 0;
+    if (r.has(prefix + "heard.ranks")) { // written since wire version 20
+      auto ranks = r.u64(prefix + "heard.ranks");
+      if (ranks.size() != heard.size())
+        throw r.error(prefix + "heard.ranks", "not one rank per entry heard");
+      for (std::size_t i = 0; i < ranks.size(); ++i) {
+        if (ranks[i] >= opts_.workers)
+          throw r.error(prefix + "heard.ranks",
+                        "rank " + std::to_string(ranks[i]) + " of a job of "
+                            + std::to_string(opts_.workers) + " workers");
+        if (auto* e = peer(static_cast<worker_id>(ranks[i])))
+          e->heard = heard[i];
+      }
+    } else { // one entry per worker
+      if (heard.size() != opts_.workers)
+        throw r.error(prefix + "heard", "not one entry per worker");
+      for (auto& e : peers_)
+        e.heard = heard[e.rank];
+    }
     clipped_ = discarded_ = 0;
     if (r.has(prefix + "robust_mix")) { // written since wire version 17
       auto mixed = r.u64(prefix + "robust_mix", 2);
@@ -155,9 +204,37 @@ protected:
     }
   }
 
-  /// Rank r is a peer we may send to and wait for.
+  /// Neighbour r's state (nullptr: not a neighbour).
+  peer_entry* peer(worker_id r) noexcept {
+    auto it = std::lower_bound(
+        peers_.begin(), peers_.end(), r,
+        [](const peer_entry& e, worker_id v) { return e.rank < v; });
+    return it != peers_.end() && it->rank == r ? &*it : nullptr;
+  }
+  const peer_entry* peer(worker_id r) const noexcept {
+    return const_cast<peer_policy*>(this)->peer(r);
+  }
+
+  /// A neighbour we may send to and wait for (its handle is here).
+  bool live(const peer_entry& e) const noexcept {
+    return have_peers_ && !e.gone;
+  }
   bool live(std::size_t r) const noexcept {
-    return r < peers_.size() && !gone_[r];
+    auto* e = r < opts_.workers ? peer(static_cast<worker_id>(r)) : nullptr;
+    return e && live(*e);
+  }
+
+  /// What was heard from rank r (0: nothing, or not a neighbour).
+  std::uint64_t heard_of(worker_id r) const noexcept {
+    auto* e = peer(r);
+    return e ? e->heard : 0;
+  }
+
+  /// Rank r's handle (null: not a neighbour, or no handle yet).
+  template <class Handle = peer_worker_actor>
+  Handle handle(std::size_t r) const {
+    auto* e = r < opts_.workers ? peer(static_cast<worker_id>(r)) : nullptr;
+    return e ? caf::actor_cast<Handle>(e->handle) : Handle{};
   }
 
   double lr(actors::worker_context& ctx) const {
@@ -187,18 +264,19 @@ protected:
     k();
   }
 
-  /// The message being handled was sent by rank `sender`'s own actor: a
-  /// peer cannot speak for another (it would escape the per-sender checks
-  /// of robust mixing). Without the peers' handles (before on_peers) any
-  /// rank below the worker count is taken as it says.
+  /// The message being handled was sent by rank `sender`'s own actor, a
+  /// neighbour: a peer cannot speak for another (it would escape the
+  /// per-sender checks of robust mixing). Without the handles (before
+  /// on_peers) a neighbour's rank is taken as it says.
   bool sent_by(actors::worker_context& ctx, worker_id sender) const {
-    if (sender >= opts_.workers)
+    auto* e = peer(sender);
+    if (!e)
       return false;
-    if (peers_.empty())
+    if (!have_peers_)
       return true;
-    return sender < peers_.size() && peers_[sender]
+    return e->handle
            && caf::actor_cast<caf::actor_addr>(ctx.self()->current_sender())
-                  == peers_[sender].address();
+                  == e->handle.address();
   }
 
   /// ClippedGossip's step on x[0..n) with the radius of --agg-clip-radius
@@ -267,12 +345,12 @@ protected:
   void check_markers() {
     if (!quiescing_)
       return;
-    for (std::size_t r = 0; r < peers_.size(); ++r)
-      if (live(r) && (r >= markers_.size() || markers_[r] == 0))
+    for (auto& e : peers_)
+      if (live(e) && e.markers == 0)
         return;
-    for (std::size_t r = 0; r < markers_.size(); ++r)
-      if (live(r))
-        --markers_[r];
+    for (auto& e : peers_)
+      if (live(e))
+        --e.markers;
     auto done = std::move(quiescing_);
     quiescing_ = nullptr;
     done();
@@ -288,20 +366,18 @@ protected:
   actors::peer_policy_options opts_;
   std::unique_ptr<optim::optimizer<float>> opt_;
   std::optional<optim::schedule> schedule_;
-  std::vector<caf::actor> peers_;
-  std::vector<bool> gone_;
-  /// Per rank: 1 + the last iteration / round heard from it (0: none).
-  std::vector<std::uint64_t> heard_;
+  /// The neighbours, by increasing rank.
+  std::vector<peer_entry> peers_;
+  /// on_peers came (the neighbours' handles are known).
+  bool have_peers_ = false;
   std::function<void()> waiting_;
   std::uint64_t wait_seq_ = 0;
-  /// Checkpoint markers received per rank (not yet matched by a pause of
-  /// this worker's), and the pause waiting for them.
-  std::vector<std::uint64_t> markers_;
   /// Robust mixing: neighbours' models clipped, and left out.
   std::uint64_t clipped_ = 0, discarded_ = 0;
   /// Payloads refused (the first max_logged are logged).
   mutable std::uint64_t refused_ = 0;
   static constexpr std::uint64_t max_logged = 5;
+  /// A pause waiting for the neighbours' markers.
   std::function<void()> quiescing_;
   actors::time_point wait_start_;
 };

@@ -2,9 +2,7 @@
 
 #include "apps/simulate_command.hpp"
 
-#include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -13,9 +11,8 @@
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
 #include "apps/simulate_compare.hpp"
+#include "apps/simulate_compute.hpp"
 #include "apps/train_command.hpp"
-#include "optim/optimizer.hpp"
-#include "optim/pipeline.hpp"
 #include "optim/quote.hpp"
 #include "optim/rng.hpp"
 #include "sim/run.hpp"
@@ -33,9 +30,13 @@ struct sim_flags {
   double sample_seconds = 0;
   double value_seconds = 0;
   double node_gflops = 25;
+  double serialize_gbps = 0;
+  std::uint64_t host_cores = 0;
+  bool shared_memory = false;
   bool calibrate = false;
-  std::string stragglers; ///< P:F
-  std::string slow_nodes; ///< K:F
+  std::string virtual_params; ///< D
+  std::string stragglers;     ///< P:F
+  std::string slow_nodes;     ///< K:F
   std::string shard_nodes = "own";
   std::string crash; ///< ROLE:I@SECONDS,...
   std::uint64_t max_events = 0;
@@ -55,8 +56,20 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
         "seconds a shard takes to update one value (0: from --node-gflops)");
   p.add(f.node_gflops, "node-gflops",
         "a node's speed for the model's estimated work, in GFLOP/s");
+  p.add(f.serialize_gbps, "serialize-gbps",
+        "CPU cost of a message between nodes: its bytes at this rate busy "
+        "its sender and its receiver's node (0: free)");
+  p.add(f.host_cores, "host-cores",
+        "all nodes share one host of this many cores (0: a node has its "
+        "own)");
+  p.add(f.shared_memory, "host-shm",
+        "pushes and fetch replies go through shared memory (one host): "
+        "their values cost --serialize-gbps, not the links");
   p.add(f.calibrate, "calibrate",
         "time real steps here for --sample-seconds (not repeatable)");
+  p.add(f.virtual_params, "virtual-params",
+        "D: bytes and compute as if the model had D parameters (tensor "
+        "payloads x D/d, d its own; at least d, at most 10^12)");
   p.add(f.stragglers, "stragglers",
         "P:F: each step is F times slower with probability P");
   p.add(f.slow_nodes, "slow-nodes", "K:F: K worker nodes are F times slower");
@@ -70,7 +83,8 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
   p.add(f.wall_seconds, "wall-seconds", "stop after this many real seconds");
   p.section("the simulated cluster",
             {"link-gbps", "latency-us", "rack-size", "oversubscription",
-             "sample-seconds", "value-seconds", "node-gflops", "calibrate",
+             "sample-seconds", "value-seconds", "node-gflops", "serialize-gbps",
+             "host-cores", "host-shm", "calibrate", "virtual-params",
              "stragglers", "slow-nodes", "shard-nodes", "crash", "max-events",
              "wall-seconds"});
 }
@@ -167,8 +181,17 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
   if (!std::isfinite(f.value_seconds) || f.value_seconds < 0
       || f.value_seconds > 1)
     throw usage_error("troupe simulate: --value-seconds must be in [0, 1]");
+  if (!std::isfinite(f.serialize_gbps) || f.serialize_gbps < 0
+      || f.serialize_gbps > 1e6)
+    throw usage_error("troupe simulate: --serialize-gbps must be in [0, "
+                      "1e6]");
+  if (f.host_cores > 4096)
+    throw usage_error("troupe simulate: --host-cores must be at most 4096");
   so.compute.sample_seconds = f.sample_seconds;
   so.compute.value_seconds = f.value_seconds;
+  so.compute.serialize_gbps = f.serialize_gbps;
+  so.compute.host_cores = static_cast<std::uint32_t>(f.host_cores);
+  so.compute.shared_memory = f.shared_memory;
   so.compute.seed = o.seed;
   if (!f.stragglers.empty()) {
     auto [p, x] = pair_of(f.stragglers, "stragglers",
@@ -215,83 +238,6 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
     throw usage_error("troupe simulate: --wall-seconds must be positive");
   so.wall_seconds = f.wall_seconds;
   return so;
-}
-
-/// Seconds per value of the shards' optimizer updating the whole model,
-/// here.
-double calibrate_update(const actors::job_config& job) {
-  auto n = job.init ? job.init->size() : 0;
-  if (n == 0)
-    return 0;
-  std::vector<float> params(*job.init), grads(n, 1e-3f);
-  auto opt = optim::make_optimizer<float>(job.server.optimizer, n);
-  opt->step(params.data(), grads.data(), n, 1e-3);
-  int steps = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  do {
-    opt->step(params.data(), grads.data(), n, 1e-3);
-    ++steps;
-  } while (steps < 5
-           || std::chrono::steady_clock::now() - t0
-                  < std::chrono::milliseconds{300});
-  auto s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-               .count();
-  return s / (static_cast<double>(steps) * static_cast<double>(n));
-}
-
-/// Seconds per sample of a real step of worker 0's replica, here.
-double calibrate(const actors::job_config& job) {
-  auto r = job.make_replica(0);
-  for (int i = 0; i < 2; ++i)
-    r->compute();
-  std::uint64_t samples = 0;
-  auto t0 = std::chrono::steady_clock::now();
-  int steps = 0;
-  do {
-    samples += r->compute().samples;
-    ++steps;
-  } while (steps < 5
-           || std::chrono::steady_clock::now() - t0 < std::chrono::seconds{1});
-  auto s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-               .count();
-  return samples > 0 ? s / static_cast<double>(samples) : 0;
-}
-
-/// MemAvailable of /proc/meminfo in bytes (0: unknown).
-double available_bytes() {
-  std::ifstream in{"/proc/meminfo"};
-  std::string key;
-  double kb = 0;
-  std::string unit;
-  while (in >> key >> kb >> unit)
-    if (key == "MemAvailable:")
-      return kb * 1024;
-  return 0;
-}
-
-/// Every simulated replica is real: refuses a cluster that cannot fit here.
-void check_memory(const actors::job_config& job) {
-  auto params = static_cast<double>(job.init ? job.init->size() : 0);
-  // A worker holds its parameters, gradients and optimizer state (about
-  // four copies), the shards one more copy.
-  auto need = (4.0 * job.workers + 2) * params * sizeof(float);
-  auto have = available_bytes();
-  if (have > 0 && need > have)
-    throw usage_error(
-        "troupe simulate: " + std::to_string(job.workers) + " replicas of "
-        + std::to_string(static_cast<std::uint64_t>(params))
-        + " parameters need about " + std::to_string(need / 1e9).substr(0, 5)
-        + " GB, more than the " + std::to_string(have / 1e9).substr(0, 5)
-        + " GB available here; use fewer --workers or a smaller --model");
-}
-
-/// The model's estimated work per sample and step (forward and backward).
-double step_flops(const cluster_job& cj) {
-  double forward = 0;
-  for (const auto& l : optim::profile_layers(cj.model, cj.input, cj.classes, 0))
-    forward += l.flops;
-  // Two flops per multiply-add; the backward pass costs twice the forward.
-  return 2 * 3 * forward;
 }
 
 } // namespace
@@ -346,32 +292,24 @@ int simulate_with(const std::vector<std::string>& args,
     return 2;
   }
   sim::sim_options so;
+  compute_flags given;
   try {
     so = to_options(flags, opts);
+    given.sample_seconds = flags.sample_seconds;
+    given.value_seconds = flags.value_seconds;
+    given.node_gflops = flags.node_gflops;
+    given.calibrate = flags.calibrate;
+    given.virtual_params = virtual_params_of(flags.virtual_params);
   } catch (const usage_error& e) {
     std::cerr << e.what() << '\n';
     return 2;
   }
-  auto given = flags;
   opts.run_placed_job = [so, given, captured](actors::job_config job,
                                               const cluster_job& cj) mutable {
     check_memory(job);
-    std::string source = "given";
-    if (given.calibrate) {
-      so.compute.sample_seconds = calibrate(job);
-      so.compute.value_seconds = calibrate_update(job);
-      source = "calibrated";
-    } else if (so.compute.sample_seconds <= 0) {
-      so.compute.sample_seconds = step_flops(cj) / (given.node_gflops * 1e9);
-      source = "flops";
-    }
-    // An optimizer's update: a few flops a value (read, update, write).
-    if (so.compute.value_seconds <= 0)
-      so.compute.value_seconds = 8 / (given.node_gflops * 1e9);
+    auto compute = choose_compute(so, given, job, cj);
     auto result = sim::run_simulation(std::move(job), so);
-    result["simulation"]["compute"]["source"] = source;
-    if (source == "flops")
-      result["simulation"]["compute"]["node_gflops"] = given.node_gflops;
+    result["simulation"]["compute"].update(compute);
     if (captured)
       *captured = result;
     return result;

@@ -99,11 +99,13 @@ public:
   }
   // [/snippet]
 
-  void on_peers(actors::worker_context&,
-                const std::vector<caf::actor>& peers) override {
-    peers_ = peers;
-    for (messages::worker_id w = 0; w < peers.size(); ++w)
-      expected_.insert(w);
+  /// The other workers (the default peer_ranks: every other rank).
+  void on_peers(actors::worker_context& ctx,
+                const std::vector<messages::worker_id>& ranks,
+                const std::vector<caf::actor>& handles) override {
+    peers_ = handles;
+    expected_.insert(ranks.begin(), ranks.end());
+    expected_.insert(ctx.id()); // its own parameters count too
   }
 
   void on_peer_gone(actors::worker_context& ctx,

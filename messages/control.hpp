@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor.hpp>
 #include <caf/error.hpp>
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
@@ -193,8 +194,27 @@ typename Inspector::result_type inspect(Inspector& f, eval_msg& x) {
            x.version, x.param_hash);
 }
 
+// -- peer_list_msg ------------------------------------------------------------
+
+/// The coordinator's word to a peer-to-peer worker before its start: the
+/// handles of the ranks it exchanges with (actors::algorithm::peer_ranks),
+/// ranks in increasing order, one handle each (a null handle: a rank gone
+/// before the start). Only the neighbours: a worker's state does not grow
+/// with the job.
+struct peer_list_msg {
+  std::vector<worker_id> ranks;
+  std::vector<caf::actor> handles;
+};
+
+/// Serializes or prints a peer_list_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, peer_list_msg& x) {
+  return f(caf::meta::type_name("peer_list_msg"), x.ranks, x.handles);
+}
+
 /// Returns one-line descriptions for logs.
 std::string to_string(const real& x);
+std::string to_string(const peer_list_msg& x);
 std::string to_string(const worker_pushes& x);
 std::string to_string(const progress_msg& x);
 std::string to_string(const worker_stats& x);

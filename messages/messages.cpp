@@ -124,6 +124,14 @@ std::uint64_t wire_size(const pull_msg& x) {
   return 8 + 1 + 4 + 8 + 8 + 4 * std::uint64_t{x.values.size()};
 }
 
+std::string to_string(const peer_list_msg& x) {
+  std::string out
+      = "peer_list_msg(" + std::to_string(x.ranks.size()) + " ranks:";
+  for (std::size_t i = 0; i < x.ranks.size() && i < 8; ++i)
+    out += " " + std::to_string(x.ranks[i]);
+  return out + (x.ranks.size() > 8 ? " ...)" : ")");
+}
+
 std::string to_string(const gossip_msg& x) {
   return stringify(x);
 }

@@ -57,6 +57,22 @@ std::vector<std::uint32_t> exponential_in_peers(std::uint32_t rank,
   return in;
 }
 
+std::vector<std::uint32_t> exponential_neighbours(std::uint32_t rank,
+                                                  std::uint32_t n) {
+  std::vector<std::uint32_t> out;
+  if (rank >= n)
+    return out;
+  for (auto o : offsets(n)) {
+    out.push_back(static_cast<std::uint32_t>((std::uint64_t{rank} + o) % n));
+    out.push_back(
+        static_cast<std::uint32_t>((std::uint64_t{rank} + n - o) % n));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  out.erase(std::remove(out.begin(), out.end(), rank), out.end());
+  return out;
+}
+
 push_sum_share push_sum_split(push_sum_state& s, std::size_t out_degree) {
   auto p = 1.0 / static_cast<double>(out_degree + 1);
   auto pf = static_cast<float>(p);
@@ -87,10 +103,13 @@ void push_sum_debias(const push_sum_state& s, float* z) {
     z[i] = static_cast<float>(s.x[i] * inv);
 }
 
-std::vector<std::uint32_t> digit_groups(std::uint32_t n, std::uint32_t m,
-                                        std::uint64_t k) {
+namespace {
+
+/// The digit schedule's q for n = m^q (throws unless m >= 2 and n is a
+/// power of m, naming `what`).
+std::uint32_t digits_of(const char* what, std::uint32_t n, std::uint32_t m) {
   if (m < 2)
-    throw std::invalid_argument("digit_groups: groups of at least 2");
+    throw std::invalid_argument(std::string{what} + ": groups of at least 2");
   std::uint32_t q = 0;
   std::uint64_t p = 1;
   while (p < n) {
@@ -98,9 +117,47 @@ std::vector<std::uint32_t> digit_groups(std::uint32_t n, std::uint32_t m,
     ++q;
   }
   if (p != n || q == 0)
-    throw std::invalid_argument("digit_groups: " + std::to_string(n)
+    throw std::invalid_argument(std::string{what} + ": " + std::to_string(n)
                                 + " ranks is not a power of "
                                 + std::to_string(m));
+  return q;
+}
+
+} // namespace
+
+std::vector<std::uint32_t> digit_group_members(std::uint32_t rank,
+                                               std::uint32_t n, std::uint32_t m,
+                                               std::uint64_t k) {
+  auto q = digits_of("digit_group_members", n, m);
+  if (rank >= n)
+    throw std::invalid_argument("digit_group_members: rank "
+                                + std::to_string(rank) + " of "
+                                + std::to_string(n));
+  std::uint64_t place = 1;
+  for (std::uint64_t i = 0; i < k % q; ++i)
+    place *= m;
+  auto base = rank - (rank / place) % m * place; // that digit set to 0
+  std::vector<std::uint32_t> out;
+  for (std::uint64_t d = 0; d < m; ++d)
+    out.push_back(static_cast<std::uint32_t>(base + d * place));
+  return out;
+}
+
+std::vector<std::uint32_t> digit_neighbours(std::uint32_t rank, std::uint32_t n,
+                                            std::uint32_t m) {
+  auto q = digits_of("digit_neighbours", n, m);
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t d = 0; d < q; ++d)
+    for (auto r : digit_group_members(rank, n, m, d))
+      if (r != rank)
+        out.push_back(r);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::uint32_t> digit_groups(std::uint32_t n, std::uint32_t m,
+                                        std::uint64_t k) {
+  auto q = digits_of("digit_groups", n, m);
   // Digit d = k mod q varies within a group; the group id is the rank with
   // that digit removed.
   std::uint64_t d = k % q, place = 1;

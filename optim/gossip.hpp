@@ -30,6 +30,13 @@ std::vector<std::uint32_t> exponential_in_peers(std::uint32_t rank,
                                                 std::uint32_t n,
                                                 std::uint32_t peers);
 
+/// Every rank `rank` ever exchanges with on that graph (any iteration, any
+/// `peers`): rank +- 2^i mod n over the offsets, in increasing order,
+/// `rank` itself left out. At most 2 floor(log2(n - 1)) + 2 ranks; the
+/// relation is symmetric.
+std::vector<std::uint32_t> exponential_neighbours(std::uint32_t rank,
+                                                  std::uint32_t n);
+
 /// A node's push-sum state: numerator x and weight w (z = x / w).
 struct push_sum_state {
   std::vector<float> x;
@@ -65,6 +72,19 @@ void push_sum_debias(const push_sum_state& s, float* z);
 /// std::invalid_argument unless m >= 2 and n is a power of m.
 std::vector<std::uint32_t> digit_groups(std::uint32_t n, std::uint32_t m,
                                         std::uint64_t k);
+
+/// The members of `rank`'s group at iteration k on the digit schedule
+/// (digit_groups), in increasing order, `rank` included: O(m), not O(n).
+/// Throws std::invalid_argument as digit_groups does.
+std::vector<std::uint32_t> digit_group_members(std::uint32_t rank,
+                                               std::uint32_t n, std::uint32_t m,
+                                               std::uint64_t k);
+
+/// Every rank that shares a group with `rank` at some iteration of the
+/// digit schedule (ranks differing from it in exactly one base-m digit),
+/// in increasing order, `rank` left out: q (m - 1) ranks for n = m^q.
+std::vector<std::uint32_t> digit_neighbours(std::uint32_t rank, std::uint32_t n,
+                                            std::uint32_t m);
 
 /// A uniformly random partition of n ranks into groups of m (the last one
 /// smaller if m does not divide n), from (seed, k) alone. Returns each

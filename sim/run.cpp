@@ -139,6 +139,16 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
   sys.await_actors_before_shutdown(false);
   auto& sched = scheduler::of(sys);
   sched.configure(nodes, o.network, o.compute);
+  auto real_params
+      = static_cast<std::uint64_t>(job.init ? job.init->size() : 0);
+  if (o.virtual_params != 0 && o.virtual_params < real_params)
+    throw std::invalid_argument("--virtual-params="
+                                + std::to_string(o.virtual_params)
+                                + " is less than the model's "
+                                + std::to_string(real_params) + " parameters");
+  payload_scale scale{o.virtual_params != 0 ? o.virtual_params : real_params,
+                      real_params};
+  sched.scale_payloads(scale);
   // The job as every node builds it (no placement, no hooks).
   auto built = job;
   built.placement = {};
@@ -148,12 +158,15 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
   built.stop = nullptr;
   built.monitor = nullptr;
   built.checkpoints = {};
+  // One description for every node's agent (each takes its own copy of it
+  // at setup, as the node agent keeps its job).
+  auto shared = std::make_shared<const actors::job_config>(std::move(built));
   auto roles = algos::node_roles();
   std::vector<caf::actor> agents;
   for (std::uint32_t n = 1; n < nodes; ++n) {
     actors::node_agent_config ac;
-    ac.build = [built](const std::string&) {
-      return actors::built_job{built, "simulated"};
+    ac.build = [shared](const std::string&) {
+      return actors::built_job{*shared, "simulated"};
     };
     ac.node_name = "node-" + std::to_string(n);
     ac.obey_own_process = true;
@@ -219,8 +232,14 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
       {"actors", stats.actors},
       {"compute_seconds", static_cast<double>(stats.compute_ns) * 1e-9},
       {"straggles", stats.straggles},
+      {"serialize_seconds", static_cast<double>(stats.serialize_ns) * 1e-9},
+      {"core_wait_seconds", static_cast<double>(stats.core_wait_ns) * 1e-9},
       {"dropped_messages", stats.dropped},
       {"network_bytes", net.bytes()},
+      {"payload_bytes", stats.payload_bytes},
+      {"virtual_params", scale.virtual_params},
+      {"real_params", scale.real_params},
+      {"payload_scale", scale.ratio()},
       {"core_bytes", net.core_bytes()},
       {"max_queueing_seconds", static_cast<double>(net.max_queueing()) * 1e-9},
       {"trace_hash", hex(stats.trace_hash)},
@@ -233,8 +252,12 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
       {"compute",
        {{"sample_seconds", o.compute.sample_seconds},
         {"value_seconds", o.compute.value_seconds},
+        {"update_scale", o.compute.update_scale},
         {"straggle_p", o.compute.straggle_p},
-        {"straggle_factor", o.compute.straggle_factor}}}};
+        {"straggle_factor", o.compute.straggle_factor},
+        {"serialize_gbps", o.compute.serialize_gbps},
+        {"host_cores", o.compute.host_cores},
+        {"host_shm", o.compute.shared_memory}}}};
   return result;
 }
 

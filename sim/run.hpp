@@ -27,6 +27,10 @@ struct crash_spec {
 struct sim_options {
   network_options network;
   compute_options compute;
+  /// Payloads between nodes cost as if the model had this many parameters
+  /// instead of its own d: tensor values x virtual_params / d (0: its own;
+  /// at least d). Its compute is the caller's to scale (compute above).
+  std::uint64_t virtual_params = 0;
   /// Where the shards run: on nodes of their own, shard i on worker
   /// i mod W's node, or with the coordinator on node 0 (as troupe launch
   /// --local places them).

@@ -7,11 +7,11 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <caf/detail/serialized_size.hpp>
 #include <caf/scheduled_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/system_messages.hpp>
 
+#include "messages/messages.hpp"
 #include "sim/detail/scheduler_parts.hpp"
 
 namespace troupe::sim {
@@ -69,6 +69,8 @@ void scheduler::configure(std::uint32_t nodes, network_options net,
     throw std::invalid_argument("a simulated cluster needs a node");
   links_ = std::make_unique<link_model>(net, nodes);
   compute_ = std::move(compute);
+  cores_.assign(compute_.host_cores, {});
+  decoder_free_.assign(nodes, 0);
   straggle_state_.resize(nodes);
   for (std::uint32_t n = 0; n < nodes; ++n) {
     std::uint64_t s = compute_.seed ^ (0xa0761d6478bd642fULL * (n + 1));
@@ -76,6 +78,22 @@ void scheduler::configure(std::uint32_t nodes, network_options net,
     straggle_state_[n] = s;
   }
 }
+
+namespace {
+
+/// What a tensor sent by reference into a shared-memory segment takes in
+/// the frame (docs/wire.md: pid, fd, nonce, offset, generation).
+constexpr std::uint64_t shm_reference_bytes = 36;
+
+/// Whether troupe sends this message's values through shared memory to
+/// another process of its host: a push and a fetch's reply.
+bool by_reference(const caf::type_erased_tuple& x) {
+  return x.size() > 0
+         && (x.match_element<messages::push_msg>(0)
+             || x.match_element<messages::params_msg>(0));
+}
+
+} // namespace
 
 scheduler::record& scheduler::rec(caf::actor_id id) {
   if (id >= records_.size())
@@ -165,9 +183,26 @@ void scheduler::sweep(caf::scheduled_actor* a, record& r) {
       e.to = r.self ? r.self : caf::strong_actor_ptr{a->ctrl()};
       e.from = from;
       if (src != r.node) {
-        caf::detail::serialized_size_inspector f{system()};
-        e.bytes = x->content().save(f) ? 64 : f.result();
+        auto size = measure(x->content());
+        auto payload = payloads_.apply(size.payload);
+        e.bytes = e.cpu_bytes = size.header + payload;
+        if (compute_.shared_memory && by_reference(x->content())) {
+          // A reference crosses the link; the values are copied once a
+          // side (into the segment, out of it), not twice (into a frame
+          // and the socket, out of the socket and the frame).
+          e.bytes = size.header + shm_reference_bytes;
+          e.cpu_bytes = size.header + (payload + 1) / 2;
+        }
+        stats_.payload_bytes += payload;
         ++stats_.remote;
+        // Its sender serializes it (busy, on a core) before it leaves.
+        if (auto ser = serialize_time(e.cpu_bytes);
+            ser > 0 && from == running_) {
+          auto end = on_core(at, ser);
+          clock_.offset += clock_type::duration_type{end - at};
+          stats_.serialize_ns += static_cast<std::uint64_t>(ser);
+          at = e.sent = e.at = end;
+        }
         // The network carries it when it leaves: a message computed into
         // the future does not hold the links before then.
         if (at > now_ns())
@@ -231,7 +266,7 @@ void scheduler::arrive(event& e) {
     make_ready(id, r);
     return;
   }
-  if (never_sent(e))
+  if (never_sent(e) || decode(e))
     return;
   ++stats_.messages;
   fold(stats_.trace_hash, static_cast<std::uint64_t>(e.at));

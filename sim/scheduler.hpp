@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <caf/detail/test_actor_clock.hpp>
@@ -34,6 +35,7 @@
 
 #include "actors/clock.hpp"
 #include "sim/link_model.hpp"
+#include "sim/size_counter.hpp"
 
 namespace caf {
 class scheduled_actor;
@@ -51,6 +53,9 @@ struct compute_options {
   /// Seconds a shard takes to update one parameter value (its optimizer's
   /// step) on a node of speed 1.
   double value_seconds = 0;
+  /// Values a shard's update counts per value it updates (troupe simulate
+  /// --virtual-params: virtual over real parameters; 1: as they are).
+  double update_scale = 1;
   /// Per node: how much slower than nominal it is (1: nominal); missing
   /// nodes are nominal.
   std::vector<double> slowdown;
@@ -59,6 +64,21 @@ struct compute_options {
   double straggle_p = 0;
   double straggle_factor = 1;
   std::uint64_t seed = 1;
+  /// The CPU cost of a message between nodes, in Gb/s of its costed bytes
+  /// (0: free): the sender is busy serializing it before it leaves, and the
+  /// receiver's node deserializes it (one message at a time a node, as CAF's
+  /// one broker does) before its actor gets it.
+  double serialize_gbps = 0;
+  /// Pushes and fetch replies between nodes go through shared memory (as
+  /// between the processes of one host, troupe launch --local): only a
+  /// reference to their values (36 bytes) crosses the link, and
+  /// (de)serializing costs half their values' bytes (one copy a side: into
+  /// the segment, out of it; a message through the socket takes two).
+  bool shared_memory = false;
+  /// All nodes are processes on one host of this many cores (0: every node
+  /// has cores of its own): compute and (de)serialization each take a core,
+  /// the earliest free one, and wait for one when all are taken.
+  std::uint32_t host_cores = 0;
 };
 
 /// Counts of a run.
@@ -72,6 +92,13 @@ struct run_stats {
   std::uint64_t straggles = 0;  ///< steps slowed by a straggle
   std::uint64_t dropped = 0;    ///< sent past a crash of their node
   std::uint64_t trace_hash = 0; ///< FNV-1a over the deliveries
+  /// Payload bytes between nodes (tensor values, compressed blocks), as
+  /// costed (scaled by the payload scale).
+  std::uint64_t payload_bytes = 0;
+  /// Modelled (de)serialization, summed over both sides.
+  std::uint64_t serialize_ns = 0;
+  /// Time compute and (de)serialization waited for a core of the host.
+  std::uint64_t core_wait_ns = 0;
 };
 
 class scheduler : public caf::scheduler::test_coordinator,
@@ -106,6 +133,13 @@ public:
   /// Sets the cluster: `nodes` nodes, their network and compute.
   void configure(std::uint32_t nodes, network_options net,
                  compute_options compute);
+  /// Costs every payload between nodes as `s` scales it (before run()).
+  void scale_payloads(payload_scale s) noexcept {
+    payloads_ = s;
+  }
+  const payload_scale& payloads() const noexcept {
+    return payloads_;
+  }
   /// Actors spawned from outside any actor go on `node` from now on.
   void place_next(std::uint32_t node) noexcept {
     outside_node_ = node;
@@ -171,11 +205,20 @@ private:
   void crash(std::uint32_t node);
   nanos now_ns() const noexcept;
   void charge(const caf::local_actor* self, nanos d);
+  /// When work of `d` that can start at `t` is done: at once on a node of
+  /// its own, else on the host's earliest free core (taken until then).
+  nanos on_core(nanos t, nanos d);
+  /// The (de)serialization time of `bytes` (0: free).
+  nanos serialize_time(std::uint64_t bytes) const noexcept;
+  /// A message that reached its node: deserialized there first, then
+  /// delivered (false: it is delivered now).
+  bool decode(event& e);
 
   clock_type clock_;
   std::unique_ptr<unit> unit_;
   std::unique_ptr<link_model> links_;
   compute_options compute_;
+  payload_scale payloads_;
   std::vector<std::uint64_t> straggle_state_;
   std::deque<record> records_; // by actor id (stable while it grows)
   std::vector<event> events_;  // a heap by (at, seq)
@@ -190,6 +233,9 @@ private:
   std::vector<caf::resumable*> foreign_;
   std::vector<std::pair<std::uint32_t, nanos>> crashed_;
   std::vector<nanos> crashed_at_; ///< per node (max: never)
+  /// Per host core: its busy intervals [from, to), in order.
+  std::vector<std::vector<std::pair<nanos, nanos>>> cores_;
+  std::vector<nanos> decoder_free_; ///< per node: its broker busy until
 };
 
 } // namespace troupe::sim

@@ -17,8 +17,71 @@ using namespace detail;
 void scheduler::charge(const caf::local_actor* self, nanos d) {
   if (d <= 0 || self->id() != running_)
     return;
-  clock_.offset += clock_type::duration_type{d};
+  auto t = now_ns() + clock_.offset.count();
+  clock_.offset += clock_type::duration_type{on_core(t, d) - t};
   stats_.compute_ns += static_cast<std::uint64_t>(d);
+}
+
+nanos scheduler::on_core(nanos t, nanos d) {
+  if (cores_.empty() || d <= 0)
+    return t + d;
+  // The earliest start at or after t at which some core is free for d (the
+  // first such core): work given out of time order (a message's
+  // deserialization when it arrives, a send after compute) leaves gaps that
+  // later work may fill. No preemption. Intervals over before now are gone:
+  // no work starts before now.
+  auto now = now_ns();
+  nanos best = never;
+  std::size_t best_core = 0, best_at = 0;
+  for (std::size_t c = 0; c < cores_.size(); ++c) {
+    auto& busy = cores_[c];
+    std::size_t gone = 0;
+    while (gone < busy.size() && busy[gone].second <= now)
+      ++gone;
+    busy.erase(busy.begin(), busy.begin() + static_cast<std::ptrdiff_t>(gone));
+    auto start = t;
+    std::size_t i = 0;
+    for (; i < busy.size(); ++i) {
+      if (busy[i].second <= start)
+        continue;
+      if (busy[i].first >= start + d)
+        break;
+      start = busy[i].second;
+    }
+    if (start < best) {
+      best = start;
+      best_core = c;
+      best_at = i;
+    }
+  }
+  auto& busy = cores_[best_core];
+  busy.insert(busy.begin() + static_cast<std::ptrdiff_t>(best_at),
+              {best, best + d});
+  stats_.core_wait_ns += static_cast<std::uint64_t>(best - t);
+  return best + d;
+}
+
+nanos scheduler::serialize_time(std::uint64_t bytes) const noexcept {
+  return compute_.serialize_gbps > 0
+             ? link_model::wire_time(bytes, compute_.serialize_gbps)
+             : 0;
+}
+
+bool scheduler::decode(event& e) {
+  auto d = e.decoded ? 0 : serialize_time(e.cpu_bytes);
+  if (d <= 0)
+    return false;
+  // The node's broker takes its messages one at a time, each on a core.
+  auto node = node_of(e.to->id());
+  if (decoder_free_.size() <= node)
+    decoder_free_.resize(nodes(), 0);
+  auto end = on_core(std::max(now_ns(), decoder_free_[node]), d);
+  decoder_free_[node] = end;
+  stats_.serialize_ns += static_cast<std::uint64_t>(d);
+  e.decoded = true;
+  e.at = end;
+  push_event(std::move(e));
+  return true;
 }
 
 void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
@@ -29,6 +92,8 @@ void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
              * static_cast<double>(samples) * share;
   if (kind == actors::work_kind::forward)
     s *= compute_.forward_share;
+  else if (kind == actors::work_kind::update)
+    s *= compute_.update_scale;
   if (node < compute_.slowdown.size())
     s *= compute_.slowdown[node];
   if ((kind == actors::work_kind::step || kind == actors::work_kind::stage)

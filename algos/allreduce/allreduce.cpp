@@ -1,5 +1,6 @@
 #include "algos/allreduce/allreduce.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "actors/coordinator.hpp"
@@ -65,6 +66,7 @@ void allreduce::configure_worker(const actors::job_config& job,
   opts.lr = local.lr;
   opts.schedule = local.schedule;
   opts.init = job.init;
+  opts.neighbours = peer_ranks(job, config.id);
   config.make_policy = [opts](std::size_t params) {
     return make_allreduce_policy(opts, params);
   };
@@ -73,6 +75,20 @@ void allreduce::configure_worker(const actors::job_config& job,
 
 bool allreduce::peer_to_peer() const noexcept {
   return true;
+}
+
+std::vector<messages::worker_id>
+allreduce::peer_ranks(const actors::job_config& job,
+                      messages::worker_id w) const {
+  auto n = job.workers;
+  std::vector<messages::worker_id> out;
+  if (n < 2 || w >= n)
+    return out;
+  out.push_back((w + n - 1) % n); // the ring's predecessor and successor
+  if (n > 2)
+    out.push_back((w + 1) % n);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 bool allreduce::lingers() const noexcept {

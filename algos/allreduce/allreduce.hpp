@@ -31,6 +31,10 @@ public:
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
   bool peer_to_peer() const noexcept override;
+  /// The ring's predecessor and successor.
+  std::vector<messages::worker_id>
+  peer_ranks(const actors::job_config& job,
+             messages::worker_id w) const override;
   bool lingers() const noexcept override;
   std::string checkpoint_refusal() const override;
   /// A step's batch is every worker's: a lost worker ends the job.

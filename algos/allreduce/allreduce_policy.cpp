@@ -81,9 +81,10 @@ public:
   /// unless it is the worker's last and the peer's part of it is here.
   void on_peer_gone(actors::worker_context& ctx,
                     messages::worker_id r) override {
-    if (r >= gone_.size() || gone_[r])
+    auto* e = peer(r);
+    if (!e || e->gone)
       return;
-    gone_[r] = true;
+    e->gone = true;
     if (ctx.finished() || ring_.ranks() == 1)
       return;
     bool owed = r == ring_.left(ctx.id()) && arrived_ < ring_.steps();
@@ -167,8 +168,7 @@ private:
                      count_[c],
                      tensor{sum_.data() + range.offset, range.size}};
     ctx.count_sent(ring_kind, wire_size(m));
-    ctx.self()->send(caf::actor_cast<ring_peer_actor>(peers_[to]),
-                     std::move(m));
+    ctx.self()->send(handle<ring_peer_actor>(to), std::move(m));
   }
 
   /// Keeps the predecessor's next message (taken once the worker's own

@@ -6,6 +6,7 @@
 #include "algos/dssync/dssync_policy.hpp"
 #include "algos/local_steps.hpp"
 #include "algos/sgp/sgp.hpp"
+#include "optim/gossip.hpp"
 
 namespace troupe::algos {
 
@@ -27,7 +28,9 @@ void dssync::check(const actors::job_config&) const {
 void dssync::configure_worker(const actors::job_config& job,
                               actors::worker_config& config,
                               std::vector<actors::shard_ref>) const {
-  config.make_policy = [opts = peer_options(job, settings, local),
+  auto opts = peer_options(job, settings, local);
+  opts.neighbours = peer_ranks(job, config.id);
+  config.make_policy = [opts = std::move(opts),
                         steps = job.steps_per_worker](std::size_t params) {
     return make_dssync_policy(opts, params, steps);
   };
@@ -36,6 +39,15 @@ void dssync::configure_worker(const actors::job_config& job,
 
 bool dssync::peer_to_peer() const noexcept {
   return true;
+}
+
+std::vector<messages::worker_id>
+dssync::peer_ranks(const actors::job_config& job, messages::worker_id w) const {
+  auto opts = settings;
+  opts.workers = job.workers;
+  if (digit_schedule(opts))
+    return optim::digit_neighbours(w, opts.workers, opts.group_size);
+  return algorithm::peer_ranks(job, w); // random groups: anyone
 }
 
 bool dssync::lingers() const noexcept {

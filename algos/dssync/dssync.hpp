@@ -32,6 +32,11 @@ public:
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
   bool peer_to_peer() const noexcept override;
+  /// The digit schedule's group mates of every round (q (m - 1) ranks);
+  /// with random groups, every other worker.
+  std::vector<messages::worker_id>
+  peer_ranks(const actors::job_config& job,
+             messages::worker_id w) const override;
   bool lingers() const noexcept override;
   /// The workers' state is all of it (markers settle the group copies in
   /// flight, peer_policy::quiesce).

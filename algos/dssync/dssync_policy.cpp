@@ -5,6 +5,7 @@
 
 #include "algos/dssync/dssync_policy.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -44,6 +45,19 @@ dssync_groups(const actors::peer_policy_options& opts, std::uint64_t k) {
   return optim::random_groups(n, m, k, opts.seed);
 }
 
+std::vector<std::uint32_t>
+dssync_members(const actors::peer_policy_options& opts, std::uint64_t k,
+               std::uint32_t rank) {
+  if (digit_schedule(opts))
+    return optim::digit_group_members(rank, opts.workers, opts.group_size, k);
+  auto groups = dssync_groups(opts, k);
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t r = 0; r < groups.size(); ++r)
+    if (groups[r] == groups.at(rank))
+      out.push_back(r);
+  return out;
+}
+
 namespace {
 
 using detail::peer_policy;
@@ -76,19 +90,14 @@ public:
     opt_->step(rep.params(), rep.grads(), rep.size(), rate);
     actors::note_lr(ctx, rate);
     round_ = ctx.steps();
-    auto groups = dssync_groups(opts_, round_);
-    members_.clear();
     auto me = ctx.id();
-    for (std::uint32_t r = 0; r < groups.size(); ++r)
-      if (groups[r] == groups.at(me))
-        members_.push_back(r);
+    members_ = dssync_members(opts_, round_, me);
     group_msg m{me, round_, tensor{rep.params(), rep.size()}};
     auto bytes = wire_size(m);
     for (auto r : members_)
       if (r != me && live(r)) {
         ctx.count_sent(group_kind, bytes);
-        ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[r]),
-                         m);
+        ctx.self()->send(handle(r), m);
       }
     pending_ = true;
     if (round_ + 1 >= last_step_) {
@@ -166,9 +175,8 @@ public:
     }
     // Kept only from a member of this worker's group of that round, and
     // not far ahead (a peer cannot fill the inbox with future rounds).
-    auto groups = dssync_groups(opts_, m.round);
     if (m.round > next_round_ + max_ahead
-        || groups.at(m.sender) != groups.at(ctx.id())) {
+        || !in_group(m.round, ctx.id(), m.sender)) {
       ++discarded_;
       refused(ctx,
               "worker {}: ignoring a group copy from {} for round {} (not a "
@@ -286,7 +294,20 @@ private:
     ctx.count_mix();
   }
 
+  /// `sender` is in `me`'s group of round k (the last round's members
+  /// kept: most copies are for the round under way).
+  bool in_group(std::uint64_t k, worker_id me, worker_id sender) {
+    if (k != group_round_ || group_.empty()) {
+      group_ = dssync_members(opts_, k, me);
+      group_round_ = k;
+    }
+    return std::binary_search(group_.begin(), group_.end(), sender);
+  }
+
   std::map<std::uint64_t, std::map<worker_id, tensor>> inbox_;
+  /// in_group's cache: the members of round group_round_.
+  std::vector<std::uint32_t> group_;
+  std::uint64_t group_round_ = 0;
   std::vector<std::uint32_t> members_;
   std::vector<double> sum_;
   /// Rounds a group copy may be ahead of this worker's.

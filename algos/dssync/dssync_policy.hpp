@@ -28,4 +28,10 @@ bool digit_schedule(const actors::peer_policy_options& opts) noexcept;
 std::vector<std::uint32_t>
 dssync_groups(const actors::peer_policy_options& opts, std::uint64_t k);
 
+/// The members of `rank`'s group of round k, increasing, `rank` included:
+/// O(m) on the digit schedule, O(n) with random groups.
+std::vector<std::uint32_t>
+dssync_members(const actors::peer_policy_options& opts, std::uint64_t k,
+               std::uint32_t rank);
+
 } // namespace troupe::algos

@@ -20,12 +20,12 @@ namespace troupe::algos {
 
 /// Why the share `m` is refused at rank `rank` (nullptr: accepted): its
 /// sender is not an in-peer of the share's iteration, an iteration of that
-/// sender was heard already (`heard`: the next iteration expected per
-/// sender), or its mixing weight is outside (0, 1/2] (p = 1 / (d + 1) with
+/// sender was heard already (`heard`: the next iteration expected from
+/// the sender), or its mixing weight is outside (0, 1/2] (p = 1 / (d + 1) with
 /// d >= 1 out-peers).
 const char* clipped_gossip_refusal(const actors::peer_policy_options& opts,
                                    std::uint32_t rank,
                                    const messages::gossip_msg& m,
-                                   const std::vector<std::uint64_t>& heard);
+                                   std::uint64_t heard);
 
 } // namespace troupe::algos

@@ -96,8 +96,7 @@ public:
       auto bytes = wire_size(m);
       for (auto j : targets) {
         ctx.count_sent(gossip_kind, bytes);
-        ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[j]),
-                         m);
+        ctx.self()->send(handle(j), m);
       }
     }
     debias(ctx);
@@ -143,8 +142,8 @@ public:
     }
     // Heard even if refused: a step does not wait out the request timeout
     // for a garbled share.
-    if (m.sender < heard_.size())
-      heard_[m.sender] = std::max(heard_[m.sender], m.iteration + 1);
+    if (auto* e = peer(m.sender))
+      e->heard = std::max(e->heard, m.iteration + 1);
     if (usable) {
       ctx.count_mix();
       if (!waiting_)
@@ -190,7 +189,8 @@ public:
       x_[i] += f * copy[i];
     }
     w_ += m.weight;
-    heard_[m.sender] = std::max(heard_[m.sender], m.iteration + 1);
+    auto* e = peer(m.sender); // a neighbour: sent_by() above
+    e->heard = std::max(e->heard, m.iteration + 1);
     ctx.count_mix();
     if (!waiting_)
       debias(ctx);
@@ -203,7 +203,8 @@ public:
 
   /// Clipped gossip (algos/sgp/clipped_gossip.hpp).
   bool clipped_share(actors::worker_context& ctx, const gossip_msg& m) {
-    if (auto why = clipped_gossip_refusal(opts_, rank_, m, heard_)) {
+    if (auto why
+        = clipped_gossip_refusal(opts_, rank_, m, heard_of(m.sender))) {
       ++discarded_;
       refused(ctx, "worker {}: ignoring a share from {} of iteration {}: {}",
               ctx.id(), m.sender, m.iteration, why);
@@ -278,7 +279,7 @@ protected:
                       + std::to_string(checked_) + " from in-peer(s)";
     for (auto j : optim::exponential_in_peers(ctx.id(), checked_, opts_.workers,
                                               opts_.peers))
-      if (live(j) && heard_[j] <= checked_)
+      if (live(j) && heard_of(j) <= checked_)
         out += " " + std::to_string(j);
     return out;
   }
@@ -295,19 +296,17 @@ private:
     x_.assign(rep.params(), rep.params() + rep.size());
     w_ = 1;
     rank_ = ctx.id();
-    if (heard_.size() < opts_.workers)
-      heard_.resize(opts_.workers, 0);
   }
 
   /// Before step k every in-peer's share of iterations t <= k - 1 - overlap
   /// has arrived (or the in-peer is gone).
   bool satisfied(std::uint64_t k) {
-    if (peers_.empty())
+    if (!have_peers_)
       return true;
     while (checked_ + opts_.overlap < k) {
       for (auto j : optim::exponential_in_peers(rank_, checked_, opts_.workers,
                                                 opts_.peers))
-        if (live(j) && heard_[j] <= checked_)
+        if (live(j) && heard_of(j) <= checked_)
           return false;
       ++checked_;
     }
@@ -368,8 +367,7 @@ private:
         gap += d * d;
       }
       ctx.count_sent(gossip_kind, wire_size(m));
-      ctx.self()->send(caf::actor_cast<detail::peer_worker_actor>(peers_[j]),
-                       std::move(m));
+      ctx.self()->send(handle(j), std::move(m));
     }
     x_.swap(kept_);
     w_ -= static_cast<double>(targets.size()) * p * w_;

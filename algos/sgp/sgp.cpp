@@ -6,6 +6,7 @@
 #include "actors/coordinator.hpp"
 #include "algos/local_steps.hpp"
 #include "algos/sgp/gossip_policy.hpp"
+#include "optim/gossip.hpp"
 
 namespace troupe::algos {
 
@@ -39,15 +40,21 @@ void sgp::check(const actors::job_config&) const {
 void sgp::configure_worker(const actors::job_config& job,
                            actors::worker_config& config,
                            std::vector<actors::shard_ref>) const {
-  config.make_policy
-      = [opts = peer_options(job, settings, local)](std::size_t params) {
-          return make_sgp_policy(opts, params);
-        };
+  auto opts = peer_options(job, settings, local);
+  opts.neighbours = peer_ranks(job, config.id);
+  config.make_policy = [opts = std::move(opts)](std::size_t params) {
+    return make_sgp_policy(opts, params);
+  };
   config.yield_steps = true;
 }
 
 bool sgp::peer_to_peer() const noexcept {
   return true;
+}
+
+std::vector<messages::worker_id> sgp::peer_ranks(const actors::job_config& job,
+                                                 messages::worker_id w) const {
+  return optim::exponential_neighbours(w, job.workers);
 }
 
 bool sgp::lingers() const noexcept {

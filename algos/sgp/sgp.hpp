@@ -33,6 +33,10 @@ public:
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
   bool peer_to_peer() const noexcept override;
+  /// Its exponential graph's neighbours (2 log2 n at most).
+  std::vector<messages::worker_id>
+  peer_ranks(const actors::job_config& job,
+             messages::worker_id w) const override;
   bool lingers() const noexcept override;
   /// The push-sum state is the workers' (a pause's markers leave no share
   /// in flight, peer_policy::quiesce).

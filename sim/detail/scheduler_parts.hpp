@@ -85,10 +85,12 @@ struct scheduler::event {
   caf::strong_actor_ptr to;
   caf::mailbox_element_ptr msg; ///< null: a wake-up
   caf::actor_id from = 0;
-  std::uint64_t bytes = 0;
-  std::int64_t crash = -1; ///< a node that crashes (no `to`, no `msg`)
-  nanos sent = 0;          ///< when it left its sender
-  bool depart = false;     ///< due to leave its node at `at` (= `sent`)
+  std::uint64_t bytes = 0;     ///< on the links
+  std::uint64_t cpu_bytes = 0; ///< (de)serialized
+  std::int64_t crash = -1;     ///< a node that crashes (no `to`, no `msg`)
+  nanos sent = 0;              ///< when it left its sender
+  bool depart = false;         ///< due to leave its node at `at` (= `sent`)
+  bool decoded = false;        ///< deserialized on its node, due to its actor
 };
 
 } // namespace troupe::sim

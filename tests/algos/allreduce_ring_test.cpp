@@ -97,6 +97,7 @@ TEST_CASE("a ring worker takes only its predecessor's next chunk; a garbled "
   wc.make_replica = [f = job.make_replica] { return f(1); };
   actors::peer_policy_options opts;
   opts.workers = 3;
+  opts.neighbours = {0, 2};
   opts.optimizer = {"sgd", 0, 0};
   opts.lr = 0.1;
   wc.make_policy
@@ -106,8 +107,7 @@ TEST_CASE("a ring worker takes only its predecessor's next chunk; a garbled "
   wc.linger = true;
   wc.request_timeout = caf::duration{30s};
   auto worker = sys.spawn(actors::worker, wc);
-  boss->send(worker, peers_atom::value,
-             std::vector<caf::actor>{pred, worker, succ});
+  boss->send(worker, peers_atom::value, peer_list_msg{{0, 2}, {pred, succ}});
   boss->send(worker, start_atom::value, std::uint64_t{0});
   // Its own chunk 1 goes to its successor first.
   auto first = next_chunk(succ, 5000);

@@ -213,11 +213,135 @@ TEST_CASE("troupe simulate --help fits 80 columns and lists the cluster") {
     CHECK(line.size() <= 80);
   }
   for (auto name : {"the simulated cluster:", "--link-gbps", "--stragglers",
-                    "--rack-size", "--algo", "--compare=A,B"})
+                    "--rack-size", "--virtual-params", "--serialize-gbps",
+                    "--host-cores", "--algo", "--compare=A,B"})
     CHECK_THAT(r.out, Catch::Contains(name));
   // With --compare too: the help, not a comparison of nothing.
   auto c = troupe::test::run_train_main({"--compare=sgp,downpour", "--help"},
                                         true);
   CHECK(c.status == 0);
   CHECK(c.out == r.out);
+}
+
+TEST_CASE("--virtual-params costs a small model's job as a big one's") {
+  // Sync SGD sends the same messages whatever their timing: the runs with
+  // and without --virtual-params differ in bytes and time only.
+  std::vector<std::string> args{"--algo=sync", "--workers=4", "--shards=2",
+                                "--seed=5"};
+  auto with = [&](std::vector<std::string> more) {
+    auto all = args;
+    all.insert(all.end(), more.begin(), more.end());
+    return last(run(all));
+  };
+  auto small = with({});
+  const auto& s = small["simulation"];
+  auto d = s["real_params"].get<std::uint64_t>();
+  CHECK(d == 235146); // mlp
+  CHECK(s["virtual_params"] == d);
+  CHECK(s["payload_scale"] == 1.0);
+  auto big = with({"--virtual-params=" + std::to_string(10 * d)});
+  auto again = with({"--virtual-params=" + std::to_string(10 * d)});
+  const auto& b = big["simulation"];
+  INFO(s.dump() << '\n' << b.dump());
+  CHECK(b["real_params"] == d);
+  CHECK(b["virtual_params"] == 10 * d);
+  CHECK(b["payload_scale"] == 10.0);
+  CHECK(b["compute"]["update_scale"] == 10.0);
+  // The same messages (sync's rounds do not depend on timing while compute
+  // and transfers slow down alike): the tensors' bytes exactly ten times,
+  // the rest (headers, small fields) as they were.
+  REQUIRE(b["remote_messages"] == s["remote_messages"]);
+  auto payload = [](const nlohmann::json& x) {
+    return x["payload_bytes"].get<std::uint64_t>();
+  };
+  auto rest = [&](const nlohmann::json& x) {
+    return x["network_bytes"].get<std::uint64_t>() - payload(x);
+  };
+  CHECK(payload(s) > 0);
+  CHECK(payload(b) == 10 * payload(s));
+  CHECK(rest(b) == rest(s));
+  // On the links: ~10x. Every message carries 64 header bytes and a few
+  // dozen of fields, unscaled, against a shard's half of the mlp (470 kB
+  // at 1x): the headers are well under 1% of the bytes.
+  auto ratio
+      = b["network_bytes"].get<double>() / s["network_bytes"].get<double>();
+  CHECK(ratio > 9.9);
+  CHECK(ratio <= 10.0);
+  // Compute per sample (from the flops) and the transfers are 10x: the
+  // simulated time grows about as much.
+  CHECK(b["compute"]["sample_seconds"].get<double>()
+        == Approx(10 * s["compute"]["sample_seconds"].get<double>()));
+  CHECK(training(big) > 5 * training(small));
+  // Convergence is the small model's: the same steps and accuracy.
+  CHECK(big["steps"] == small["steps"]);
+  CHECK(big["test_accuracy"] == small["test_accuracy"]);
+  // And deterministic.
+  CHECK(again["simulation"]["trace_hash"] == b["trace_hash"]);
+  CHECK(again["seconds"] == big["seconds"]);
+  CHECK(b["trace_hash"] != s["trace_hash"]);
+  // D = d is the job as it is, event for event.
+  auto same = with({"--virtual-params=" + std::to_string(d)});
+  CHECK(same["simulation"]["trace_hash"] == s["trace_hash"]);
+  // A given --sample-seconds is the big model's own: not scaled.
+  auto given = with({"--virtual-params=1e7", "--sample-seconds=0.0001"});
+  CHECK(given["simulation"]["compute"]["sample_seconds"] == 0.0001);
+  CHECK(given["simulation"]["compute"]["source"] == "given");
+}
+
+TEST_CASE("troupe simulate refuses a --virtual-params it cannot use") {
+  refused({"--virtual-params=0"}, "--virtual-params='0' must be in [1, 10^12]");
+  refused({"--virtual-params=-5"}, "--virtual-params='-5' must be in");
+  refused({"--virtual-params=1e13"}, "must be in [1, 10^12]");
+  refused({"--virtual-params=moon"},
+          "--virtual-params='moon' is not a count of parameters");
+  refused({"--virtual-params=2.5"}, "is not a count of parameters");
+  refused({"--virtual-params=1000"},
+          "--virtual-params=1000 is less than the model's 235146 parameters");
+}
+
+TEST_CASE("--serialize-gbps, --host-shm and --host-cores cost what they say") {
+  // Sync's rounds do not depend on timing: the same messages every run.
+  std::vector<std::string> args{"--algo=sync", "--workers=2", "--shards=1",
+                                "--seed=5", "--shard-nodes=coordinator"};
+  auto with = [&](std::vector<std::string> more) {
+    auto all = args;
+    all.insert(all.end(), more.begin(), more.end());
+    return last(run(all));
+  };
+  auto plain = with({});
+  auto zero
+      = with({"--serialize-gbps=0", "--host-cores=0", "--host-shm=false"});
+  CHECK(zero["simulation"]["trace_hash"] == plain["simulation"]["trace_hash"]);
+  CHECK(plain["simulation"]["serialize_seconds"] == 0.0);
+  auto paid = with({"--serialize-gbps=4"});
+  const auto& p = plain["simulation"];
+  const auto& s = paid["simulation"];
+  REQUIRE(s["remote_messages"] == p["remote_messages"]);
+  // Every byte on the links, once a side at 4 Gb/s (each message's time
+  // rounded up to a nanosecond; the last ones may be left in flight at the
+  // end).
+  auto bytes = p["network_bytes"].get<double>();
+  auto ser = s["serialize_seconds"].get<double>();
+  auto n = s["remote_messages"].get<double>();
+  CHECK(ser >= 0.99 * 2 * bytes * 8 / 4e9);
+  CHECK(ser <= 2 * bytes * 8 / 4e9 + 2 * n * 1e-9 + 1e-9);
+  CHECK(simulated(paid) > simulated(plain) + ser / 4);
+  // Through shared memory: the links carry references, and the values cost
+  // half as much CPU.
+  auto shm = with({"--serialize-gbps=4", "--host-shm"});
+  const auto& m = shm["simulation"];
+  REQUIRE(m["remote_messages"] == p["remote_messages"]);
+  CHECK(m["payload_bytes"] == p["payload_bytes"]);
+  CHECK(m["network_bytes"].get<double>() < 0.01 * bytes);
+  CHECK(m["serialize_seconds"].get<double>() < 0.51 * ser);
+  CHECK(m["serialize_seconds"].get<double>() > 0.49 * ser);
+  // One core for three nodes: work waits for it, and the job takes longer
+  // than with a core a node.
+  auto one = with({"--host-cores=1"});
+  auto three = with({"--host-cores=3"});
+  CHECK(one["simulation"]["core_wait_seconds"].get<double>() > 0);
+  CHECK(simulated(one) > simulated(three));
+  CHECK(one["steps"] == three["steps"]);
+  refused({"--serialize-gbps=-1"}, "--serialize-gbps must be in [0, 1e6]");
+  refused({"--host-cores=5000"}, "--host-cores must be at most 4096");
 }

@@ -97,6 +97,7 @@ caf::behavior echo() {
       [](echo_atom, const lbfgs_done_msg& x) { return x; },
       [](echo_atom, const cede_msg& x) { return x; },
       [](echo_atom, const ring_chunk_msg& x) { return x; },
+      [](echo_atom, const peer_list_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -254,7 +255,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 31);
+  CHECK(registered_type_names().size() == 32);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -315,6 +316,9 @@ TEST_CASE("special floats and every message type cross a process boundary",
   same_payload(delta_msg{5, tensor{special_values()}}, values);
   same_payload(ring_chunk_msg{2, 17, 0, 1, 3, 48, tensor{special_values()}},
                values);
+  auto peers = round_trip(self, remote, peer_list_msg{{1, 5, 9}, {{}, {}, {}}});
+  CHECK(peers.ranks == std::vector<worker_id>{1, 5, 9});
+  CHECK(peers.handles.size() == 3);
   same_payload(shadow_msg{1, 9, 4, tensor{special_values()}},
                [](const shadow_msg& m) { return m.sum; });
   // Compressed blocks: every byte value, NUL included, crosses intact.

@@ -201,7 +201,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       stage_done_msg{1, 2, 3, 4, real{0.75}, 5, 6},
       stage_wiring_msg{9, caf::actor{}, {caf::actor{}, caf::actor{}}},
       ring_chunk_msg{3, 41, 1, 2, 5, 96, tensor{special_values()}},
-      ack_atom::value);
+      peer_list_msg{{2, 7}, {caf::actor{}, caf::actor{}}}, ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -216,7 +216,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
           delta_msg, shadow_msg, compressed_push_msg, compressed_gossip_msg,
           lbfgs_vec_msg, lbfgs_point_msg, lbfgs_grad_msg, lbfgs_done_msg,
           cede_msg, stage_batch_msg, stage_tensor_msg, stage_done_msg,
-          stage_wiring_msg, ring_chunk_msg, ack_atom>());
+          stage_wiring_msg, ring_chunk_msg, peer_list_msg, ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));
@@ -260,6 +260,9 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
                           "chunk 5, 96 samples, ";
   ring_text += std::to_string(ring.values.size()) + " values)";
   CHECK(to_string(ring) == ring_text);
+  CHECK(copy.get_as<peer_list_msg>(31).ranks == std::vector<worker_id>{2, 7});
+  CHECK(to_string(copy.get_as<peer_list_msg>(31))
+        == "peer_list_msg(2 ranks: 2 7)");
   CHECK(wire_size(ring) == 37 + 4 * ring.values.size());
   CHECK(to_string(act)
         == "stage_tensor_msg(replica 1, gen 2, step 3, micro 4, backward, "

@@ -5,6 +5,7 @@
 // kept), T2 (digit schedule exact in q rounds, random schedule shrinks the
 // disagreement) and T3 (every rank computes the same partition).
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <iostream>
@@ -227,4 +228,48 @@ TEST_CASE("DS-Sync T2, T3: the random schedule shrinks the disagreement; "
     REQUIRE(digit_groups(n, m, k) == digit_groups(n, m, k));
   }
   CHECK(random_groups(n, m, 1, 13) != random_groups(n, m, 2, 13));
+}
+
+TEST_CASE("a peer's neighbours: every rank it exchanges with at any "
+          "iteration, and no other (the exponential graph, digit groups)") {
+  for (std::uint32_t n : {1u, 2u, 3u, 5u, 8u, 13u, 64u, 100u}) {
+    for (std::uint32_t r = 0; r < n; ++r) {
+      std::set<std::uint32_t> seen;
+      for (std::uint32_t peers : {1u, 2u})
+        for (std::uint64_t k = 0; k < 32; ++k) {
+          for (auto j : exponential_out_peers(r, k, n, peers))
+            seen.insert(j);
+          for (auto j : exponential_in_peers(r, k, n, peers))
+            seen.insert(j);
+        }
+      seen.erase(r);
+      auto mine = exponential_neighbours(r, n);
+      REQUIRE(mine == std::vector<std::uint32_t>(seen.begin(), seen.end()));
+      for (auto j : mine) { // symmetric
+        auto theirs = exponential_neighbours(j, n);
+        REQUIRE(std::count(theirs.begin(), theirs.end(), r) == 1);
+      }
+    }
+  }
+  CHECK(exponential_neighbours(0, 10000).size() <= 2 * 14);
+  for (auto [n, m] : {std::pair{8u, 2u}, {27u, 3u}, {64u, 4u}, {16u, 16u}}) {
+    std::vector<std::set<std::uint32_t>> met(n);
+    for (std::uint64_t k = 0; k < 12; ++k) {
+      auto groups = group_members(digit_groups(n, m, k));
+      for (std::uint32_t r = 0; r < n; ++r) {
+        auto mine = digit_group_members(r, n, m, k);
+        REQUIRE(mine == groups[digit_groups(n, m, k)[r]]);
+        met[r].insert(mine.begin(), mine.end());
+      }
+    }
+    for (std::uint32_t r = 0; r < n; ++r) {
+      met[r].erase(r);
+      REQUIRE(digit_neighbours(r, n, m)
+              == std::vector<std::uint32_t>(met[r].begin(), met[r].end()));
+    }
+  }
+  CHECK_THROWS_WITH(digit_group_members(0, 12, 4, 0),
+                    Catch::Contains("12 ranks is not a power of 4"));
+  CHECK_THROWS_WITH(digit_neighbours(0, 8, 1),
+                    Catch::Contains("groups of at least 2"));
 }

@@ -35,13 +35,16 @@ struct sim_system {
   caf::actor_system sys{cfg};
   sim::scheduler& sched = sim::scheduler::of(sys);
 
-  sim_system(std::uint32_t nodes, double sample_seconds = 0) {
+  sim_system(std::uint32_t nodes, double sample_seconds = 0,
+             double serialize_gbps = 0, std::uint32_t host_cores = 0) {
     sys.await_actors_before_shutdown(false);
     sim::network_options net;
     net.gbps = 10;
     net.latency_us = 5;
     sim::compute_options c;
     c.sample_seconds = sample_seconds;
+    c.serialize_gbps = serialize_gbps;
+    c.host_cores = host_cores;
     sched.configure(nodes, net, c);
   }
   ~sim_system() {
@@ -81,6 +84,77 @@ TEST_CASE("a request across nodes takes the link's time both ways") {
   CHECK(*answered >= 400'000 + 2 * 5'000);
   CHECK(*answered < 400'000 + 2 * 5'000 + 1'000);
   CHECK(s.sched.stats().remote == 2);
+}
+
+/// When a request of `floats` floats from node 1 to node 2 is answered.
+nanos round_trip(sim_system& s, std::size_t floats) {
+  s.sched.place_next(2);
+  auto server = s.sys.spawn(echo, 0);
+  s.sched.place_next(1);
+  auto answered = std::make_shared<nanos>(-1);
+  auto& sched = s.sched;
+  s.sys.spawn([server, answered, floats, &sched](caf::event_based_actor* self) {
+    self->request(server, caf::infinite, std::vector<float>(floats))
+        .then(
+            [answered, &sched](std::uint64_t) { *answered = sched.elapsed(); });
+  });
+  s.sched.run([answered] { return *answered >= 0; });
+  return *answered;
+}
+
+TEST_CASE("(de)serialization busies the sender and the receiver's node") {
+  sim_system none{3}, paid{3, 0, 2}; // 2 Gb/s: 500 kB take 2 ms a side
+  auto base = round_trip(none, 125000), t = round_trip(paid, 125000);
+  CHECK(none.sched.stats().serialize_ns == 0);
+  // The request's 500 kB (+ its header), serialized and deserialized: at
+  // least 2 x 2 ms more; the answer's few bytes add a few ns a side.
+  auto ser = paid.sched.stats().serialize_ns;
+  INFO(base << " " << t << " " << ser);
+  CHECK(ser >= 2 * 2'000'000);
+  CHECK(ser < 2 * 2'000'000 + 2'000);
+  CHECK(t - base == static_cast<nanos>(ser));
+  // Same deliveries, later: a different trace.
+  CHECK(none.sched.stats().trace_hash != paid.sched.stats().trace_hash);
+  sim_system zero{3, 0, 0};
+  round_trip(zero, 125000);
+  CHECK(zero.sched.stats().trace_hash == none.sched.stats().trace_hash);
+}
+
+TEST_CASE("nodes on one host share its cores") {
+  auto finish = [](std::uint32_t cores) {
+    sim_system s{3, 1e-3, 0, cores}; // 100 samples take 0.1 s
+    s.sched.place_next(1);
+    auto a = s.sys.spawn(echo, 100);
+    s.sched.place_next(2);
+    auto b = s.sys.spawn(echo, 100);
+    s.sched.place_next(0);
+    auto times = std::make_shared<std::vector<nanos>>();
+    auto& sched = s.sched;
+    s.sys.spawn([a, b, times, &sched](caf::event_based_actor* self) {
+      for (auto& x : {a, b})
+        self->request(x, caf::infinite, std::vector<float>(1))
+            .then([times, &sched](std::uint64_t) {
+              times->push_back(sched.elapsed());
+            });
+    });
+    s.sched.run([times] { return times->size() == 2; });
+    REQUIRE(times->size() == 2);
+    CHECK(s.sched.stats().compute_ns == 200'000'000);
+    return std::make_pair(s.sched.stats().core_wait_ns, times->back());
+  };
+  // Nodes of their own, or two cores: both steps at once, done after
+  // 0.1 s (and the links' few us). One core: one step waits for the other.
+  auto [w0, t0] = finish(0);
+  auto [w2, t2] = finish(2);
+  auto [w1, t1] = finish(1);
+  INFO(t0 << " " << t2 << " " << t1);
+  CHECK(t2 == t0);
+  CHECK(w0 == 0);
+  CHECK(w2 == 0);
+  CHECK(t0 < 100'000'000 + 100'000);
+  CHECK(t1 >= 200'000'000);
+  CHECK(t1 < 200'000'000 + 100'000);
+  CHECK(w1 >= 99'000'000);
 }
 
 TEST_CASE("reported compute keeps an actor busy: its next message waits") {
