@@ -111,10 +111,6 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
     for (std::size_t i = 1; i < st.workers.size(); ++i)
       if (st.live[i])
         start_worker(self, i, st.worker_steps[0]);
-  std::vector<std::uint32_t> survivors;
-  for (std::size_t i = 0; i < st.workers.size(); ++i)
-    if (st.live[i])
-      survivors.push_back(static_cast<std::uint32_t>(i));
   // Peer-to-peer algorithms: the lost workers' neighbours (peer_ranks)
   // stop sending to them and waiting for them. (They monitor their peers too,
   // but a down message does not cross an indirect route between two nodes.)
@@ -152,7 +148,7 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
     }
     keep(st, std::move(f));
   }
-  if (!survivors.empty())
+  if (std::find(st.live.begin(), st.live.end(), true) != st.live.end())
     return;
   // No live worker: the job is over. A false "every worker was lost" would
   // hide the workers that completed their steps.

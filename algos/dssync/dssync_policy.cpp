@@ -91,7 +91,7 @@ public:
     actors::note_lr(ctx, rate);
     round_ = ctx.steps();
     auto me = ctx.id();
-    members_ = dssync_members(opts_, round_, me);
+    members_ = group_of(round_, me);
     group_msg m{me, round_, tensor{rep.params(), rep.size()}};
     auto bytes = wire_size(m);
     for (auto r : members_)
@@ -175,8 +175,12 @@ public:
     }
     // Kept only from a member of this worker's group of that round, and
     // not far ahead (a peer cannot fill the inbox with future rounds).
-    if (m.round > next_round_ + max_ahead
-        || !in_group(m.round, ctx.id(), m.sender)) {
+    bool member = m.round <= next_round_ + max_ahead;
+    if (member) {
+      const auto& group = group_of(m.round, ctx.id());
+      member = std::binary_search(group.begin(), group.end(), m.sender);
+    }
+    if (!member) {
       ++discarded_;
       refused(ctx,
               "worker {}: ignoring a group copy from {} for round {} (not a "
@@ -294,18 +298,18 @@ private:
     ctx.count_mix();
   }
 
-  /// `sender` is in `me`'s group of round k (the last round's members
-  /// kept: most copies are for the round under way).
-  bool in_group(std::uint64_t k, worker_id me, worker_id sender) {
+  /// `me`'s group of round k, computed once per round (the copies of a
+  /// round and the worker's own step ask for the same round).
+  const std::vector<std::uint32_t>& group_of(std::uint64_t k, worker_id me) {
     if (k != group_round_ || group_.empty()) {
       group_ = dssync_members(opts_, k, me);
       group_round_ = k;
     }
-    return std::binary_search(group_.begin(), group_.end(), sender);
+    return group_;
   }
 
   std::map<std::uint64_t, std::map<worker_id, tensor>> inbox_;
-  /// in_group's cache: the members of round group_round_.
+  /// group_of's cache: the members of round group_round_.
   std::vector<std::uint32_t> group_;
   std::uint64_t group_round_ = 0;
   std::vector<std::uint32_t> members_;
