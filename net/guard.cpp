@@ -20,12 +20,7 @@ namespace troupe::net {
 
 namespace {
 
-// BASP 0.17 operations (caf/io/basp/message_type.hpp).
-constexpr unsigned char server_handshake = 0;
-constexpr unsigned char client_handshake = 1;
-constexpr unsigned char direct_message = 2;
-constexpr unsigned char routed_message = 3;
-constexpr unsigned char monitor_message = 4;
+using namespace basp_op;
 constexpr unsigned char down_message = 5;
 constexpr unsigned char last_operation = 6;
 // caf::io::basp::header::named_receiver_flag.

@@ -28,8 +28,7 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-constexpr unsigned char client_handshake = 1;
-constexpr unsigned char direct_message = 2;
+using namespace basp_op;
 /// Our actors a peer may answer before admission, at most.
 constexpr std::size_t max_callers = 256;
 constexpr std::size_t chunk = 1 << 20;
@@ -123,12 +122,6 @@ void set_receive_timeout(int fd, double seconds) {
 
 double seconds_since(clock::time_point t) {
   return std::chrono::duration<double>(clock::now() - t).count();
-}
-
-std::string secs(double s) {
-  char out[32];
-  std::snprintf(out, sizeof(out), "%g s", s);
-  return out;
 }
 
 } // namespace
@@ -229,7 +222,7 @@ void basp_guard::impl::upstream(guard_session& s) {
         if (left <= 0) {
           ++counters.timed_out;
           note(s.peer + " sent no complete handshake within "
-               + secs(opts.handshake_timeout) + " of connecting");
+               + seconds_text(opts.handshake_timeout) + " of connecting");
           return false;
         }
         set_receive_timeout(s.client, left);
@@ -249,12 +242,12 @@ void basp_guard::impl::upstream(guard_session& s) {
       if (end > start) {
         ++counters.timed_out;
         cut("a frame's bytes stopped flowing for "
-            + secs(seconds_since(last_bytes)));
+            + seconds_text(seconds_since(last_bytes)));
         return false;
       }
       if (!s.admitted && seconds_since(s.accepted) > opts.admit_timeout) {
         ++counters.timed_out;
-        cut("not admitted within " + secs(opts.admit_timeout)
+        cut("not admitted within " + seconds_text(opts.admit_timeout)
             + " of connecting");
         return false;
       }
@@ -302,9 +295,10 @@ void basp_guard::impl::upstream(guard_session& s) {
       release(missing - moved);
       if (err == EAGAIN || err == EWOULDBLOCK) {
         ++counters.timed_out;
-        cut("a frame's bytes stopped flowing for " + secs(opts.frame_timeout)
-            + " (" + std::to_string(missing - moved) + " of "
-            + std::to_string(len) + " bytes missing)");
+        cut("a frame's bytes stopped flowing for "
+            + seconds_text(opts.frame_timeout) + " ("
+            + std::to_string(missing - moved) + " of " + std::to_string(len)
+            + " bytes missing)");
       }
       return false;
     }
@@ -384,6 +378,12 @@ void basp_guard::impl::upstream(guard_session& s) {
     if (!fill(frame))
       return;
   }
+}
+
+std::string seconds_text(double s) {
+  char out[32];
+  std::snprintf(out, sizeof(out), "%g s", s);
+  return out;
 }
 
 } // namespace troupe::net

@@ -21,6 +21,18 @@
 
 namespace troupe::net {
 
+/// BASP 0.17 operations (caf/io/basp/message_type.hpp).
+namespace basp_op {
+inline constexpr unsigned char server_handshake = 0;
+inline constexpr unsigned char client_handshake = 1;
+inline constexpr unsigned char direct_message = 2;
+inline constexpr unsigned char routed_message = 3;
+inline constexpr unsigned char monitor_message = 4;
+} // namespace basp_op
+
+/// "1.5 s": a duration for an error message.
+std::string seconds_text(double s);
+
 /// A big-endian 32-bit integer (BASP's byte order).
 inline std::uint32_t read_be32(const unsigned char* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16)

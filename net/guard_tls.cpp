@@ -13,16 +13,6 @@
 
 namespace troupe::net {
 
-namespace {
-
-std::string secs(double s) {
-  char out[32];
-  std::snprintf(out, sizeof(out), "%g s", s);
-  return out;
-}
-
-} // namespace
-
 std::thread basp_guard::impl::open_tls(guard_session& s) {
   auto deadline = s.accepted
                   + std::chrono::duration_cast<clock::duration>(
@@ -35,7 +25,7 @@ std::thread basp_guard::impl::open_tls(guard_session& s) {
     if (r.timed_out) {
       ++counters.timed_out;
       note(s.peer + " sent no complete TLS handshake within "
-           + secs(opts.handshake_timeout) + " of connecting: " + r.why);
+           + seconds_text(opts.handshake_timeout) + " of connecting: " + r.why);
     } else if (r.refused) {
       ++counters.refused;
       note("refused the TLS handshake of " + s.peer + ": " + r.why);

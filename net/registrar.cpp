@@ -171,7 +171,7 @@ void join_running(self_ptr self, caf::typed_response_promise<ack_atom> rp,
           [self, rp, agent, hello](std::uint32_t workers) mutable {
             auto& st = self->state;
             self->monitor(agent);
-            st.members.push_back({agent, hello, true});
+            st.members.push_back({agent, hello, true, false, {}, {}});
             actors::detail::log().info("node {} joined the running job with {}",
                                        optim::quote(hello.node),
                                        optim::counted(workers, "worker"));
@@ -245,7 +245,7 @@ registrar_actor::behavior_type registrar(self_ptr self,
                     return;
                   }
                   self->monitor(agent);
-                  st.members.push_back({agent, hello, true});
+                  st.members.push_back({agent, hello, true, false, {}, {}});
                   if (st.config.on_admitted)
                     st.config.on_admitted(agent.node());
                   rp.deliver(ack_atom::value);

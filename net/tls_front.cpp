@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "net/detail/openssl.hpp"
 #include "optim/quote.hpp"
 
 // The handshake runs on a non-blocking socket, waiting with poll(2) until the
@@ -25,42 +26,12 @@ namespace troupe::net {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-/// Milliseconds left until `deadline` (at least 0).
-int left_ms(clock::time_point deadline) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                deadline - clock::now())
-                .count();
-  return ms > 0 ? static_cast<int>(std::min<long long>(ms, 1 << 30)) : 0;
-}
+using detail::left_ms;
+using detail::ssl_errors;
+using detail::ssl_reasons;
 
 void set_nonblocking(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
-
-/// OpenSSL's errors queued on this thread, oldest first, then cleared.
-std::vector<unsigned long> ssl_errors() {
-  std::vector<unsigned long> codes;
-  while (auto code = ERR_get_error())
-    codes.push_back(code);
-  return codes;
-}
-
-/// The reasons of `codes` in words, each once.
-std::string reasons(const std::vector<unsigned long>& codes) {
-  std::string out;
-  for (auto code : codes) {
-    const char* r = ERR_reason_error_string(code);
-    auto text = r != nullptr ? std::string{r}
-                             : "error " + std::to_string(ERR_GET_REASON(code));
-    if (out.find(text) == std::string::npos)
-      out += (out.empty() ? "" : "; ") + text;
-  }
-  return out;
-}
-
-std::string ssl_reasons() {
-  return reasons(ssl_errors());
 }
 
 /// Whether `codes` hold OpenSSL's `reason` (from libssl).
@@ -129,21 +100,10 @@ void linger(int fd, clock::time_point deadline) {
   }
 }
 
-struct ctx_free {
-  void operator()(SSL_CTX* p) const {
-    SSL_CTX_free(p);
-  }
-};
-struct ssl_free {
-  void operator()(SSL* p) const {
-    SSL_free(p);
-  }
-};
-
 } // namespace
 
 struct tls_front::impl {
-  std::unique_ptr<SSL_CTX, ctx_free> ctx;
+  detail::ssl_ctx_ptr ctx;
   tls_options files;
 
   /// The words for a failed SSL_accept (OpenSSL's queue is then cleared).
@@ -151,7 +111,7 @@ struct tls_front::impl {
 };
 
 struct tls_connection::impl {
-  std::unique_ptr<SSL, ssl_free> ssl;
+  detail::ssl_ptr ssl;
   int fd = -1;
 };
 
@@ -207,7 +167,7 @@ tls_accept_result tls_front::impl::failure(SSL* ssl, int rc) const {
                + " (is its CA file the one that signed it?)";
   } else if (kind == SSL_ERROR_SSL
              && !has_reason(codes, SSL_R_UNEXPECTED_EOF_WHILE_READING)) {
-    r.why = "OpenSSL: " + reasons(codes);
+    r.why = "OpenSSL: " + ssl_reasons(codes);
   } else {
     r.refused = false;
     r.why = our_flight_out
@@ -250,7 +210,7 @@ tls_accept_result tls_front::accept(int fd, clock::time_point deadline) const {
     linger(fd, deadline);
     return r;
   }
-  std::unique_ptr<SSL, ssl_free> ssl{SSL_new(impl_->ctx.get())};
+  detail::ssl_ptr ssl{SSL_new(impl_->ctx.get())};
   ERR_clear_error();
   if (!ssl || SSL_set_fd(ssl.get(), fd) != 1) {
     r.why = "cannot set up a TLS connection: " + ssl_reasons();
@@ -312,7 +272,7 @@ std::string tls_connection::pump(int plain) {
     auto codes = ssl_errors();
     if (kind == SSL_ERROR_SSL
         && !has_reason(codes, SSL_R_UNEXPECTED_EOF_WHILE_READING))
-      why = reasons(codes);
+      why = ssl_reasons(codes);
     return kind;
   };
   for (;;) {

@@ -14,19 +14,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "net/detail/openssl.hpp"
+
 namespace troupe::net {
 
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-/// Milliseconds left until `deadline` (at least 0).
-int left_ms(clock::time_point deadline) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                deadline - clock::now())
-                .count();
-  return ms > 0 ? static_cast<int>(ms) : 0;
-}
+using detail::left_ms;
+using detail::ssl_reasons;
+using ctx_ptr = detail::ssl_ctx_ptr;
+using detail::ssl_ptr;
 
 /// A socket closed on scope exit.
 struct socket_fd {
@@ -108,32 +106,6 @@ void set_timeouts(int fd, clock::time_point deadline) {
   tv.tv_usec = (ms % 1000) * 1000;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-struct ctx_free {
-  void operator()(SSL_CTX* p) const {
-    SSL_CTX_free(p);
-  }
-};
-struct ssl_free {
-  void operator()(SSL* p) const {
-    SSL_free(p);
-  }
-};
-using ctx_ptr = std::unique_ptr<SSL_CTX, ctx_free>;
-using ssl_ptr = std::unique_ptr<SSL, ssl_free>;
-
-/// OpenSSL's reasons queued on this thread, oldest first, then cleared.
-std::string ssl_reasons() {
-  std::string out;
-  while (auto code = ERR_get_error()) {
-    const char* r = ERR_reason_error_string(code);
-    auto text = r != nullptr ? std::string{r}
-                             : "error " + std::to_string(ERR_GET_REASON(code));
-    if (out.find(text) == std::string::npos)
-      out += (out.empty() ? "" : "; ") + text;
-  }
-  return out;
 }
 
 /// True for the reasons OpenSSL gives when the peer's bytes are not TLS.

@@ -215,14 +215,15 @@ std::vector<std::size_t> worker_files(const data_dir_summary& s, std::size_t w,
 namespace {
 
 /// Examples [from, from + count) of file `file`.
-struct slice {
+struct file_slice {
   std::size_t file = 0, from = 0, count = 0;
 };
 
 /// The slices as one data set, each file read once (one at a time) and the
 /// first training file's header read once.
-dataset load_slices(const data_dir_summary& s, const std::vector<slice>& parts,
-                    bool test, bool standardize) {
+dataset load_slices(const data_dir_summary& s,
+                    const std::vector<file_slice>& parts, bool test,
+                    bool standardize) {
   const auto& files = test ? s.test : s.train;
   const auto& first = s.train.front().path;
   auto header = parts.empty() ? std::string{} : header_of(first);
@@ -265,7 +266,7 @@ dataset load_data_files(const data_dir_summary& s,
                         const std::vector<std::size_t>& which, bool test,
                         bool standardize) {
   const auto& files = test ? s.test : s.train;
-  std::vector<slice> parts;
+  std::vector<file_slice> parts;
   for (auto i : which)
     parts.push_back({i, 0, files.at(i).examples});
   return load_slices(s, parts, test, standardize);
@@ -280,7 +281,7 @@ dataset load_all_files(const data_dir_summary& s, bool test, bool standardize) {
 dataset load_data_range(const data_dir_summary& s,
                         const std::vector<std::size_t>& which,
                         std::size_t first, std::size_t last, bool standardize) {
-  std::vector<slice> parts;
+  std::vector<file_slice> parts;
   std::size_t at = 0; // the position of file i's first example
   for (auto i : which) {
     auto n = s.train.at(i).examples;

@@ -17,7 +17,7 @@ namespace troupe::optim {
 
 namespace {
 
-void check(bool ok, const std::string& what) {
+void require(bool ok, const std::string& what) {
   if (!ok)
     throw std::invalid_argument(what);
 }
@@ -42,11 +42,11 @@ vector<double> to_double(const T* x, Eigen::Index d) {
 }
 
 void check_batch(const std::vector<std::size_t>& batch, Eigen::Index m) {
-  check(!batch.empty(), "synthetic: empty minibatch");
+  require(!batch.empty(), "synthetic: empty minibatch");
   for (auto k : batch)
-    check(k < static_cast<std::size_t>(m),
-          "synthetic: example index " + std::to_string(k) + " out of range for "
-              + std::to_string(m) + " examples");
+    require(k < static_cast<std::size_t>(m),
+            "synthetic: example index " + std::to_string(k)
+                + " out of range for " + std::to_string(m) + " examples");
 }
 
 /// log(1 + exp(u)) without overflow.
@@ -98,14 +98,14 @@ double logreg_terms(const logreg_problem& p, const matrix<double>& a,
 // -- LSQ ----------------------------------------------------------------------
 
 lsq_problem make_lsq(const lsq_options& opts) {
-  check(opts.d >= 1 && opts.d <= opts.m,
-        "lsq_options: need 1 <= d <= m, got d = " + std::to_string(opts.d)
-            + ", m = " + std::to_string(opts.m));
-  check(opts.condition >= 1 && (opts.d > 1 || opts.condition == 1),
-        "lsq_options: condition must be >= 1 (and 1 if d = 1), got "
-            + std::to_string(opts.condition));
-  check(opts.noise >= 0,
-        "lsq_options: noise must be >= 0, got " + std::to_string(opts.noise));
+  require(opts.d >= 1 && opts.d <= opts.m,
+          "lsq_options: need 1 <= d <= m, got d = " + std::to_string(opts.d)
+              + ", m = " + std::to_string(opts.m));
+  require(opts.condition >= 1 && (opts.d > 1 || opts.condition == 1),
+          "lsq_options: condition must be >= 1 (and 1 if d = 1), got "
+              + std::to_string(opts.condition));
+  require(opts.noise >= 0,
+          "lsq_options: noise must be >= 0, got " + std::to_string(opts.noise));
   auto m = static_cast<Eigen::Index>(opts.m);
   auto d = static_cast<Eigen::Index>(opts.d);
   rng gen{opts.seed};
@@ -171,11 +171,11 @@ dataset to_dataset(const lsq_problem& p) {
 // -- LOGREG -------------------------------------------------------------------
 
 logreg_problem make_logreg(const logreg_options& opts) {
-  check(opts.d >= 1 && opts.m >= 1,
-        "logreg_options: need d >= 1 and m >= 1, got d = "
-            + std::to_string(opts.d) + ", m = " + std::to_string(opts.m));
-  check(opts.mu > 0,
-        "logreg_options: mu must be > 0, got " + std::to_string(opts.mu));
+  require(opts.d >= 1 && opts.m >= 1,
+          "logreg_options: need d >= 1 and m >= 1, got d = "
+              + std::to_string(opts.d) + ", m = " + std::to_string(opts.m));
+  require(opts.mu > 0,
+          "logreg_options: mu must be > 0, got " + std::to_string(opts.mu));
   auto m = static_cast<Eigen::Index>(opts.m);
   auto d = static_cast<Eigen::Index>(opts.d);
   rng gen{opts.seed};

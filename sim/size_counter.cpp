@@ -162,7 +162,7 @@ message_size measure(const caf::type_erased_tuple& content) {
 std::uint64_t payload_scale::apply(std::uint64_t bytes) const noexcept {
   if (identity())
     return bytes;
-  using wide = unsigned __int128;
+  __extension__ typedef unsigned __int128 wide;
   wide x = static_cast<wide>(bytes) * virtual_params + real_params / 2;
   x /= real_params;
   constexpr auto most = std::numeric_limits<std::uint64_t>::max();

@@ -12,9 +12,6 @@ namespace troupe::algos {
 namespace {
 
 /// Its messages' kinds in the probes (actors/probe.hpp).
-const actors::msg_type lead_kind = actors::message_kind("lead");
-const actors::msg_type round_kind = actors::message_kind("round");
-const actors::msg_type score_kind = actors::message_kind("score");
 
 } // namespace
 

@@ -15,8 +15,6 @@ namespace troupe::algos {
 namespace {
 
 /// Its messages' kinds in the probes (actors/probe.hpp).
-const actors::msg_type lead_kind = actors::message_kind("lead");
-const actors::msg_type round_kind = actors::message_kind("round");
 
 } // namespace
 

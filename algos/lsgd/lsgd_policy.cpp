@@ -13,6 +13,7 @@
 
 #include "actors/comm_policy.hpp"
 #include "actors/detail/log.hpp"
+#include "algos/lsgd/lsgd_state.hpp"
 #include "optim/consensus.hpp"
 
 namespace troupe::algos {
@@ -20,8 +21,6 @@ namespace troupe::algos {
 namespace {
 
 /// Its messages' kinds in the probes (actors/probe.hpp).
-const actors::msg_type score_kind = actors::message_kind("score");
-const actors::msg_type lead_kind = actors::message_kind("lead");
 const actors::msg_type pull_kind = actors::message_kind("pull");
 
 } // namespace

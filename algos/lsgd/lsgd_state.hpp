@@ -10,9 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "actors/probe.hpp"
 #include "algos/lsgd/group_leader.hpp"
 
 namespace troupe::algos {
+
+/// The kinds of LSGD's own messages, as the probe counts them.
+inline const actors::msg_type lead_kind = actors::message_kind("lead");
+inline const actors::msg_type round_kind = actors::message_kind("round");
+inline const actors::msg_type score_kind = actors::message_kind("score");
 
 struct leader_board_state;
 

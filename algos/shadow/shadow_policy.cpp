@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "actors/detail/log.hpp"
+#include "algos/shadow/shadow_state.hpp"
 #include "messages/gossip.hpp"
 #include "optim/state_file.hpp"
 
@@ -17,7 +18,6 @@ namespace troupe::algos {
 namespace {
 
 /// Its messages' kinds in the probes (actors/probe.hpp).
-const actors::msg_type delta_kind = actors::message_kind("delta");
 
 } // namespace
 

@@ -10,9 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "actors/probe.hpp"
 #include "optim/shadow.hpp"
 
 namespace troupe::algos {
+
+/// The kinds of ShadowSync's own messages, as the probe counts them.
+inline const actors::msg_type delta_kind = actors::message_kind("delta");
+inline const actors::msg_type shadow_kind = actors::message_kind("shadow");
 
 struct shadow_syncer_config;
 struct shadow_syncer_state;

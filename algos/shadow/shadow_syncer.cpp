@@ -16,8 +16,6 @@ namespace troupe::algos {
 namespace {
 
 /// Its messages' kinds in the probes (actors/probe.hpp).
-const actors::msg_type delta_kind = actors::message_kind("delta");
-const actors::msg_type shadow_kind = actors::message_kind("shadow");
 
 } // namespace
 
