@@ -36,7 +36,9 @@ struct sim_flags {
   bool calibrate = false;
   std::string virtual_params; ///< D
   std::string stragglers;     ///< P:F
-  std::string slow_nodes;     ///< K:F
+  double jitter = 0;
+  std::uint64_t timing_seed = 0; ///< 0: the job's --seed
+  std::string slow_nodes;        ///< K:F
   std::string shard_nodes = "own";
   std::string crash; ///< ROLE:I@SECONDS,...
   std::uint64_t max_events = 0;
@@ -72,6 +74,12 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
         "payloads x D/d, d its own; at least d, at most 10^12)");
   p.add(f.stragglers, "stragglers",
         "P:F: each step is F times slower with probability P");
+  p.add(f.jitter, "jitter",
+        "CV: each step takes a random factor of mean 1 and this "
+        "coefficient of variation (0: none, at most 4)");
+  p.add(f.timing_seed, "timing-seed",
+        "seed of the stragglers' and the jitter's draws (0: --seed): the "
+        "same job under other timing");
   p.add(f.slow_nodes, "slow-nodes", "K:F: K worker nodes are F times slower");
   p.add(f.shard_nodes, "shard-nodes",
         "own (a node per shard) | workers (on the workers' nodes) | "
@@ -81,12 +89,13 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
         "S simulated seconds");
   p.add(f.max_events, "max-events", "stop after this many events (0: none)");
   p.add(f.wall_seconds, "wall-seconds", "stop after this many real seconds");
-  p.section("the simulated cluster",
-            {"link-gbps", "latency-us", "rack-size", "oversubscription",
-             "sample-seconds", "value-seconds", "node-gflops", "serialize-gbps",
-             "host-cores", "host-shm", "calibrate", "virtual-params",
-             "stragglers", "slow-nodes", "shard-nodes", "crash", "max-events",
-             "wall-seconds"});
+  p.section(
+      "the simulated cluster",
+      {"link-gbps",      "latency-us",    "rack-size",   "oversubscription",
+       "sample-seconds", "value-seconds", "node-gflops", "serialize-gbps",
+       "host-cores",     "host-shm",      "calibrate",   "virtual-params",
+       "stragglers",     "jitter",        "timing-seed", "slow-nodes",
+       "shard-nodes",    "crash",         "max-events",  "wall-seconds"});
 }
 
 /// "P:F" into its two numbers; throws usage_error naming `flag`.
@@ -192,7 +201,10 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
   so.compute.serialize_gbps = f.serialize_gbps;
   so.compute.host_cores = static_cast<std::uint32_t>(f.host_cores);
   so.compute.shared_memory = f.shared_memory;
-  so.compute.seed = o.seed;
+  so.compute.seed = f.timing_seed != 0 ? f.timing_seed : o.seed;
+  if (!std::isfinite(f.jitter) || f.jitter < 0 || f.jitter > 4)
+    throw usage_error("troupe simulate: --jitter must be in [0, 4]");
+  so.compute.jitter = f.jitter;
   if (!f.stragglers.empty()) {
     auto [p, x] = pair_of(f.stragglers, "stragglers",
                           "P:F with P in [0, 1] and F >= 1");

@@ -255,6 +255,8 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
         {"update_scale", o.compute.update_scale},
         {"straggle_p", o.compute.straggle_p},
         {"straggle_factor", o.compute.straggle_factor},
+        {"jitter", o.compute.jitter},
+        {"timing_seed", o.compute.seed},
         {"serialize_gbps", o.compute.serialize_gbps},
         {"host_cores", o.compute.host_cores},
         {"host_shm", o.compute.shared_memory}}}};

@@ -63,6 +63,12 @@ struct compute_options {
   /// times slower (seeded per node).
   double straggle_p = 0;
   double straggle_factor = 1;
+  /// Each step of a worker takes a log-normal factor of mean 1 and this
+  /// coefficient of variation (0: none): the run-to-run noise of real
+  /// steps, under which an asynchronous job's staleness, and with it its
+  /// step count to a target, varies.
+  double jitter = 0;
+  /// Seeds the stragglers' and the jitter's draws (per node).
   std::uint64_t seed = 1;
   /// The CPU cost of a message between nodes, in Gb/s of its costed bytes
   /// (0: free): the sender is busy serializing it before it leaves, and the
@@ -80,6 +86,11 @@ struct compute_options {
   /// the earliest free one, and wait for one when all are taken.
   std::uint32_t host_cores = 0;
 };
+
+/// exp(sigma z - sigma^2 / 2) with sigma^2 = ln(1 + cv^2) and z standard
+/// normal from the uniforms u1 in (0, 1] and u2 in [0, 1) (Box-Muller): a
+/// log-normal factor of mean 1 and coefficient of variation `cv`.
+double lognormal_factor(double u1, double u2, double cv) noexcept;
 
 /// Counts of a run.
 struct run_stats {

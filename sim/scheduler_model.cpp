@@ -14,6 +14,13 @@ namespace troupe::sim {
 
 using namespace detail;
 
+double lognormal_factor(double u1, double u2, double cv) noexcept {
+  constexpr double two_pi = 6.283185307179586476925;
+  double var = std::log1p(cv * cv);
+  double z = std::sqrt(-2 * std::log(u1)) * std::cos(two_pi * u2);
+  return std::exp(std::sqrt(var) * z - var / 2);
+}
+
 void scheduler::charge(const caf::local_actor* self, nanos d) {
   if (d <= 0 || self->id() != running_)
     return;
@@ -104,6 +111,14 @@ void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
       s *= compute_.straggle_factor;
       ++stats_.straggles;
     }
+  }
+  if ((kind == actors::work_kind::step || kind == actors::work_kind::stage)
+      && compute_.jitter > 0 && node < straggle_state_.size()) {
+    auto& state = straggle_state_[node];
+    // u1 in (0, 1]: the top 53 bits, plus one, over 2^53.
+    double u1 = static_cast<double>((splitmix(state) >> 11) + 1) * 0x1.0p-53;
+    double u2 = static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53;
+    s *= lognormal_factor(u1, u2, compute_.jitter);
   }
   charge(self, static_cast<nanos>(std::llround(s * 1e9)));
 }

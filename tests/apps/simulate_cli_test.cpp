@@ -74,6 +74,36 @@ TEST_CASE("the same flags give the same simulation, event for event") {
   CHECK(c["simulation"]["trace_hash"] != a["simulation"]["trace_hash"]);
 }
 
+TEST_CASE("--jitter draws each step's time; --timing-seed other timing") {
+  std::vector<std::string> args{"--workers=4", "--shards=2", "--seed=3",
+                                "--jitter=0.3"};
+  std::cout << "seed 3, timing seeds 3 and 8\n";
+  auto a = last(run(args)), b = last(run(args));
+  CHECK(a["simulation"]["trace_hash"] == b["simulation"]["trace_hash"]);
+  CHECK(a["simulation"]["compute"]["jitter"] == 0.3);
+  CHECK(a["simulation"]["compute"]["timing_seed"] == 3);
+  // The timing seed defaults to the job's seed.
+  args.push_back("--timing-seed=3");
+  auto c = last(run(args));
+  CHECK(c["simulation"]["trace_hash"] == a["simulation"]["trace_hash"]);
+  // Another timing seed: the same job (its data order and initialization
+  // are the seed's) under other step times, so another trace; about the
+  // same compute in all (every step's factor has mean 1).
+  args.back() = "--timing-seed=8";
+  auto d = last(run(args));
+  CHECK(d["simulation"]["trace_hash"] != a["simulation"]["trace_hash"]);
+  args.pop_back();
+  args.back() = "--jitter=0";
+  auto e = last(run(args));
+  CHECK(e["simulation"]["trace_hash"] != a["simulation"]["trace_hash"]);
+  auto compute = [](const nlohmann::json& j) {
+    return j["simulation"]["compute_seconds"].get<double>();
+  };
+  CHECK(compute(a) == Approx(compute(e)).epsilon(0.25));
+  CHECK(compute(d) == Approx(compute(e)).epsilon(0.25));
+  CHECK(compute(a) != compute(e));
+}
+
 TEST_CASE("the simulated time answers to the network and the compute") {
   auto at = [](std::string gbps, std::vector<std::string> more = {}) {
     std::vector<std::string> args{"--workers=4", "--link-gbps=" + gbps,
@@ -185,6 +215,8 @@ TEST_CASE("troupe simulate refuses what it cannot simulate, by name") {
   refused({"--oversubscription=0.5"}, "--oversubscription");
   refused({"--stragglers=0.5"}, "--stragglers=0.5 is not P:F");
   refused({"--stragglers=2:3"}, "P in [0, 1]");
+  refused({"--jitter=-0.1"}, "--jitter must be in [0, 4]");
+  refused({"--jitter=nan"}, "invalid value for --jitter");
   refused({"--slow-nodes=5:2", "--workers=4"}, "K in [0, --workers]");
   refused({"--slow-nodes=1:x"}, "--slow-nodes=1:x is not K:F");
   refused({"--shard-nodes=moon"},

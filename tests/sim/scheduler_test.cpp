@@ -4,6 +4,8 @@
 // time, order between two actors is kept, and a whole job is repeatable: the
 // same seed gives the same trace.
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -258,4 +260,27 @@ TEST_CASE("a simulated job is repeatable: same seed, same trace") {
   CHECK(c["simulation"]["simulated_seconds"].get<double>() > sec);
   CHECK(c["simulation"]["straggles"].get<int>() > 0);
   CHECK(a["simulation"]["nodes"] == 1 + 4 + 2);
+}
+
+TEST_CASE("a step's jitter is log-normal with mean 1 and the asked spread") {
+  // Over a grid of uniforms (deterministic): the factor's mean and
+  // coefficient of variation are the ones asked for, and none is <= 0.
+  for (double cv : {0.1, 0.3, 1.0}) {
+    const int n = 2000;
+    double sum = 0, sq = 0, least = 1e9;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n / 20; ++j) {
+        double u1 = (i + 0.5) / n, u2 = (j + 0.5) / (n / 20);
+        double f = sim::lognormal_factor(u1, u2, cv);
+        sum += f;
+        sq += f * f;
+        least = std::min(least, f);
+      }
+    double m = sum / (n * (n / 20)), var = sq / (n * (n / 20)) - m * m;
+    INFO("cv " << cv);
+    CHECK(m == Approx(1).epsilon(0.01));
+    CHECK(std::sqrt(var) / m == Approx(cv).epsilon(cv < 1 ? 0.03 : 0.15));
+    CHECK(least > 0);
+  }
+  CHECK(sim::lognormal_factor(0.3, 0.7, 0) == 1);
 }
