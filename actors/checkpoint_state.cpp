@@ -1,5 +1,7 @@
 #include "actors/checkpoint_state.hpp"
 
+#include <algorithm>
+
 #include "actors/parameter_shard.hpp"
 #include "actors/worker.hpp"
 #include "optim/state_file.hpp"
@@ -76,8 +78,10 @@ void load_shard(parameter_shard_state& st, const std::string& bytes,
   if (who.size() != clock.size())
     throw r.error("clocks.clock", "not one clock per worker");
   st.clocks.clear();
-  for (std::size_t i = 0; i < who.size(); ++i)
+  for (std::size_t i = 0; i < who.size(); ++i) {
     st.clocks[static_cast<worker_id>(who[i])] = clock[i];
+    st.clocks_max = std::max(st.clocks_max, clock[i]);
+  }
   auto r_clock = r.u64("rounds.clock");
   auto r_worker = r.u64("rounds.worker");
   auto r_samples = r.u64("rounds.samples");

@@ -66,15 +66,20 @@ bool grantable(parameter_shard_state& st, const fetch_msg& f) {
 } // namespace
 
 void detail::serve_waiting(parameter_shard_state& st) {
+  // One pass, the ones still waiting kept in order (erasing each served
+  // fetch from the vector's middle was quadratic in the workers waiting).
   auto& w = st.waiting;
-  for (auto i = w.begin(); i != w.end();) {
-    if (grantable(st, i->request)) {
-      i->promise.deliver(snapshot(st, i->remote));
-      i = w.erase(i);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (grantable(st, w[i].request)) {
+      w[i].promise.deliver(snapshot(st, w[i].remote));
     } else {
-      ++i;
+      if (kept != i)
+        w[kept] = std::move(w[i]);
+      ++kept;
     }
   }
+  w.erase(w.begin() + static_cast<std::ptrdiff_t>(kept), w.end());
 }
 
 namespace detail {
@@ -117,7 +122,11 @@ void complete_rounds(parameter_shard_state& st) {
     auto& [clock, round] = *st.rounds.begin();
     if (clock != st.store->version() + 1)
       break;
-    // Every tracked worker that started before this clock must contribute.
+    // Every tracked worker that started before this clock must contribute:
+    // when all did, a round short of their number is not complete (the
+    // scan below, over every worker, then runs about once a round).
+    if (st.clocks_max < clock && round.size() < st.clocks.size())
+      return;
     for (auto& [w, start] : st.clocks)
       if (start < clock && round.count(w) == 0)
         return;
@@ -158,6 +167,8 @@ void catch_up(parameter_shard_state& st, std::uint64_t clock) {
 
 void on_push(parameter_shard_state& st, push_msg& p) {
   auto& store = *st.store;
+  // A sync fetch waits for a version: none to serve unless it moved.
+  const auto before = store.version();
   if (st.config.mode == shard_mode::sync && st.config.catch_up
       && p.clock > store.version() + 1)
     catch_up(st, p.clock);
@@ -204,7 +215,8 @@ void on_push(parameter_shard_state& st, push_msg& p) {
       note_rejection(st, p, status);
   }
   complete_rounds(st);
-  serve_waiting(st);
+  if (store.version() != before)
+    serve_waiting(st);
 }
 
 shard_stats make_stats(const parameter_shard_state& st) {
@@ -314,6 +326,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
         if (st.config.mode == shard_mode::async && st.clocks.count(f.worker)) {
           auto& c = st.clocks[f.worker];
           c = std::max(c, f.clock);
+          st.clocks_max = std::max(st.clocks_max, c);
           serve_waiting(st);
         }
         caf::node_id remote;
@@ -331,6 +344,7 @@ parameter_shard(self_ptr self, parameter_shard_config config) {
         auto scope = on_message(self->state.probe.get(), self, msg_type::track,
                                 small_message_bytes);
         self->state.clocks[w] = clock;
+        self->state.clocks_max = std::max(self->state.clocks_max, clock);
       },
       [self](untrack_atom, worker_id w) {
         auto& st = self->state;

@@ -112,6 +112,10 @@ struct parameter_shard_state {
   std::unique_ptr<optim::shard_store<float>> store;
   /// Clock of every tracked worker (SSP and sync).
   std::map<messages::worker_id, std::uint64_t> clocks;
+  /// At least the largest clock in `clocks` (kept wherever one is set, never
+  /// lowered): with it below a round's clock, every tracked worker owes the
+  /// round its push.
+  std::uint64_t clocks_max = 0;
   std::vector<pending_fetch> waiting;
   /// Sync mode: contributions by clock, then by worker.
   std::map<std::uint64_t, std::map<messages::worker_id, sync_contribution>>
