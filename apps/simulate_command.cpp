@@ -37,6 +37,7 @@ struct sim_flags {
   std::string virtual_params; ///< D
   std::string stragglers;     ///< P:F
   double jitter = 0;
+  std::string eval_seconds;      ///< S (empty: forward passes)
   std::uint64_t timing_seed = 0; ///< 0: the job's --seed
   std::string slow_nodes;        ///< K:F
   std::string shard_nodes = "own";
@@ -77,6 +78,9 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
   p.add(f.jitter, "jitter",
         "CV: each step takes a random factor of mean 1 and this "
         "coefficient of variation (0: none, at most 4)");
+  p.add(f.eval_seconds, "eval-seconds",
+        "S: an evaluation takes S seconds (default: a forward pass per test "
+        "sample on the coordinator's node)");
   p.add(f.timing_seed, "timing-seed",
         "seed of the stragglers' and the jitter's draws (0: --seed): the "
         "same job under other timing");
@@ -94,8 +98,9 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
       {"link-gbps",      "latency-us",    "rack-size",   "oversubscription",
        "sample-seconds", "value-seconds", "node-gflops", "serialize-gbps",
        "host-cores",     "host-shm",      "calibrate",   "virtual-params",
-       "stragglers",     "jitter",        "timing-seed", "slow-nodes",
-       "shard-nodes",    "crash",         "max-events",  "wall-seconds"});
+       "stragglers",     "jitter",        "timing-seed", "eval-seconds",
+       "slow-nodes",     "shard-nodes",   "crash",       "max-events",
+       "wall-seconds"});
 }
 
 /// "P:F" into its two numbers; throws usage_error naming `flag`.
@@ -205,6 +210,20 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
   if (!std::isfinite(f.jitter) || f.jitter < 0 || f.jitter > 4)
     throw usage_error("troupe simulate: --jitter must be in [0, 4]");
   so.compute.jitter = f.jitter;
+  if (!f.eval_seconds.empty()) {
+    std::size_t used = 0;
+    double s = -1;
+    try {
+      s = std::stod(f.eval_seconds, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != f.eval_seconds.size() || !std::isfinite(s) || s < 0
+        || s > 86400)
+      throw usage_error("troupe simulate: --eval-seconds=" + f.eval_seconds
+                        + " is not a number of seconds in [0, 86400]");
+    so.compute.eval_seconds = s;
+  }
   if (!f.stragglers.empty()) {
     auto [p, x] = pair_of(f.stragglers, "stragglers",
                           "P:F with P in [0, 1] and F >= 1");

@@ -256,6 +256,9 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
         {"straggle_p", o.compute.straggle_p},
         {"straggle_factor", o.compute.straggle_factor},
         {"jitter", o.compute.jitter},
+        {"eval_seconds", o.compute.eval_seconds >= 0
+                             ? nlohmann::json(o.compute.eval_seconds)
+                             : nlohmann::json(nullptr)},
         {"timing_seed", o.compute.seed},
         {"serialize_gbps", o.compute.serialize_gbps},
         {"host_cores", o.compute.host_cores},

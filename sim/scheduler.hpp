@@ -50,6 +50,9 @@ struct compute_options {
   double sample_seconds = 0;
   /// A forward pass's share of a step's cost.
   double forward_share = 1.0 / 3;
+  /// An evaluation's seconds, whatever its test samples (< 0: a forward
+  /// pass per sample, as above): an evaluator on hardware of its own.
+  double eval_seconds = -1;
   /// Seconds a shard takes to update one parameter value (its optimizer's
   /// step) on a node of speed 1.
   double value_seconds = 0;

@@ -98,7 +98,8 @@ void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
                                                 : compute_.sample_seconds)
              * static_cast<double>(samples) * share;
   if (kind == actors::work_kind::forward)
-    s *= compute_.forward_share;
+    s = compute_.eval_seconds >= 0 ? compute_.eval_seconds
+                                   : s * compute_.forward_share;
   else if (kind == actors::work_kind::update)
     s *= compute_.update_scale;
   if (node < compute_.slowdown.size())

@@ -102,6 +102,13 @@ TEST_CASE("--jitter draws each step's time; --timing-seed other timing") {
   CHECK(compute(a) == Approx(compute(e)).epsilon(0.25));
   CHECK(compute(d) == Approx(compute(e)).epsilon(0.25));
   CHECK(compute(a) != compute(e));
+  // An evaluation of a fixed time: the job's last one ends it.
+  auto eval = [&](std::string secs) {
+    return simulated(last(run({"--workers=2", "--eval-seconds=" + secs})));
+  };
+  auto free = eval("0"), slow = eval("20");
+  CHECK(slow >= 20);
+  CHECK(free < slow - 15);
 }
 
 TEST_CASE("the simulated time answers to the network and the compute") {
@@ -217,6 +224,7 @@ TEST_CASE("troupe simulate refuses what it cannot simulate, by name") {
   refused({"--stragglers=2:3"}, "P in [0, 1]");
   refused({"--jitter=-0.1"}, "--jitter must be in [0, 4]");
   refused({"--jitter=nan"}, "invalid value for --jitter");
+  refused({"--eval-seconds=-1"}, "--eval-seconds=-1 is not a number");
   refused({"--slow-nodes=5:2", "--workers=4"}, "K in [0, --workers]");
   refused({"--slow-nodes=1:x"}, "--slow-nodes=1:x is not K:F");
   refused({"--shard-nodes=moon"},
