@@ -33,6 +33,7 @@ struct sim_flags {
   double serialize_gbps = 0;
   std::uint64_t host_cores = 0;
   bool shared_memory = false;
+  double shm_share = 0.5;
   bool calibrate = false;
   std::string virtual_params; ///< D
   std::string stragglers;     ///< P:F
@@ -68,6 +69,10 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
   p.add(f.shared_memory, "host-shm",
         "pushes and fetch replies go through shared memory (one host): "
         "their values cost --serialize-gbps, not the links");
+  p.add(f.shm_share, "shm-share",
+        "with --host-shm: a message's CPU cost through shared memory as a "
+        "share of its cost through the socket (default 0.5: one copy of "
+        "two)");
   p.add(f.calibrate, "calibrate",
         "time real steps here for --sample-seconds (not repeatable)");
   p.add(f.virtual_params, "virtual-params",
@@ -97,10 +102,10 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
       "the simulated cluster",
       {"link-gbps",      "latency-us",    "rack-size",   "oversubscription",
        "sample-seconds", "value-seconds", "node-gflops", "serialize-gbps",
-       "host-cores",     "host-shm",      "calibrate",   "virtual-params",
-       "stragglers",     "jitter",        "timing-seed", "eval-seconds",
-       "slow-nodes",     "shard-nodes",   "crash",       "max-events",
-       "wall-seconds"});
+       "host-cores",     "host-shm",      "shm-share",   "calibrate",
+       "virtual-params", "stragglers",    "jitter",      "timing-seed",
+       "eval-seconds",   "slow-nodes",    "shard-nodes", "crash",
+       "max-events",     "wall-seconds"});
 }
 
 /// "P:F" into its two numbers; throws usage_error naming `flag`.
@@ -206,6 +211,9 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
   so.compute.serialize_gbps = f.serialize_gbps;
   so.compute.host_cores = static_cast<std::uint32_t>(f.host_cores);
   so.compute.shared_memory = f.shared_memory;
+  if (!std::isfinite(f.shm_share) || f.shm_share < 0 || f.shm_share > 4)
+    throw usage_error("troupe simulate: --shm-share must be in [0, 4]");
+  so.compute.shm_share = f.shm_share;
   so.compute.seed = f.timing_seed != 0 ? f.timing_seed : o.seed;
   if (!std::isfinite(f.jitter) || f.jitter < 0 || f.jitter > 4)
     throw usage_error("troupe simulate: --jitter must be in [0, 4]");

@@ -262,7 +262,8 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
         {"timing_seed", o.compute.seed},
         {"serialize_gbps", o.compute.serialize_gbps},
         {"host_cores", o.compute.host_cores},
-        {"host_shm", o.compute.shared_memory}}}};
+        {"host_shm", o.compute.shared_memory},
+        {"shm_share", o.compute.shm_share}}}};
   return result;
 }
 

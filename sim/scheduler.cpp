@@ -191,7 +191,9 @@ void scheduler::sweep(caf::scheduled_actor* a, record& r) {
           // side (into the segment, out of it), not twice (into a frame
           // and the socket, out of the socket and the frame).
           e.bytes = size.header + shm_reference_bytes;
-          e.cpu_bytes = size.header + (payload + 1) / 2;
+          e.cpu_bytes = size.header
+                        + static_cast<std::uint64_t>(std::llround(
+                            static_cast<double>(payload) * compute_.shm_share));
         }
         stats_.payload_bytes += payload;
         ++stats_.remote;

@@ -84,6 +84,10 @@ struct compute_options {
   /// (de)serializing costs half their values' bytes (one copy a side: into
   /// the segment, out of it; a message through the socket takes two).
   bool shared_memory = false;
+  /// What such a message's values cost a side, as a share of what they
+  /// cost through the socket (0.5: one copy of two; more where mapping the
+  /// segment costs, as measured on a quiet machine, docs/simulation.md).
+  double shm_share = 0.5;
   /// All nodes are processes on one host of this many cores (0: every node
   /// has cores of its own): compute and (de)serialization each take a core,
   /// the earliest free one, and wait for one when all are taken.

@@ -225,6 +225,7 @@ TEST_CASE("troupe simulate refuses what it cannot simulate, by name") {
   refused({"--jitter=-0.1"}, "--jitter must be in [0, 4]");
   refused({"--jitter=nan"}, "invalid value for --jitter");
   refused({"--eval-seconds=-1"}, "--eval-seconds=-1 is not a number");
+  refused({"--shm-share=5"}, "--shm-share must be in [0, 4]");
   refused({"--slow-nodes=5:2", "--workers=4"}, "K in [0, --workers]");
   refused({"--slow-nodes=1:x"}, "--slow-nodes=1:x is not K:F");
   refused({"--shard-nodes=moon"},
@@ -375,6 +376,9 @@ TEST_CASE("--serialize-gbps, --host-shm and --host-cores cost what they say") {
   CHECK(m["network_bytes"].get<double>() < 0.01 * bytes);
   CHECK(m["serialize_seconds"].get<double>() < 0.51 * ser);
   CHECK(m["serialize_seconds"].get<double>() > 0.49 * ser);
+  auto more = with({"--serialize-gbps=4", "--host-shm", "--shm-share=0.8"});
+  CHECK(more["simulation"]["serialize_seconds"].get<double>()
+        == Approx(0.8 * ser).epsilon(0.01));
   // One core for three nodes: work waits for it, and the job takes longer
   // than with a core a node.
   auto one = with({"--host-cores=1"});
