@@ -66,19 +66,14 @@ bool grantable(parameter_shard_state& st, const fetch_msg& f) {
 } // namespace
 
 void detail::serve_waiting(parameter_shard_state& st) {
-  // One pass, the ones still waiting kept in order (erasing each served
-  // fetch from the vector's middle was quadratic in the workers waiting).
+  // One pass; the ones still waiting keep their order.
   auto& w = st.waiting;
   std::size_t kept = 0;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    if (grantable(st, w[i].request)) {
+  for (std::size_t i = 0; i < w.size(); ++i)
+    if (grantable(st, w[i].request))
       w[i].promise.deliver(snapshot(st, w[i].remote));
-    } else {
-      if (kept != i)
-        w[kept] = std::move(w[i]);
-      ++kept;
-    }
-  }
+    else if (kept++ != i)
+      w[kept - 1] = std::move(w[i]);
   w.erase(w.begin() + static_cast<std::ptrdiff_t>(kept), w.end());
 }
 
@@ -122,9 +117,8 @@ void complete_rounds(parameter_shard_state& st) {
     auto& [clock, round] = *st.rounds.begin();
     if (clock != st.store->version() + 1)
       break;
-    // Every tracked worker that started before this clock must contribute:
-    // when all did, a round short of their number is not complete (the
-    // scan below, over every worker, then runs about once a round).
+    // Every tracked worker that started before this clock must contribute
+    // (all did, with clocks_max below it: then a short round is not done).
     if (st.clocks_max < clock && round.size() < st.clocks.size())
       return;
     for (auto& [w, start] : st.clocks)
@@ -167,8 +161,7 @@ void catch_up(parameter_shard_state& st, std::uint64_t clock) {
 
 void on_push(parameter_shard_state& st, push_msg& p) {
   auto& store = *st.store;
-  // A sync fetch waits for a version: none to serve unless it moved.
-  const auto before = store.version();
+  const auto before = store.version(); // a sync fetch waits for a version
   if (st.config.mode == shard_mode::sync && st.config.catch_up
       && p.clock > store.version() + 1)
     catch_up(st, p.clock);
