@@ -38,7 +38,7 @@ struct sim_flags {
   std::string virtual_params; ///< D
   std::string stragglers;     ///< P:F
   double jitter = 0;
-  std::string eval_seconds;      ///< S (empty: forward passes)
+  double eval_seconds = -1;      ///< S (< 0: forward passes)
   std::uint64_t timing_seed = 0; ///< 0: the job's --seed
   std::string slow_nodes;        ///< K:F
   std::string shard_nodes = "own";
@@ -84,8 +84,8 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
         "CV: each step takes a random factor of mean 1 and this "
         "coefficient of variation (0: none, at most 4)");
   p.add(f.eval_seconds, "eval-seconds",
-        "S: an evaluation takes S seconds (default: a forward pass per test "
-        "sample on the coordinator's node)");
+        "S: an evaluation takes S seconds (< 0, the default: a forward pass "
+        "per test sample on the coordinator's node)");
   p.add(f.timing_seed, "timing-seed",
         "seed of the stragglers' and the jitter's draws (0: --seed): the "
         "same job under other timing");
@@ -218,20 +218,10 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
   if (!std::isfinite(f.jitter) || f.jitter < 0 || f.jitter > 4)
     throw usage_error("troupe simulate: --jitter must be in [0, 4]");
   so.compute.jitter = f.jitter;
-  if (!f.eval_seconds.empty()) {
-    std::size_t used = 0;
-    double s = -1;
-    try {
-      s = std::stod(f.eval_seconds, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != f.eval_seconds.size() || !std::isfinite(s) || s < 0
-        || s > 86400)
-      throw usage_error("troupe simulate: --eval-seconds=" + f.eval_seconds
-                        + " is not a number of seconds in [0, 86400]");
-    so.compute.eval_seconds = s;
-  }
+  if (!std::isfinite(f.eval_seconds) || f.eval_seconds > 86400)
+    throw usage_error("troupe simulate: --eval-seconds must be at most 86400 "
+                      "(< 0: forward passes)");
+  so.compute.eval_seconds = f.eval_seconds;
   if (!f.stragglers.empty()) {
     auto [p, x] = pair_of(f.stragglers, "stragglers",
                           "P:F with P in [0, 1] and F >= 1");

@@ -105,21 +105,20 @@ void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
   if (node < compute_.slowdown.size())
     s *= compute_.slowdown[node];
   if ((kind == actors::work_kind::step || kind == actors::work_kind::stage)
-      && compute_.straggle_p > 0 && node < straggle_state_.size()) {
-    auto u = static_cast<double>(splitmix(straggle_state_[node]) >> 11)
-             * 0x1.0p-53;
-    if (u < compute_.straggle_p) {
+      && node < straggle_state_.size()) {
+    // The node's draws: the straggle's, then the jitter's two.
+    auto& state = straggle_state_[node];
+    auto uniform = [&state] { // [0, 1): the top 53 bits over 2^53
+      return static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53;
+    };
+    if (compute_.straggle_p > 0 && uniform() < compute_.straggle_p) {
       s *= compute_.straggle_factor;
       ++stats_.straggles;
     }
-  }
-  if ((kind == actors::work_kind::step || kind == actors::work_kind::stage)
-      && compute_.jitter > 0 && node < straggle_state_.size()) {
-    auto& state = straggle_state_[node];
-    // u1 in (0, 1]: the top 53 bits, plus one, over 2^53.
-    double u1 = static_cast<double>((splitmix(state) >> 11) + 1) * 0x1.0p-53;
-    double u2 = static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53;
-    s *= lognormal_factor(u1, u2, compute_.jitter);
+    if (compute_.jitter > 0) {
+      double u1 = 1 - uniform(); // (0, 1]: the logarithm's argument
+      s *= lognormal_factor(u1, uniform(), compute_.jitter);
+    }
   }
   charge(self, static_cast<nanos>(std::llround(s * 1e9)));
 }

@@ -224,7 +224,7 @@ TEST_CASE("troupe simulate refuses what it cannot simulate, by name") {
   refused({"--stragglers=2:3"}, "P in [0, 1]");
   refused({"--jitter=-0.1"}, "--jitter must be in [0, 4]");
   refused({"--jitter=nan"}, "invalid value for --jitter");
-  refused({"--eval-seconds=-1"}, "--eval-seconds=-1 is not a number");
+  refused({"--eval-seconds=1e6"}, "--eval-seconds must be at most 86400");
   refused({"--shm-share=5"}, "--shm-share must be in [0, 4]");
   refused({"--slow-nodes=5:2", "--workers=4"}, "K in [0, --workers]");
   refused({"--slow-nodes=1:x"}, "--slow-nodes=1:x is not K:F");
