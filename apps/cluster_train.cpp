@@ -152,12 +152,17 @@ cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
   auto model_name = o.model;
   auto batch = o.batch;
   auto seed = o.seed;
+  // Held once: every node's agent keeps a copy of the job and its
+  // functions (10^4 simulated nodes, issue [17]).
+  auto shared_parts
+      = std::make_shared<const std::vector<std::vector<std::size_t>>>(parts);
+  auto shared_all = std::make_shared<const std::vector<std::size_t>>(all);
   auto source = [=](messages::worker_id w) {
     if (stream)
-      return optim::batch_source{train, all, batch, seed,
+      return optim::batch_source{train, *shared_all, batch, seed,
                                  optim::batch_part{w, workers}};
-    return optim::batch_source{train, parts[w], batch, seed + 7919 * (w + 1),
-                               optim::batch_part{}};
+    return optim::batch_source{train, (*shared_parts)[w], batch,
+                               seed + 7919 * (w + 1), optim::batch_part{}};
   };
   if (!dir) // (a data directory's files are read by the workers' replicas)
     job.batches = source;
@@ -203,8 +208,6 @@ cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
     shard_by_files(o, loaded, job);
   } else if (!stream) {
     // A lost worker's examples are split among the survivors.
-    auto shared_parts
-        = std::make_shared<const std::vector<std::vector<std::size_t>>>(parts);
     job.adopt_data = [shared_parts](optim::replica& r, messages::worker_id lost,
                                     std::uint32_t k, std::uint32_t m) {
       // A worker of a node that joined the running job has no part of its

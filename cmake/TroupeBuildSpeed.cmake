@@ -5,8 +5,9 @@
 # CAF's and Eigen's templates again. Two remedies, both on by default:
 #
 #   TROUPE_PCH    precompiled headers: the standard library, Eigen, CAF,
-#                 nlohmann::json and Catch2, parsed once per target (the
-#                 tests of a folder share one).
+#                 nlohmann::json and Catch2, parsed once per set of
+#                 headers: the targets asking for the same set share one
+#                 (three for the libraries, three for the tests).
 #   TROUPE_UNITY  the folder libraries compile as unity sources (CMake's
 #                 UNITY_BUILD, batches of 8 sources), so their common
 #                 templates are instantiated once per batch.
@@ -20,13 +21,14 @@
 option(TROUPE_PCH "Precompile the third-party headers of troupe's targets" ON)
 option(TROUPE_UNITY "Compile troupe's libraries as unity sources" ON)
 
-# troupe_build_speed(<target> [UNITY] [EIGEN] [CAF] [CAF_IO] [JSON] [CATCH]
-#                    [REUSE_FROM <target>]): the precompiled header of the
-# named libraries' headers (the standard library always), unity batches with
-# UNITY. With REUSE_FROM the target uses that target's precompiled header,
-# which must have been compiled with the same flags and definitions.
+# troupe_build_speed(<target> [UNITY] [OWN] [EIGEN] [CAF] [CAF_IO] [JSON]
+#                    [CATCH] [REUSE_FROM <target>]): the precompiled header of
+# the named libraries' headers (the standard library always), unity batches
+# with UNITY. A precompiled header serves only sources compiled with the
+# same definitions: the first target asking for a set of headers compiles
+# it and the later ones reuse it, unless OWN (or REUSE_FROM a given target).
 function(troupe_build_speed target)
-  cmake_parse_arguments(ARG "UNITY;EIGEN;CAF;CAF_IO;JSON;CATCH" "REUSE_FROM"
+  cmake_parse_arguments(ARG "UNITY;OWN;EIGEN;CAF;CAF_IO;JSON;CATCH" "REUSE_FROM"
                         "" ${ARGN})
   # Generated sources (embedded files: one large literal each) stay apart.
   get_target_property(sources ${target} SOURCES)
@@ -48,9 +50,28 @@ function(troupe_build_speed target)
   if(NOT TROUPE_PCH)
     return()
   endif()
+  # A precompiled header that does not fit is ignored: say so (GCC).
+  target_compile_options(${target} PRIVATE
+    $<$<CXX_COMPILER_ID:GNU>:-Winvalid-pch>)
   if(ARG_REUSE_FROM)
     target_precompile_headers(${target} REUSE_FROM ${ARG_REUSE_FROM})
     return()
+  endif()
+  # One precompiled header per set of libraries: the first target that asks
+  # for a set compiles it, the later ones reuse it (each is 150-300 MB).
+  set(key PCH)
+  foreach(part EIGEN CAF CAF_IO JSON CATCH)
+    if(ARG_${part})
+      string(APPEND key _${part})
+    endif()
+  endforeach()
+  get_property(host GLOBAL PROPERTY TROUPE_${key}_HOST)
+  if(host AND NOT ARG_OWN)
+    target_precompile_headers(${target} REUSE_FROM ${host})
+    return()
+  endif()
+  if(NOT host)
+    set_property(GLOBAL PROPERTY TROUPE_${key}_HOST ${target})
   endif()
   set(headers <algorithm> <array> <atomic> <chrono> <cmath> <cstdint>
               <cstring> <functional> <map> <memory> <mutex> <optional>

@@ -76,24 +76,24 @@ shard_indices(const dataset& data, std::size_t n, shard_mode mode,
 batch_iterator::batch_iterator(std::vector<std::size_t> indices,
                                std::size_t batch_size, std::uint64_t seed,
                                batch_part part)
-    : indices_(std::move(indices)), batch_size_(batch_size), seed_(seed),
-      part_(part) {
+    : batch_size_(batch_size), seed_(seed), part_(part) {
   if (part_.world == 0 || part_.rank >= part_.world)
     throw std::invalid_argument("batch_iterator: part "
                                 + std::to_string(part_.rank) + " of "
                                 + std::to_string(part_.world));
-  if (indices_.size() < std::max<std::size_t>(part_.world, 1))
+  if (indices.size() < std::max<std::size_t>(part_.world, 1))
     throw std::invalid_argument(
-        indices_.empty() ? "batch_iterator: no example indices"
-                         : "batch_iterator: fewer examples than parts");
+        indices.empty() ? "batch_iterator: no example indices"
+                        : "batch_iterator: fewer examples than parts");
   if (batch_size_ == 0)
     throw std::invalid_argument("batch_iterator: batch_size must be >= 1");
+  indices_ = detail::intern_indices(std::move(indices));
   shuffle();
 }
 
 std::size_t batch_iterator::batches_per_epoch() const noexcept {
   auto global = batch_size_ * part_.world;
-  auto n = indices_.size();
+  auto n = indices_->size();
   auto full = n / global;
   auto rest = n % global;
   return full + (rest >= part_.world ? 1 : 0);
@@ -102,59 +102,69 @@ std::size_t batch_iterator::batches_per_epoch() const noexcept {
 void batch_iterator::shuffle() {
   // SplitMix64 seeding inside rng decorrelates neighbouring seeds, so a plain
   // odd-constant mix of (seed, epoch) gives independent epochs.
-  rng gen{seed_ ^ ((epoch_ + 1) * 0x9E3779B97F4A7C15ull)};
-  order_ = indices_;
-  shuffle_with(order_, gen);
+  order_ = detail::shared_order(indices_, seed_, epoch_, [this] {
+    rng gen{seed_ ^ ((epoch_ + 1) * 0x9E3779B97F4A7C15ull)};
+    auto order = *indices_;
+    shuffle_with(order, gen);
+    return order;
+  });
 }
 
 void batch_iterator::add_indices(const std::vector<std::size_t>& extra) {
   if (extra.empty())
     return;
-  indices_.insert(indices_.end(), extra.begin(), extra.end());
+  auto indices = *indices_;
+  indices.insert(indices.end(), extra.begin(), extra.end());
   std::vector<std::size_t> rest(
-      order_.begin() + static_cast<std::ptrdiff_t>(pos_), order_.end());
+      order_->begin() + static_cast<std::ptrdiff_t>(pos_), order_->end());
   rest.insert(rest.end(), extra.begin(), extra.end());
-  rng gen{seed_ ^ (indices_.size() * 0xD1B54A32D192ED03ull)};
+  rng gen{seed_ ^ (indices.size() * 0xD1B54A32D192ED03ull)};
   shuffle_with(rest, gen);
-  order_.resize(pos_);
-  order_.insert(order_.end(), rest.begin(), rest.end());
+  std::vector<std::size_t> order(
+      order_->begin(), order_->begin() + static_cast<std::ptrdiff_t>(pos_));
+  order.insert(order.end(), rest.begin(), rest.end());
+  // This epoch's order is this iterator's own now; the next is shared.
+  indices_ = detail::intern_indices(std::move(indices));
+  order_ = std::make_shared<const std::vector<std::size_t>>(std::move(order));
 }
 
 std::vector<std::size_t> batch_iterator::cede(std::size_t count) {
-  auto left = order_.size() - pos_;
+  auto left = order_->size() - pos_;
   count = std::min(count, left > part_.world ? left - part_.world : 0);
   // This epoch's order is shuffled: its tail is a random choice of the
   // examples not drawn yet.
-  std::vector<std::size_t> out(
-      order_.end() - static_cast<std::ptrdiff_t>(count), order_.end());
-  order_.resize(order_.size() - count);
+  auto keep = static_cast<std::ptrdiff_t>(order_->size() - count);
+  std::vector<std::size_t> out(order_->begin() + keep, order_->end());
+  order_ = std::make_shared<const std::vector<std::size_t>>(
+      order_->begin(), order_->begin() + keep);
   // One copy of each ceded example leaves (an index may appear twice).
   std::unordered_map<std::size_t, std::size_t> gone;
   for (auto i : out)
     ++gone[i];
   std::vector<std::size_t> kept;
-  kept.reserve(indices_.size() - count);
-  for (auto i : indices_) {
+  kept.reserve(indices_->size() - count);
+  for (auto i : *indices_) {
     auto it = gone.find(i);
     if (it != gone.end() && it->second > 0)
       --it->second;
     else
       kept.push_back(i);
   }
-  indices_ = std::move(kept);
+  indices_ = detail::intern_indices(std::move(kept));
   return out;
 }
 
 const std::vector<std::size_t>& batch_iterator::next_indices() {
-  auto global = std::min(batch_size_ * part_.world, order_.size() - pos_);
+  const auto& order = *order_;
+  auto global = std::min(batch_size_ * part_.world, order.size() - pos_);
   auto first = pos_ + global * part_.rank / part_.world;
   auto last = pos_ + global * (part_.rank + 1) / part_.world;
-  batch_.assign(order_.begin() + static_cast<std::ptrdiff_t>(first),
-                order_.begin() + static_cast<std::ptrdiff_t>(last));
+  batch_.assign(order.begin() + static_cast<std::ptrdiff_t>(first),
+                order.begin() + static_cast<std::ptrdiff_t>(last));
   pos_ += global;
   // Fewer examples left than parts: the epoch ends here (with world 1, only
   // when none is left).
-  if (order_.size() - pos_ < part_.world) {
+  if (order.size() - pos_ < part_.world) {
     pos_ = 0;
     ++epoch_;
     shuffle();
@@ -167,8 +177,8 @@ void batch_iterator::save(state_writer& w, const std::string& prefix) const {
   w.put_u64(prefix + "rank", part_.rank);
   w.put_u64(prefix + "world", part_.world);
   w.put_u64(prefix + "batch_size", batch_size_);
-  w.put(prefix + "indices", indices_);
-  w.put(prefix + "order", order_);
+  w.put(prefix + "indices", *indices_);
+  w.put(prefix + "order", *order_);
   w.put_u64(prefix + "pos", pos_);
   w.put_u64(prefix + "epoch", epoch_);
 }
@@ -198,8 +208,11 @@ void batch_iterator::load(const state_reader& r, const std::string& prefix) {
                                       + std::to_string(part_.world) + " of "
                                       + std::to_string(order.size())
                                       + " examples");
-  indices_.assign(indices.begin(), indices.end());
-  order_.assign(order.begin(), order.end());
+  indices_ = detail::intern_indices({indices.begin(), indices.end()});
+  // The saved order may be this iterator's own (after add_indices or
+  // cede): it is not looked up.
+  order_ = std::make_shared<const std::vector<std::size_t>>(order.begin(),
+                                                            order.end());
   pos_ = static_cast<std::size_t>(pos);
   epoch_ = static_cast<std::size_t>(epoch);
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "optim/detail/index_lists.hpp"
 #include "optim/types.hpp"
 
 namespace troupe::optim {
@@ -186,6 +187,8 @@ struct batch_part {
 /// the order of epoch e is a function of (indices, seed, e) alone. With a
 /// batch_part of world > 1, a last global batch of fewer than `world`
 /// examples is skipped, so every part has at least one example per step.
+/// The indices and each epoch's order are held once per process however
+/// many iterators hold the same (optim/detail/index_lists.hpp).
 class batch_iterator {
 public:
   /// Throws std::invalid_argument if `indices` has fewer than part.world
@@ -212,7 +215,7 @@ public:
 
   /// Number of examples in one epoch.
   std::size_t size() const noexcept {
-    return indices_.size();
+    return indices_->size();
   }
 
   /// Batches per epoch.
@@ -230,7 +233,7 @@ public:
 
   /// Examples not drawn yet this epoch.
   std::size_t undrawn() const noexcept {
-    return order_.size() - pos_;
+    return order_->size() - pos_;
   }
 
   /// Writes the examples (added ones included), this epoch's order, the
@@ -245,9 +248,9 @@ public:
   void load(const state_reader& r, const std::string& prefix);
 
 private:
-  std::vector<std::size_t> indices_; ///< as given
-  std::vector<std::size_t> order_;   ///< this epoch's permutation of indices_
-  std::vector<std::size_t> batch_;   ///< the current batch
+  detail::index_list indices_;     ///< as given (shared, immutable)
+  detail::index_list order_;       ///< this epoch's permutation of indices_
+  std::vector<std::size_t> batch_; ///< the current batch
   std::size_t batch_size_;
   std::uint64_t seed_;
   batch_part part_;
