@@ -12,6 +12,8 @@ local_steps local_steps::of(const job_build& b) {
   s.optimizer.name = o.optimizer;
   s.optimizer.momentum = o.momentum;
   s.optimizer.weight_decay = o.weight_decay;
+  for (const auto& l : b.layers) // (novograd's moments are per layer)
+    s.optimizer.layers.push_back(l.size);
   s.lr = o.lr;
   return s;
 }
@@ -19,7 +21,7 @@ local_steps local_steps::of(const job_build& b) {
 void local_steps::check(const std::string& algo, bool zero_ok) const {
   if (!(lr > 0 || (zero_ok && lr == 0)) || !std::isfinite(lr))
     throw std::invalid_argument(algo + ": the learning rate must be positive");
-  optim::make_optimizer<float>(optimizer, 1);
+  optim::make_optimizer<float>(optim::for_slice(optimizer, 0, 1), 1);
   if (schedule)
     optim::schedule{*schedule};
 }

@@ -203,6 +203,11 @@ cluster_job prepare_cluster_job(const train_options& o, job_data loaded) {
       static_cast<double>(stream ? per_epoch : batches(n)));
   cluster_job out;
   out.algorithm = build_algorithm(o, build);
+  // The shards' optimizer knows the model's layers (novograd: per layer;
+  // each shard takes the parts in its range, optim::for_slice).
+  job.server.optimizer.layers.clear();
+  for (const auto& l : build.layers)
+    job.server.optimizer.layers.push_back(l.size);
   set_replicas(o, job.algorithm, job);
   if (dir) {
     shard_by_files(o, loaded, job);

@@ -152,7 +152,7 @@ void add_job_flags(option_parser& p, algos::job_options& o) {
       .add(o.train_examples, "train-examples",
            "train on the first N examples only (0: all)")
       .add(o.optimizer, "optimizer",
-           "sgd | momentum | nesterov | adagrad | adam ("
+           "sgd | momentum | nesterov | adagrad | adam | novograd ("
                + resolved_defaults(
                    [](const algos::job_options& j) { return j.optimizer; })
                + ")")

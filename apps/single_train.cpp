@@ -52,6 +52,8 @@ nlohmann::json run_single(const train_options& o, optim::train_test& data,
   opt.name = o.optimizer;
   opt.momentum = o.momentum;
   opt.weight_decay = o.weight_decay;
+  for (const auto& l : model.ranges().ranges())
+    opt.layers.push_back(l.size);
   optim::local_trainer trainer{model,   train, std::move(indices),
                                o.batch, opt,   optim::schedule{sched},
                                o.seed};

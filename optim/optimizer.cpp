@@ -1,5 +1,6 @@
 #include "optim/optimizer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -19,6 +20,9 @@ namespace {
 template <class T, class Derived>
 class optimizer_base : public optimizer<T> {
 public:
+  /// Whether Derived applies the weight decay itself (novograd).
+  static constexpr bool own_decay = false;
+
   optimizer_base(const optimizer_options& opts, std::size_t n)
       : opts_(opts), n_(n) {}
 
@@ -36,7 +40,9 @@ public:
     const_vector_map<T> g{grads, len};
     auto& self = static_cast<Derived&>(*this);
     auto rate = static_cast<T>(lr);
-    if (opts_.weight_decay == 0.0)
+    if constexpr (Derived::own_decay)
+      self.update(p, g.array(), rate);
+    else if (opts_.weight_decay == 0.0)
       self.update(p, g.array(), rate);
     else
       self.update(p, g.array() + static_cast<T>(opts_.weight_decay) * p.array(),
@@ -77,12 +83,15 @@ protected:
         {"weight_decay", exact_text(o.weight_decay)}};
     if (o.name == "momentum" || o.name == "nesterov")
       out.emplace_back("momentum", exact_text(o.momentum));
-    if (o.name == "adam") {
+    if (o.name == "adam" || o.name == "novograd") {
       out.emplace_back("beta1", exact_text(o.beta1));
       out.emplace_back("beta2", exact_text(o.beta2));
     }
-    if (o.name == "adam" || o.name == "adagrad")
+    if (o.name == "adam" || o.name == "adagrad" || o.name == "novograd")
       out.emplace_back("eps", exact_text(o.eps));
+    if (o.name == "novograd")
+      out.emplace_back(
+          "layers", std::to_string(std::max<std::size_t>(o.layers.size(), 1)));
     return out;
   }
 
@@ -233,6 +242,78 @@ private:
   std::size_t t_ = 0;
 };
 
+/// NovoGrad (Ginsburg et al. 2019): a second moment of the gradient's norm
+/// per layer, the first of the normalized gradient plus the decay
+/// (optim/optimizer.hpp has the rule).
+template <class T>
+class novograd final : public optimizer_base<T, novograd<T>> {
+public:
+  static constexpr bool own_decay = true;
+
+  novograd(const optimizer_options& opts, std::size_t n)
+      : optimizer_base<T, novograd<T>>(opts, n),
+        m_(vector<T>::Zero(static_cast<Eigen::Index>(n))) {
+    layers_ = opts.layers.empty() ? std::vector<std::size_t>{n} : opts.layers;
+    v_ = vector<T>::Zero(static_cast<Eigen::Index>(layers_.size()));
+  }
+
+  template <class G>
+  void update(vector_map<T>& p, const G& g, T lr) {
+    const auto& o = this->opts_;
+    auto b1 = static_cast<T>(o.beta1), b2 = static_cast<T>(o.beta2);
+    auto c2 = static_cast<T>(1.0 - o.beta2), eps = static_cast<T>(o.eps);
+    auto wd = static_cast<T>(o.weight_decay);
+    // The gradient may be an expression of p: evaluate it first.
+    vector<T> grad = g.matrix();
+    Eigen::Index at = 0;
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+      auto len = static_cast<Eigen::Index>(layers_[l]);
+      auto gl = grad.segment(at, len);
+      T norm2 = gl.squaredNorm();
+      auto li = static_cast<Eigen::Index>(l);
+      v_(li) = t_ == 0 ? norm2 : b2 * v_(li) + c2 * norm2;
+      T scale = T(1) / (std::sqrt(v_(li)) + eps);
+      m_.segment(at, len).array() = b1 * m_.segment(at, len).array()
+                                    + scale * gl.array()
+                                    + wd * p.segment(at, len).array();
+      at += len;
+    }
+    p.array() -= lr * m_.array();
+    ++t_;
+  }
+
+  void reset() override {
+    m_.setZero();
+    v_.setZero();
+    t_ = 0;
+  }
+
+  void save_state(state_writer& w, const std::string& prefix) const {
+    w.put(prefix + "exp_avg", m_.data(), this->n_);
+    w.put(prefix + "layer_sq", v_.data(), layers_.size());
+    w.put_u64(prefix + "step", t_);
+  }
+
+  void load_state(const state_reader& r, const std::string& prefix) {
+    auto m = this->read(r, prefix + "exp_avg");
+    vector<T> v(static_cast<Eigen::Index>(layers_.size()));
+    if constexpr (std::is_same_v<T, float>)
+      r.f32(prefix + "layer_sq", v.data(), layers_.size());
+    else
+      r.f64(prefix + "layer_sq", v.data(), layers_.size());
+    auto t = r.u64_scalar(prefix + "step");
+    m_ = std::move(m);
+    v_ = std::move(v);
+    t_ = static_cast<std::size_t>(t);
+  }
+
+private:
+  std::vector<std::size_t> layers_;
+  vector<T> m_;
+  vector<T> v_; ///< per layer
+  std::size_t t_ = 0;
+};
+
 std::string known_names() {
   std::string result;
   for (const auto& name : optimizer_names())
@@ -260,8 +341,8 @@ void validate(const optimizer_options& o) {
 } // namespace
 
 const std::vector<std::string>& optimizer_names() {
-  static const std::vector<std::string> names{"sgd", "momentum", "nesterov",
-                                              "adagrad", "adam"};
+  static const std::vector<std::string> names{
+      "sgd", "momentum", "nesterov", "adagrad", "adam", "novograd"};
   return names;
 }
 
@@ -278,8 +359,36 @@ std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
     return std::make_unique<adagrad<T>>(opts, n);
   if (name == "adam")
     return std::make_unique<adam<T>>(opts, n);
+  if (name == "novograd") {
+    std::size_t sum = 0;
+    for (auto l : opts.layers) {
+      check(l > 0, "novograd: a layer of 0 parameters");
+      sum += l;
+    }
+    check(opts.layers.empty() || sum == n,
+          "novograd: layers of " + std::to_string(sum) + " parameters for "
+              + std::to_string(n));
+    return std::make_unique<novograd<T>>(opts, n);
+  }
   throw std::invalid_argument("unknown optimizer " + quote(name)
                               + " (known: " + known_names() + ")");
+}
+
+optimizer_options for_slice(const optimizer_options& opts, std::size_t offset,
+                            std::size_t size) {
+  if (opts.layers.empty())
+    return opts;
+  auto out = opts;
+  out.layers.clear();
+  std::size_t at = 0;
+  for (auto l : opts.layers) {
+    auto from = std::max(at, offset);
+    auto to = std::min(at + l, offset + size);
+    if (from < to)
+      out.layers.push_back(to - from);
+    at += l;
+  }
+  return out;
 }
 
 template std::unique_ptr<optimizer<float>>

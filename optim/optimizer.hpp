@@ -13,12 +13,23 @@ class state_reader;
 /// Named settings of a first-order optimizer (defaults as in PyTorch).
 struct optimizer_options {
   std::string name = "sgd";  ///< sgd | momentum | nesterov | adagrad | adam
+                             ///< | novograd
   double momentum = 0.9;     ///< momentum / nesterov
-  double weight_decay = 0.0; ///< L2 penalty added to the gradient (coupled)
-  double beta1 = 0.9;        ///< adam
-  double beta2 = 0.999;      ///< adam
-  double eps = 1e-8;         ///< adam, adagrad
+  double weight_decay = 0.0; ///< L2 penalty added to the gradient (coupled;
+                             ///< novograd: to the normalized gradient)
+  double beta1 = 0.9;        ///< adam, novograd
+  double beta2 = 0.999;      ///< adam, novograd
+  double eps = 1e-8;         ///< adam, adagrad, novograd
+  /// novograd: the sizes of the layers (parameter tensors) in order, which
+  /// must add up to the parameters' count; empty: one layer of them all.
+  std::vector<std::size_t> layers{};
 };
+
+/// The options for the parameters [offset, offset + size) of a model whose
+/// layers `opts.layers` lists: its layers clipped to that slice (a layer cut
+/// by an end keeps its part there). Unchanged without layers.
+optimizer_options for_slice(const optimizer_options& opts, std::size_t offset,
+                            std::size_t size);
 
 /// A first-order optimizer with its per-run state, applied to a flat
 /// parameter vector: `step(params, grads, lr)` updates `params` in place.
@@ -52,10 +63,13 @@ const std::vector<std::string>& optimizer_names();
 
 /// Creates an optimizer for `n` parameters (PyTorch semantics: momentum and
 /// nesterov as torch.optim.SGD, adagrad without lr decay, adam with bias
-/// correction; weight decay adds weight_decay * p to the gradient). Throws
+/// correction; weight decay adds weight_decay * p to the gradient) and
+/// NovoGrad (Ginsburg et al. 2019; per layer l: v = ||g_l||^2 at the first
+/// step, then beta2 v + (1 - beta2) ||g_l||^2; m = beta1 m + g_l / (sqrt(v) +
+/// eps) + weight_decay * p; p -= lr * m). Throws
 /// std::invalid_argument naming the unknown optimizer and listing the known
 /// ones, or naming an option out of range (momentum, beta1 or beta2 outside
-/// [0, 1), negative weight_decay or eps).
+/// [0, 1), negative weight_decay or eps, layers that do not add up to n).
 template <class T>
 std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
                                              std::size_t n);

@@ -24,7 +24,8 @@ shard_store<T>::shard_store(slice range, const T* init,
                             shard_store_options opts)
     : range_(range), opts_(std::move(opts)),
       params_(init + range.offset, init + range.offset + range.size),
-      opt_(make_optimizer<T>(opts_.optimizer, range.size)),
+      opt_(make_optimizer<T>(
+          for_slice(opts_.optimizer, range.offset, range.size), range.size)),
       histogram_(std::max<std::size_t>(opts_.histogram_buckets, 1), 0) {
   if (range.size == 0)
     throw std::invalid_argument("shard_store: empty range");

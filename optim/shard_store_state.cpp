@@ -78,7 +78,8 @@ void shard_store<T>::load(const state_reader& r, const std::string& prefix) {
     r.f32(prefix + "params", params.data(), params.size());
   else
     r.f64(prefix + "params", params.data(), params.size());
-  auto opt = make_optimizer<T>(opts_.optimizer, range_.size);
+  auto opt = make_optimizer<T>(
+      for_slice(opts_.optimizer, range_.offset, range_.size), range_.size);
   opt->load(r, prefix + "opt.");
   auto version = r.u64_scalar(prefix + "version");
   auto histogram = r.u64(prefix + "staleness.histogram");

@@ -52,7 +52,7 @@ void downpour::bind(caf::config_option_set& set) {
       .add(server_optimizer, g, "server-optimizer",
            "optimizer on the shards: sgd (default, with --lr min(4, 8 / "
            "workers) times the model's default) | momentum | nesterov | "
-           "adagrad | adam")
+           "adagrad | adam | novograd")
       .add(local_lr, g, "local-lr",
            "replica rate between fetches (default: 0 with --n-fetch=1, else "
            "--lr)")

@@ -22,7 +22,7 @@ void sync::bind(caf::config_option_set& set) {
   caf::string_view g = "?sync";
   set.add(server_optimizer, g, "server-optimizer",
           "optimizer on the shards: sgd | momentum | nesterov | adagrad | "
-          "adam (default: --optimizer)");
+          "adam | novograd (default: --optimizer)");
   compression_settings.bind(set, g, "the gradient pushes");
   aggregation_settings.bind(set, g);
   pipeline_settings.bind(set, g);

@@ -112,6 +112,8 @@ TEST_CASE("adam: bias-corrected, first step moves every coordinate by lr") {
 TEST_CASE("weight decay equals feeding g + wd * p, for every optimizer") {
   for (const auto& name : optimizer_names()) {
     INFO("optimizer " << name);
+    if (name == "novograd")
+      continue; // its decay joins the normalized gradient (test below)
     auto opts = named(name);
     opts.weight_decay = 0.05;
     auto with_wd = make_optimizer<double>(opts, 2);
@@ -191,22 +193,81 @@ TEST_CASE("every optimizer converges on an ill-conditioned quadratic") {
   };
   for (auto r : {run{"sgd", 0.1, 300}, run{"momentum", 0.02, 600},
                  run{"nesterov", 0.02, 600}, run{"adagrad", 0.3, 600},
-                 run{"adam", 0.1, 3000}}) {
+                 run{"adam", 0.1, 3000}, run{"novograd", 0.1, 1000}}) {
     INFO("optimizer " << r.name << ", lr " << r.lr);
     auto opt = make_optimizer<double>(named(r.name), 3);
     std::vector<double> x{1.0, -1.0, 0.5};
     auto f0 = f(x);
     std::vector<double> g(3);
     for (int k = 0; k < r.steps; ++k) {
-      // Adam with a constant rate hovers at a distance ~lr; decay it.
-      double lr
-          = std::string{r.name} == "adam" ? r.lr / (1.0 + k / 50.0) : r.lr;
+      // Adam and NovoGrad (normalized steps) with a constant rate hover
+      // at a distance ~lr; decay it.
+      std::string name = r.name;
+      double lr = name == "adam" || name == "novograd" ? r.lr / (1.0 + k / 50.0)
+                                                       : r.lr;
       for (int i = 0; i < 3; ++i)
         g[i] = h[i] * x[i];
       opt->step(x.data(), g.data(), 3, lr);
     }
     CHECK(f(x) < troupe::test::quadratic_converged * f0);
   }
+}
+
+// NovoGrad by hand (layers {2, 1}, p0 = (1, -2, 0.5), lr 0.1, eps 0):
+// step 1, g = (3, 4, -2): v = (25, 4), m = g / (5, 5, 2) = (0.6, 0.8, -1),
+// p = (0.94, -2.08, 0.6); step 2, g = (0, 5, 1): v = (0.999 * 25 + 0.025,
+// 0.999 * 4 + 0.001), m = 0.9 m + g / sqrt(v).
+TEST_CASE("novograd: per-layer second moments of the gradient's norm") {
+  auto opts = named("novograd");
+  opts.eps = 0;
+  opts.layers = {2, 1};
+  auto opt = make_optimizer<double>(opts, 3);
+  std::vector<double> p{1.0, -2.0, 0.5};
+  std::vector<double> g1{3.0, 4.0, -2.0}, g2{0.0, 5.0, 1.0};
+  opt->step(p.data(), g1.data(), 3, 0.1);
+  CHECK(p[0] == Approx(0.94).epsilon(hand_rel));
+  CHECK(p[1] == Approx(-2.08).epsilon(hand_rel));
+  CHECK(p[2] == Approx(0.6).epsilon(hand_rel));
+  opt->step(p.data(), g2.data(), 3, 0.1);
+  CHECK(p[0] == Approx(0.886).epsilon(hand_rel));
+  CHECK(p[1] == Approx(-2.252).epsilon(hand_rel));
+  CHECK(p[2] == Approx(0.639981239446529).epsilon(hand_rel));
+  SECTION("the decay is added to the normalized gradient") {
+    opts.weight_decay = 0.5;
+    auto d = make_optimizer<double>(opts, 3);
+    std::vector<double> q{1.0, -2.0, 0.5};
+    d->step(q.data(), g1.data(), 3, 0.1);
+    d->step(q.data(), g2.data(), 3, 0.1);
+    CHECK(q[0] == Approx(0.7465).epsilon(hand_rel));
+    CHECK(q[1] == Approx(-1.963).epsilon(hand_rel));
+    CHECK(q[2] == Approx(0.563731239446529).epsilon(hand_rel));
+  }
+  SECTION("a layer's gradient scaled by c moves it as before") {
+    auto scaled = make_optimizer<double>(opts, 3);
+    std::vector<double> q{1.0, -2.0, 0.5};
+    std::vector<double> h1{300.0, 400.0, -2.0}, h2{0.0, 500.0, 1.0};
+    scaled->step(q.data(), h1.data(), 3, 0.1);
+    scaled->step(q.data(), h2.data(), 3, 0.1);
+    for (int i = 0; i < 3; ++i)
+      CHECK(q[static_cast<std::size_t>(i)]
+            == Approx(p[static_cast<std::size_t>(i)]).epsilon(hand_rel));
+  }
+  SECTION("layers must add up to the parameters") {
+    opts.layers = {2, 2};
+    CHECK_THROWS_WITH(make_optimizer<double>(opts, 3),
+                      Catch::Contains("layers of 4 parameters for 3"));
+  }
+}
+
+TEST_CASE("for_slice: a shard's parts of the model's layers") {
+  auto opts = named("novograd");
+  opts.layers = {3, 4, 5};
+  CHECK(for_slice(opts, 2, 6).layers == std::vector<std::size_t>{1, 4, 1});
+  CHECK(for_slice(opts, 0, 3).layers == std::vector<std::size_t>{3});
+  CHECK(for_slice(opts, 7, 5).layers == std::vector<std::size_t>{5});
+  CHECK(for_slice(named("adam"), 2, 6).layers.empty());
+  // A shard's optimizer made from its slice takes its size.
+  CHECK_NOTHROW(make_optimizer<float>(for_slice(opts, 2, 6), 6));
 }
 
 TEST_CASE("bad names, options and sizes are rejected") {
