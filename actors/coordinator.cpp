@@ -214,7 +214,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
       throw std::invalid_argument(
           needs_shards(c) ? c.algorithm->name() + " needs at least one shard"
                           : c.algorithm->name() + " has no parameter shards");
-    optim::make_optimizer<float>(optim::for_slice(c.server.optimizer, 0, 1), 1);
+    optim::check_optimizer(c.server.optimizer);
     if (c.server.lr_schedule)
       optim::schedule{*c.server.lr_schedule};
     st.run = c.algorithm->start(c);

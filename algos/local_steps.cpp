@@ -21,7 +21,7 @@ local_steps local_steps::of(const job_build& b) {
 void local_steps::check(const std::string& algo, bool zero_ok) const {
   if (!(lr > 0 || (zero_ok && lr == 0)) || !std::isfinite(lr))
     throw std::invalid_argument(algo + ": the learning rate must be positive");
-  optim::make_optimizer<float>(optim::for_slice(optimizer, 0, 1), 1);
+  optim::check_optimizer(optimizer);
   if (schedule)
     optim::schedule{*schedule};
 }

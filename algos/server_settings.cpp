@@ -12,7 +12,7 @@ void check_server_optimizer(const std::string& name) {
   optim::optimizer_options opt;
   opt.name = name;
   try {
-    optim::make_optimizer<float>(opt, 1);
+    optim::check_optimizer(opt);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string{"--server-optimizer: "} + e.what());
   }

@@ -22,14 +22,14 @@ option(TROUPE_PCH "Precompile the third-party headers of troupe's targets" ON)
 option(TROUPE_UNITY "Compile troupe's libraries as unity sources" ON)
 
 # troupe_build_speed(<target> [UNITY] [OWN] [EIGEN] [CAF] [CAF_IO] [JSON]
-#                    [CATCH] [REUSE_FROM <target>]): the precompiled header of
+#                    [CATCH]): the precompiled header of
 # the named libraries' headers (the standard library always), unity batches
 # with UNITY. A precompiled header serves only sources compiled with the
 # same definitions: the first target asking for a set of headers compiles
-# it and the later ones reuse it, unless OWN (or REUSE_FROM a given target).
+# it and the later ones reuse it, unless OWN.
 function(troupe_build_speed target)
-  cmake_parse_arguments(ARG "UNITY;OWN;EIGEN;CAF;CAF_IO;JSON;CATCH" "REUSE_FROM"
-                        "" ${ARGN})
+  cmake_parse_arguments(ARG "UNITY;OWN;EIGEN;CAF;CAF_IO;JSON;CATCH" "" ""
+                        ${ARGN})
   # Generated sources (embedded files: one large literal each) stay apart.
   get_target_property(sources ${target} SOURCES)
   foreach(source IN LISTS sources)
@@ -53,10 +53,6 @@ function(troupe_build_speed target)
   # A precompiled header that does not fit is ignored: say so (GCC).
   target_compile_options(${target} PRIVATE
     $<$<CXX_COMPILER_ID:GNU>:-Winvalid-pch>)
-  if(ARG_REUSE_FROM)
-    target_precompile_headers(${target} REUSE_FROM ${ARG_REUSE_FROM})
-    return()
-  endif()
   # One precompiled header per set of libraries: the first target that asks
   # for a set compiles it, the later ones reuse it (each is 150-300 MB).
   set(key PCH)

@@ -20,9 +20,7 @@ namespace {
 template <class T, class Derived>
 class optimizer_base : public optimizer<T> {
 public:
-  /// Whether Derived applies the weight decay itself (novograd).
-  static constexpr bool own_decay = false;
-
+  static constexpr bool own_decay = false; ///< Derived decays (novograd)
   optimizer_base(const optimizer_options& opts, std::size_t n)
       : opts_(opts), n_(n) {}
 
@@ -263,18 +261,16 @@ public:
     auto b1 = static_cast<T>(o.beta1), b2 = static_cast<T>(o.beta2);
     auto c2 = static_cast<T>(1.0 - o.beta2), eps = static_cast<T>(o.eps);
     auto wd = static_cast<T>(o.weight_decay);
-    // The gradient may be an expression of p: evaluate it first.
-    vector<T> grad = g.matrix();
     Eigen::Index at = 0;
     for (std::size_t l = 0; l < layers_.size(); ++l) {
       auto len = static_cast<Eigen::Index>(layers_[l]);
-      auto gl = grad.segment(at, len);
-      T norm2 = gl.squaredNorm();
-      auto li = static_cast<Eigen::Index>(l);
-      v_(li) = t_ == 0 ? norm2 : b2 * v_(li) + c2 * norm2;
-      T scale = T(1) / (std::sqrt(v_(li)) + eps);
+      auto gl = g.segment(at, len); // (own_decay: g is no expression of p)
+      T norm2 = gl.square().sum();
+      auto& v = v_(static_cast<Eigen::Index>(l));
+      v = t_ == 0 ? norm2 : b2 * v + c2 * norm2;
+      T scale = T(1) / (std::sqrt(v) + eps);
       m_.segment(at, len).array() = b1 * m_.segment(at, len).array()
-                                    + scale * gl.array()
+                                    + scale * gl
                                     + wd * p.segment(at, len).array();
       at += len;
     }
@@ -372,6 +368,10 @@ std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
   }
   throw std::invalid_argument("unknown optimizer " + quote(name)
                               + " (known: " + known_names() + ")");
+}
+
+void check_optimizer(const optimizer_options& opts) {
+  make_optimizer<float>(for_slice(opts, 0, 1), 1);
 }
 
 optimizer_options for_slice(const optimizer_options& opts, std::size_t offset,

@@ -74,4 +74,8 @@ template <class T>
 std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
                                              std::size_t n);
 
+/// Throws as make_optimizer does for an unknown name or an option out of
+/// range, whatever the parameters' count (the layers are not checked).
+void check_optimizer(const optimizer_options& opts);
+
 } // namespace troupe::optim

@@ -1,5 +1,6 @@
 #include "optim/detail/index_lists.hpp"
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -10,13 +11,15 @@ namespace {
 
 using weak_list = std::weak_ptr<const std::vector<std::size_t>>;
 
+/// An interned list is identified by its address (equal content, one
+/// list); the entry's owner check guards against a reused address.
 struct order_key {
-  std::uint64_t content; ///< the indices' hash
+  std::uintptr_t indices;
   std::uint64_t seed;
   std::uint64_t epoch;
   bool operator<(const order_key& o) const {
-    return std::tie(content, seed, epoch)
-           < std::tie(o.content, o.seed, o.epoch);
+    return std::tie(indices, seed, epoch)
+           < std::tie(o.indices, o.seed, o.epoch);
   }
 };
 
@@ -77,7 +80,7 @@ index_list intern_indices(std::vector<std::size_t> xs) {
 index_list shared_order(const index_list& indices, std::uint64_t seed,
                         std::uint64_t epoch,
                         const std::function<std::vector<std::size_t>()>& make) {
-  order_key key{content_hash(*indices), seed, epoch};
+  order_key key{reinterpret_cast<std::uintptr_t>(indices.get()), seed, epoch};
   auto& r = registry();
   {
     std::lock_guard<std::mutex> guard{r.mutex};
