@@ -362,7 +362,7 @@ coordinator_actor::behavior_type coordinator(self_ptr self, job_config config) {
         auto& st = self->state;
         auto scope = on_message(st.probe.get(), self, msg_type::result,
                                 small_message_bytes);
-        if (st.result) {
+        if (st.result && st.nodes_stopping == 0) {
           self->quit();
           return *st.result;
         }

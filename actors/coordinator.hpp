@@ -274,6 +274,9 @@ struct coordinator_state {
   std::string stop_reason, error;
   std::optional<std::string> result;
   std::vector<caf::typed_response_promise<std::string>> waiting;
+  /// Nodes yet to acknowledge the stop: the result waits for them, so that
+  /// the stop is out before this process may exit.
+  std::size_t nodes_stopping = 0;
   probe_ref probe;
   /// The algorithm's part of the run (its own roles), from
   /// config.algorithm->start().

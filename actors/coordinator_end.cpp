@@ -16,6 +16,27 @@ namespace detail {
 
 using self_ptr = coordinator_ptr;
 
+namespace {
+
+/// The result to whoever asked for it, and the coordinator's end (or it
+/// stays until the result is asked for).
+void hand_over(self_ptr self) {
+  auto& st = self->state;
+  if (st.waiting.empty())
+    return;
+  for (auto& p : st.waiting)
+    p.deliver(*st.result);
+  st.waiting.clear();
+  self->quit();
+}
+
+void node_stopped(self_ptr self) {
+  if (--self->state.nodes_stopping == 0)
+    hand_over(self);
+}
+
+} // namespace
+
 void deliver(self_ptr self, std::string text) {
   auto& st = self->state;
   st.result = std::move(text);
@@ -44,15 +65,16 @@ void deliver(self_ptr self, std::string text) {
   auto why = st.error.empty()
                  ? st.stop_reason
                  : failed_prefix + st.stop_reason + ": " + st.error;
+  // Asked, not told: the result waits for every node's answer (or a
+  // failure), since a stop still queued at this process's exit is lost
+  // and its node would see the coordinator lost instead of the job's end.
+  st.nodes_stopping = st.config.placement.nodes.size();
   for (auto& node : st.config.placement.nodes)
-    self->send(node, stop_atom::value, why);
-  // Without a waiting request, stay until the result is asked for.
-  if (st.waiting.empty())
-    return;
-  for (auto& p : st.waiting)
-    p.deliver(*st.result);
-  st.waiting.clear();
-  self->quit();
+    self->request(node, std::chrono::seconds{10}, stop_atom::value, why)
+        .then([self] { node_stopped(self); },
+              [self](caf::error&) { node_stopped(self); });
+  if (st.nodes_stopping == 0)
+    hand_over(self);
 }
 
 namespace {

@@ -129,14 +129,19 @@ node_agent(node_actor::stateful_pointer<node_agent_state> self,
     quit_when_roles_ended(self);
   });
   // Ended by an exit (a linked role failed, the coordinator was lost): the
-  // other roles end, then the agent. A role that finished normally does not
-  // take the agent along.
+  // other roles end, then the agent. A role that finished normally, or that
+  // was shut down (the coordinator ends the shards before it stops the
+  // nodes), does not take the agent along: the job's stop ends it.
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& st = self->state;
     release(st, msg.source);
+    // (anon_send_exit, as the node's process stops its agent, names the
+    // agent itself as the source.)
+    bool shut_down_role = msg.reason == caf::exit_reason::user_shutdown
+                          && msg.source != self->address();
     if (st.stopping)
       quit_when_roles_ended(self);
-    else if (msg.reason != caf::exit_reason::normal)
+    else if (msg.reason != caf::exit_reason::normal && !shut_down_role)
       stop_roles(self, msg.reason, msg.reason, msg.source);
   });
   return {

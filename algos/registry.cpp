@@ -5,6 +5,7 @@
 
 #include "actors/role_registry.hpp"
 #include "algos/allreduce/allreduce.hpp"
+#include "algos/diloco/diloco.hpp"
 #include "algos/downpour/downpour.hpp"
 #include "algos/dssync/dssync.hpp"
 #include "algos/easgd/easgd.hpp"
@@ -33,6 +34,7 @@ std::vector<algorithm_entry> builtin() {
       {"lsgd", make<lsgd>()},         {"sgp", make<sgp>()},
       {"dssync", make<dssync>()},     {"shadow", make<shadow>()},
       {"lbfgs", make<sandblaster>()}, {"allreduce", make<allreduce>()},
+      {"diloco", make<diloco>()},
   };
 }
 

@@ -6,7 +6,7 @@
 
 namespace troupe::algos {
 
-void check_server_optimizer(const std::string& name) {
+void check_server_optimizer(const std::string& name, const std::string& flag) {
   if (name.empty())
     return;
   optim::optimizer_options opt;
@@ -14,7 +14,7 @@ void check_server_optimizer(const std::string& name) {
   try {
     optim::check_optimizer(opt);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string{"--server-optimizer: "} + e.what());
+    throw std::invalid_argument(flag + ": " + e.what());
   }
 }
 

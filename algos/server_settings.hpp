@@ -7,8 +7,9 @@
 
 namespace troupe::algos {
 
-/// Throws std::invalid_argument naming --server-optimizer if `name` is not
-/// empty and not an optimizer.
-void check_server_optimizer(const std::string& name);
+/// Throws std::invalid_argument naming `flag` if `name` is not empty and
+/// not an optimizer.
+void check_server_optimizer(const std::string& name,
+                            const std::string& flag = "--server-optimizer");
 
 } // namespace troupe::algos

@@ -208,18 +208,18 @@ membership serve(caf::actor_system& sys, const node_options& opts,
   self->monitor(reg);
   membership m;
   bool over = false, agent_down = false;
+  caf::error coordinator_down, agent_error;
   while (!over)
     self->receive([&](caf::down_msg& down) {
       over = true;
       if (down.source == agent.address()) {
         agent_down = true;
-        m.out = {actors::job_failed(*reason) ? 1 : 0,
-                 "the job ended: " + optim::sanitize(*reason, 1000)};
+        agent_error = std::move(down.reason);
         return;
       }
-      m.lost = true;
-      m.out = {1, "lost the coordinator at " + where + " ("
-                      + sys.render(down.reason) + ")"};
+      // The agent then ends too (at once, or after its roles when the
+      // job's stop reached it just before the coordinator's end).
+      coordinator_down = down.reason ? down.reason : caf::sec::runtime_error;
       caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
     });
   // The agent ends after its roles (node_agent.cpp, quit_when_roles_ended),
@@ -237,6 +237,29 @@ membership serve(caf::actor_system& sys, const node_options& opts,
                   "the node agent did not end within {} ms", limit.count());
               agent_down = true;
             });
+  // Roles that failed first may have lost the coordinator before this
+  // thread saw it go: a moment for its down message decides.
+  if (reason->empty() && agent_error && !coordinator_down)
+    self->receive(
+        [&](caf::down_msg& down) {
+          if (down.source == reg.address())
+            coordinator_down
+                = down.reason ? down.reason : caf::sec::runtime_error;
+        },
+        caf::after(std::chrono::seconds{2}) >> [] {});
+  // The agent is gone, so its stop reason is settled: a job that ended
+  // tells it, even when the coordinator's process exited first.
+  if (!reason->empty() || (!coordinator_down && !agent_error)) {
+    m.out = {actors::job_failed(*reason) ? 1 : 0,
+             "the job ended: " + optim::sanitize(*reason, 1000)};
+  } else if (!coordinator_down) {
+    m.out = {1, "this node's roles ended before the job did ("
+                    + sys.render(agent_error) + ")"};
+  } else {
+    m.lost = true;
+    m.out = {1, "lost the coordinator at " + where + " ("
+                    + sys.render(coordinator_down) + ")"};
+  }
   if (auto line = data_path_line(); !line.empty())
     actors::detail::log().info("{}", line);
   return m;

@@ -13,6 +13,12 @@ void elastic_difference(const float* x, const float* center, double alpha,
     e[i] = a * (x[i] - center[i]);
 }
 
+void pseudo_gradient(const float* start, const float* x, float* delta,
+                     std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i)
+    delta[i] = start[i] - x[i];
+}
+
 double pull_toward(float* x, const float* leader, double lambda,
                    std::size_t n) noexcept {
   auto l = static_cast<float>(lambda);

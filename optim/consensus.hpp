@@ -8,8 +8,9 @@
 #include <vector>
 
 // The vector steps of the consensus algorithms, without actors
-// (algorithms.md §3 EASGD and §4 LSGD): the elastic difference, the pull
-// toward a leader, the leader election and the leader score.
+// (algorithms.md §3 EASGD and §4 LSGD, DiLoCo): the elastic difference, the
+// pull toward a leader, the leader election and the leader score, the
+// pseudo-gradient of a round of local steps.
 
 namespace troupe::optim {
 
@@ -21,6 +22,14 @@ class state_reader;
 /// x + center is unchanged (algorithms.md §3, the code order).
 void elastic_difference(const float* x, const float* center, double alpha,
                         float* e, std::size_t n) noexcept;
+
+/// DiLoCo's pseudo-gradient of a round: delta = start - x (n values), what
+/// the round's local steps moved the replica from the global parameters it
+/// started at. An outer optimizer applies the workers' mean delta to the
+/// global parameters as a gradient; outer SGD at rate 1 makes them the
+/// mean of the workers' models (federated averaging).
+void pseudo_gradient(const float* start, const float* x, float* delta,
+                     std::size_t n) noexcept;
 
 /// LSGD's pull x <- x - lambda * (x - leader) = (1 - lambda) x + lambda
 /// leader (n values); returns ||x - leader|| before the pull, in double.

@@ -56,7 +56,7 @@ lsgd_groups(std::uint32_t workers, std::uint32_t groups,
 
 namespace {
 
-using self_ptr = leader_board_actor::stateful_pointer<leader_board_state>;
+using board_ptr = leader_board_actor::stateful_pointer<leader_board_state>;
 
 round_kinds kinds_of(const leader_board_state& st, std::uint64_t t) {
   return rounds_at(t, static_cast<std::uint32_t>(st.config.workers.size()),
@@ -78,11 +78,11 @@ void hold(leader_board_state& st, std::uint64_t t, round_kinds k) {
   st.held = t;
 }
 
-void start_round(self_ptr self, std::uint64_t t, round_kinds k);
+void start_round(board_ptr self, std::uint64_t t, round_kinds k);
 
 /// The round under way is over: a pause waiting for it is answered, else a
 /// trigger held meanwhile runs.
-void round_over(self_ptr self) {
+void round_over(board_ptr self) {
   auto& st = self->state;
   st.busy = false;
   if (st.pause_reply) {
@@ -94,7 +94,7 @@ void round_over(self_ptr self) {
       start_round(self, t, kinds_of(st, t));
 }
 
-void global_round(self_ptr self, std::uint64_t round,
+void global_round(board_ptr self, std::uint64_t round,
                   std::vector<optim::leader_score> winners) {
   auto& st = self->state;
   auto& c = st.config;
@@ -163,7 +163,7 @@ void global_round(self_ptr self, std::uint64_t round,
 
 /// Every group answered (or failed): a global round if due; with a single
 /// group its leader is the global leader.
-void groups_done(self_ptr self, std::uint64_t round, round_kinds k,
+void groups_done(board_ptr self, std::uint64_t round, round_kinds k,
                  std::vector<optim::leader_score> winners) {
   auto& st = self->state;
   if (k.global) {
@@ -178,7 +178,7 @@ void groups_done(self_ptr self, std::uint64_t round, round_kinds k,
   round_over(self);
 }
 
-void start_round(self_ptr self, std::uint64_t t, round_kinds k) {
+void start_round(board_ptr self, std::uint64_t t, round_kinds k) {
   auto& st = self->state;
   auto& c = st.config;
   st.busy = true;
@@ -212,7 +212,7 @@ void start_round(self_ptr self, std::uint64_t t, round_kinds k) {
 
 } // namespace
 
-leader_board_actor::behavior_type leader_board(self_ptr self,
+leader_board_actor::behavior_type leader_board(board_ptr self,
                                                leader_board_config config) {
   auto& st = self->state;
   st.config = std::move(config);

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "optim/consensus.hpp"
+#include "optim/optimizer.hpp"
 #include "optim/rng.hpp"
 #include "optim/synthetic.hpp"
 
@@ -232,4 +233,58 @@ TEST_CASE("the leader score is the running mean of the last losses") {
     w.add(0.1 * (i % 7));
   // The last three: i = 4997, 4998, 4999 -> 6, 0, 1 (times 0.1).
   CHECK(w.mean() == Approx((0.6 + 0.0 + 0.1) / 3).epsilon(1e-12));
+}
+
+TEST_CASE("DiLoCo's outer step: SGD at rate 1 on the workers' mean "
+          "pseudo-gradient gives the mean of their models; Nesterov is "
+          "Algorithm 1's by hand over two rounds") {
+  const std::uint64_t seed = 41;
+  std::cout << "diloco outer step: seed " << seed << std::endl;
+  rng gen{seed};
+  const std::size_t n = 257, workers = 4;
+  auto theta = random_vector(gen, n, 1.0);
+  std::vector<std::vector<float>> local;
+  for (std::size_t w = 0; w < workers; ++w) {
+    auto moved = random_vector(gen, n, 0.1);
+    for (std::size_t i = 0; i < n; ++i)
+      moved[i] += theta[i];
+    local.push_back(moved);
+  }
+  auto mean_delta = [&](const std::vector<float>& from) {
+    std::vector<float> mean(n, 0.0f), d(n);
+    for (auto& x : local) {
+      pseudo_gradient(from.data(), x.data(), d.data(), n);
+      for (std::size_t i = 0; i < n; ++i)
+        mean[i] += d[i] / static_cast<float>(workers);
+    }
+    return mean;
+  };
+  // Federated averaging.
+  auto avg = theta;
+  auto sgd = make_optimizer<float>({"sgd", 0, 0}, n);
+  sgd->step(avg.data(), mean_delta(theta).data(), n, 1.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    double m = 0;
+    for (auto& x : local)
+      m += x[i] / static_cast<double>(workers);
+    REQUIRE(avg[i] == Approx(m).margin(1e-6));
+  }
+  // Outer Nesterov (lr 0.7, momentum 0.9): v = 0.9 v + delta;
+  // theta -= 0.7 (delta + 0.9 v), twice from the same local models.
+  auto outer = theta;
+  std::vector<double> ref(theta.begin(), theta.end()), v(n, 0.0);
+  auto nesterov = make_optimizer<float>({"nesterov", 0.9, 0}, n);
+  for (int round = 0; round < 2; ++round) {
+    auto delta = mean_delta(outer);
+    nesterov->step(outer.data(), delta.data(), n, 0.7);
+    for (std::size_t i = 0; i < n; ++i) {
+      double d = 0;
+      for (auto& x : local)
+        d += (ref[i] - x[i]) / static_cast<double>(workers);
+      v[i] = 0.9 * v[i] + d;
+      ref[i] -= 0.7 * (d + 0.9 * v[i]);
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      REQUIRE(outer[i] == Approx(ref[i]).margin(1e-5));
+  }
 }

@@ -1,0 +1,73 @@
+// DiLoCo (Douillard et al. 2023, "DiLoCo: Distributed Low-Communication
+// Training of Language Models"; docs/algorithms.md): each worker takes H
+// local steps with its inner optimizer from the global parameters, then
+// sends the round's pseudo-gradient (start - end) to the shards, which
+// apply the workers' mean through the outer optimizer (Nesterov momentum);
+// the workers start the next round from the result. Asynchronous
+// (--asynchronous; Liu et al. 2024, "Asynchronous Local-SGD Training for
+// Language Modeling"): the shards apply each pseudo-gradient as it
+// arrives, and a worker goes on from the newest parameters without
+// waiting for the others.
+
+#pragma once
+
+#include "algos/algorithm.hpp"
+#include "algos/local_steps.hpp"
+
+namespace troupe::algos {
+
+class diloco : public algorithm {
+public:
+  // -- options (algos/algorithm.hpp) --
+  std::string summary() const override;
+  std::shared_ptr<algorithm> clone() const override;
+  void bind(caf::config_option_set& set) override;
+  void check_flags(const job_options& o,
+                   const std::set<std::string>& given) const override;
+  void resolve(job_options& o, double model_lr) const override;
+  void build(job_build& b) override;
+
+  // -- behavior (actors/algorithm.hpp) --
+  std::string name() const override;
+  actors::shard_plan plan(const actors::job_config& job) const override;
+  void check(const actors::job_config& job) const override;
+  void configure_worker(const actors::job_config& job,
+                        actors::worker_config& config,
+                        std::vector<actors::shard_ref> shards) const override;
+  /// Synchronous rounds: every shard counts each worker's clock, so that
+  /// a round waits for all of them.
+  bool tracks_clocks(const actors::job_config& job) const noexcept override;
+  /// Synchronous rounds: a lost worker's steps are not handed on.
+  bool reassigns_steps() const noexcept override;
+  /// The shards' state and each worker's round (its start, the inner
+  /// optimizer's state, the exchange's).
+  bool checkpointable() const noexcept override;
+  /// A shard lost with its node is not restored (not tested yet).
+  bool restores_shards(const actors::job_config& job) const override;
+  bool replicates_shards(const actors::job_config& job) const override;
+  void report(const actors::coordinator_state& st,
+              nlohmann::json& out) const override;
+
+  // -- its flags --
+  std::uint64_t inner_steps = 20; ///< H: local steps a round
+  double outer_lr = 0;            ///< 0: 0.7, asynchronous 1 / workers
+  double outer_momentum = 0.9;
+  std::string outer_optimizer; ///< empty: nesterov, asynchronous sgd
+  bool asynchronous = false;
+
+  // -- its settings, resolved by build() --
+  local_steps local; ///< the inner optimizer, rate and schedule
+};
+
+/// DiLoCo's outer rate: `lr`, or unset (0) the paper's 0.7; asynchronous
+/// 1 / workers (each pseudo-gradient applied alone: a round of all the
+/// workers' moves the model by their mean, as averaging does).
+double diloco_outer_lr(double lr, bool asynchronous,
+                       std::uint32_t workers) noexcept;
+
+/// DiLoCo's outer optimizer: `name`, or unset the paper's Nesterov;
+/// asynchronous plain SGD (Nesterov momentum over stale pseudo-gradients
+/// diverges: docs/algorithms.md).
+std::string diloco_outer_optimizer(const std::string& name, bool asynchronous);
+
+} // namespace troupe::algos

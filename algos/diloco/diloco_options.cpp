@@ -1,0 +1,68 @@
+// DiLoCo's flags, their checks and its part of a job.
+
+#include <cmath>
+#include <stdexcept>
+
+#include <caf/config_option_set.hpp>
+
+#include "actors/coordinator.hpp"
+#include "algos/diloco/diloco.hpp"
+#include "algos/server_settings.hpp"
+
+namespace troupe::algos {
+
+std::string diloco::summary() const {
+  return "rounds of local steps, outer Nesterov on the shards (DiLoCo)";
+}
+
+std::shared_ptr<algorithm> diloco::clone() const {
+  return std::make_shared<diloco>(*this);
+}
+
+void diloco::bind(caf::config_option_set& set) {
+  caf::string_view g = "?diloco";
+  set.add(inner_steps, g, "inner-steps", "local steps a round, H (default 20)")
+      .add(outer_optimizer, g, "outer-optimizer",
+           "optimizer on the shards: nesterov (default; asynchronous sgd) | "
+           "sgd | momentum | adam | ...; sgd at --outer-lr=1 averages")
+      .add(outer_lr, g, "outer-lr",
+           "the outer rate (default 0.7; asynchronous 1 / workers)")
+      .add(outer_momentum, g, "outer-momentum",
+           "the outer momentum (default 0.9)")
+      .add(asynchronous, g, "asynchronous",
+           "the shards apply each pseudo-gradient as it arrives; no worker "
+           "waits for the round");
+}
+
+void diloco::check_flags(const job_options&,
+                         const std::set<std::string>&) const {
+  auto fail
+      = [](const std::string& what) { throw std::invalid_argument(what); };
+  if (inner_steps < 1 || inner_steps > 1000000)
+    fail("--inner-steps must be in [1, 1000000]");
+  if (!(outer_lr >= 0 && outer_lr <= 100) || !std::isfinite(outer_lr))
+    fail("--outer-lr must be in [0, 100] (0: the default)");
+  if (!(outer_momentum >= 0 && outer_momentum < 1))
+    fail("--outer-momentum must be in [0, 1)");
+  check_server_optimizer(outer_optimizer, "--outer-optimizer");
+}
+
+void diloco::resolve(job_options& o, double model_lr) const {
+  // The inner steps: the decentralized algorithms' local optimizer
+  // (Nesterov 0.9, decay 1e-4) at the model's rate, unless given.
+  decentralized_defaults(o);
+  algorithm::resolve(o, model_lr);
+}
+
+void diloco::build(job_build& b) {
+  local = local_steps::of(b);
+  auto& s = b.job.server;
+  s.optimizer.name = diloco_outer_optimizer(outer_optimizer, asynchronous);
+  s.optimizer.momentum = outer_momentum;
+  s.optimizer.weight_decay = 0;
+  s.lr = diloco_outer_lr(outer_lr, asynchronous, b.job.workers);
+  s.lr_schedule.reset(); // the schedule is the inner steps'
+  s.staleness_aware = false;
+}
+
+} // namespace troupe::algos

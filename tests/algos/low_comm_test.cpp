@@ -1,0 +1,136 @@
+// The low-communication family through the actors, under seeded random
+// interleavings: DiLoCo's synchronous rounds and its asynchronous variant
+// reach x* on LSQ with one push a round; with H = 1, SGD inside and outer
+// SGD at rate 1 it follows synchronous SGD.
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include <catch2/catch.hpp>
+
+#include "algos/diloco/diloco.hpp"
+#include "algos/sync/sync.hpp"
+#include "harness.hpp"
+
+using namespace troupe;
+
+namespace {
+
+/// An LSQ DiLoCo job: p workers, 2 shards, H local SGD steps at `lr`
+/// (halved every steps / 6), the outer optimizer on the shards.
+actors::job_config diloco_job(std::shared_ptr<const optim::lsq_problem> prob,
+                              std::uint32_t p, std::uint64_t h,
+                              std::uint64_t steps, double lr, bool async,
+                              std::string outer, double outer_lr,
+                              std::uint64_t seed,
+                              std::shared_ptr<algos::diloco>& algo) {
+  auto job = test::lsq_job(prob, p, 2, outer, outer_lr, 16, steps, seed);
+  job.server.optimizer.momentum = 0.9;
+  algo = test::install<algos::diloco>(job);
+  algo->inner_steps = h;
+  algo->asynchronous = async;
+  algo->local.optimizer = {"sgd", 0, 0};
+  algo->local.lr = lr;
+  algo->local.schedule = test::decay(lr, steps / 6);
+  return job;
+}
+
+} // namespace
+
+TEST_CASE("DiLoCo: 4 workers reach x* on LSQ in synchronous rounds (outer "
+          "Nesterov 0.7, 0.9) and asynchronously (outer SGD 1/4), pushing "
+          "once a round") {
+  struct variant {
+    bool async;
+    std::uint64_t h;
+    std::string outer;
+    double outer_lr;
+  };
+  for (auto v :
+       {variant{false, 8, "nesterov", 0.7}, variant{false, 1, "nesterov", 0.7},
+        variant{true, 8, "sgd", 0.25}}) {
+    const std::uint64_t seed = 900 + v.h + (v.async ? 50 : 0);
+    std::cout << "diloco: " << (v.async ? "asynchronous" : "synchronous")
+              << ", H " << v.h << ", seed " << seed << std::endl;
+    auto prob = test::lsq_512x20(seed);
+    const std::uint64_t steps = 603; // the last round is short (3 steps)
+    std::shared_ptr<algos::diloco> algo;
+    auto job = diloco_job(prob, 4, v.h, steps, v.async ? 0.05 : 0.02, v.async,
+                          v.outer, v.outer_lr, seed, algo);
+    auto final_params = job.final_params;
+    auto out = test::run_seeded(std::move(job), seed);
+    INFO(out.dump().substr(0, 3000));
+    REQUIRE_FALSE(out.contains("error"));
+    auto rounds = (steps + v.h - 1) / v.h;
+    for (auto& w : out["worker_stats"]) {
+      CHECK(w["steps"].get<std::uint64_t>() == steps);
+      CHECK(w["pushes"].get<std::uint64_t>() == rounds);
+    }
+    // Every push applied once: a synchronous shard's version counts the
+    // rounds, an asynchronous one's the pushes.
+    for (auto& s : out["shard_stats"]) {
+      CHECK(s["applied"].get<std::uint64_t>() == 4 * rounds);
+      CHECK(s["version"].get<std::uint64_t>()
+            == (v.async ? 4 * rounds : rounds));
+    }
+    auto gap = test::lsq_gap(*prob, *final_params);
+    auto start = test::lsq_gap(*prob, std::vector<float>(20, 0.0f));
+    std::cout << "  global model: f - f* = " << gap << " from " << start
+              << std::endl;
+    CHECK(gap < 1e-3 * start);
+  }
+}
+
+TEST_CASE("DiLoCo with H = 1, SGD inside and outer SGD at rate 1 follows "
+          "synchronous SGD") {
+  const std::uint64_t seed = 931;
+  std::cout << "diloco = sync: seed " << seed << std::endl;
+  auto prob = test::lsq_512x20(seed);
+  const std::uint64_t steps = 200;
+  std::shared_ptr<algos::diloco> algo;
+  auto job = diloco_job(prob, 4, 1, steps, 0.03, false, "sgd", 1.0, seed, algo);
+  algo->local.schedule.reset();
+  auto diloco_params = job.final_params;
+  auto a = test::run_seeded(std::move(job), seed);
+  REQUIRE_FALSE(a.contains("error"));
+  // The same workers' batches, their mean gradient applied on the shards.
+  auto sync_job = test::lsq_job(prob, 4, 2, "sgd", 0.03, 16, steps, seed);
+  test::install<algos::sync>(sync_job);
+  auto sync_params = sync_job.final_params;
+  auto b = test::run_seeded(std::move(sync_job), seed);
+  REQUIRE_FALSE(b.contains("error"));
+  REQUIRE(diloco_params->size() == sync_params->size());
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < sync_params->size(); ++i) {
+    diff = std::max(diff, std::abs(double{(*diloco_params)[i]}
+                                   - double{(*sync_params)[i]}));
+    norm = std::max(norm, std::abs(double{(*sync_params)[i]}));
+  }
+  std::cout << "  max |diloco - sync| = " << diff << " of max |x| " << norm
+            << std::endl;
+  CHECK(norm > 0.1);
+  // (start - (start - lr g)) is lr g up to float rounding, 200 times.
+  CHECK(diff < 1e-4 * norm);
+}
+
+TEST_CASE("DiLoCo refuses flags out of range with the reason") {
+  algos::diloco d;
+  algos::job_options o;
+  o.workers = 4;
+  d.inner_steps = 0;
+  CHECK_THROWS_WITH(d.check_flags(o, {}), Catch::Contains("--inner-steps"));
+  d.inner_steps = 4;
+  d.outer_momentum = 1;
+  CHECK_THROWS_WITH(d.check_flags(o, {}), Catch::Contains("--outer-momentum"));
+  d.outer_momentum = 0.9;
+  d.outer_optimizer = "lamb";
+  CHECK_THROWS_WITH(d.check_flags(o, {}), Catch::Contains("--outer-optimizer")
+                                              && Catch::Contains("lamb"));
+  d.outer_optimizer.clear();
+  CHECK_NOTHROW(d.check_flags(o, {}));
+  CHECK(algos::diloco_outer_lr(0, false, 4) == 0.7);
+  CHECK(algos::diloco_outer_lr(0, true, 4) == 0.25);
+  CHECK(algos::diloco_outer_optimizer("", true) == "sgd");
+  CHECK(algos::diloco_outer_optimizer("", false) == "nesterov");
+}
