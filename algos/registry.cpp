@@ -10,6 +10,7 @@
 #include "algos/dssync/dssync.hpp"
 #include "algos/easgd/easgd.hpp"
 #include "algos/lsgd/lsgd.hpp"
+#include "algos/parle/parle.hpp"
 #include "algos/sandblaster/sandblaster.hpp"
 #include "algos/sgd/sgd.hpp"
 #include "algos/sgp/sgp.hpp"
@@ -34,7 +35,7 @@ std::vector<algorithm_entry> builtin() {
       {"lsgd", make<lsgd>()},         {"sgp", make<sgp>()},
       {"dssync", make<dssync>()},     {"shadow", make<shadow>()},
       {"lbfgs", make<sandblaster>()}, {"allreduce", make<allreduce>()},
-      {"diloco", make<diloco>()},
+      {"diloco", make<diloco>()},     {"parle", make<parle>()},
   };
 }
 

@@ -1,5 +1,6 @@
 #include "optim/consensus.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "optim/state_file.hpp"
@@ -17,6 +18,35 @@ void pseudo_gradient(const float* start, const float* x, float* delta,
                      std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i)
     delta[i] = start[i] - x[i];
+}
+
+double parle_scope(double c, double s, double cap, double rounds,
+                   double per_epoch) noexcept {
+  if (!(per_epoch > 0))
+    return std::min(c, cap);
+  return std::min(c * std::pow(1 + s / per_epoch, rounds), cap);
+}
+
+void parle_inner_gradient(float* g, const float* y, const float* anchor,
+                          double gamma, std::size_t n) noexcept {
+  auto k = static_cast<float>(gamma);
+  for (std::size_t i = 0; i < n; ++i)
+    g[i] += k * (y[i] - anchor[i]);
+}
+
+void running_average(float* z, const float* y, double alpha,
+                     std::size_t n) noexcept {
+  auto a = static_cast<float>(alpha), b = static_cast<float>(1 - alpha);
+  for (std::size_t i = 0; i < n; ++i)
+    z[i] = a * z[i] + b * y[i];
+}
+
+void parle_outer_gradient(const float* anchor, const float* z,
+                          const float* reference, double rho, float* g,
+                          std::size_t n) noexcept {
+  auto k = static_cast<float>(rho);
+  for (std::size_t i = 0; i < n; ++i)
+    g[i] = (anchor[i] - z[i]) + k * (anchor[i] - reference[i]);
 }
 
 double pull_toward(float* x, const float* leader, double lambda,

@@ -31,6 +31,28 @@ void elastic_difference(const float* x, const float* center, double alpha,
 void pseudo_gradient(const float* start, const float* x, float* delta,
                      std::size_t n) noexcept;
 
+/// Parle's scoped coupling after `rounds` rounds: c (1 + s / per_epoch)^
+/// rounds, at most `cap` (it grows by about e^s an epoch of `per_epoch`
+/// rounds).
+double parle_scope(double c, double s, double cap, double rounds,
+                   double per_epoch) noexcept;
+
+/// Parle's inner (Entropy-SGD) gradient at y: g += gamma (y - anchor), the
+/// pull back toward the replica's anchor (n values).
+void parle_inner_gradient(float* g, const float* y, const float* anchor,
+                          double gamma, std::size_t n) noexcept;
+
+/// The running mean of the inner iterates: z <- alpha z + (1 - alpha) y.
+void running_average(float* z, const float* y, double alpha,
+                     std::size_t n) noexcept;
+
+/// Parle's anchor gradient: g = (anchor - z) + rho (anchor - reference),
+/// the local entropy's gradient plus the elastic force toward the
+/// replicas' mean.
+void parle_outer_gradient(const float* anchor, const float* z,
+                          const float* reference, double rho, float* g,
+                          std::size_t n) noexcept;
+
 /// LSGD's pull x <- x - lambda * (x - leader) = (1 - lambda) x + lambda
 /// leader (n values); returns ||x - leader|| before the pull, in double.
 double pull_toward(float* x, const float* leader, double lambda,

@@ -12,6 +12,7 @@
 
 #include "actors/stop_request.hpp"
 #include "algos/diloco/diloco.hpp"
+#include "algos/parle/parle.hpp"
 #include "algos/registry.hpp"
 #include "harness.hpp"
 #include "optim/param_hash.hpp"
@@ -112,44 +113,56 @@ TEST_CASE("a sync job resumed from any checkpoint ends bit for bit") {
   }
 }
 
-TEST_CASE("a diloco job resumed from any checkpoint, inside a round too, "
-          "ends bit for bit") {
+TEST_CASE("diloco and parle jobs resumed from any checkpoint, inside a "
+          "round too, end bit for bit") {
   const std::uint64_t seed = 14, steps = 30;
-  std::cout << "checkpoint diloco: seed " << seed << std::endl;
-  auto d = data(seed);
-  auto make = [&] {
-    auto job = make_job("diloco", d, 3, steps, seed);
-    auto algo = test::install<algos::diloco>(job);
-    algo->inner_steps = 4; // rounds end at steps 4, 8, ...; 30 ends short
-    algo->local.optimizer = {"adam", 0, 0};
-    algo->local.lr = 0.005;
-    return job;
-  };
-  auto plain = make();
-  auto plain_params = plain.final_params;
-  auto a = test::run_seeded(std::move(plain), seed);
-  REQUIRE_FALSE(a.contains("error"));
-  auto with = make();
-  auto points = std::make_shared<captured>();
-  capture_into(with, points, 15); // 5 steps a worker: inside a round
-  auto with_params = with.final_params;
-  auto b = test::run_seeded(std::move(with), seed);
-  REQUIRE_FALSE(b.contains("error"));
-  CHECK(hash(*with_params) == hash(*plain_params));
-  REQUIRE(points->points.size() >= 3);
-  for (auto& [at, state] : points->points) {
-    INFO("resumed from step " << at);
-    auto job = make();
-    job.resume = std::make_shared<const actors::resume_point>(state);
-    auto params = job.final_params;
-    auto r = test::run_seeded(std::move(job), seed);
-    INFO(r.dump().substr(0, 400));
-    REQUIRE_FALSE(r.contains("error"));
-    CHECK(r["resumed_from"]["steps"] == at);
-    CHECK(r["samples"] == a["samples"]);
-    for (auto& w : r["worker_stats"])
-      CHECK(w["pushes"] == 8); // ceil(30 / 4), before and after
-    CHECK(hash(*params) == hash(*plain_params));
+  for (std::string algo : {"diloco", "parle"}) {
+    std::cout << "checkpoint " << algo << ": seed " << seed << std::endl;
+    auto d = data(seed);
+    auto make = [&] {
+      auto job = make_job(algo, d, 3, steps, seed);
+      // Rounds end at steps 4, 8, ...; 30 ends short.
+      if (algo == "diloco") {
+        auto a = test::install<algos::diloco>(job);
+        a->inner_steps = 4;
+        a->local.optimizer = {"adam", 0, 0};
+        a->local.lr = 0.005;
+      } else {
+        auto a = test::install<algos::parle>(job);
+        a->inner_steps = 4;
+        a->local.lr = 0.05;
+        a->rounds_per_epoch = 5;
+        job.server.optimizer = {"sgd", 0, 0};
+        job.server.lr = 1;
+      }
+      return job;
+    };
+    auto plain = make();
+    auto plain_params = plain.final_params;
+    auto a = test::run_seeded(std::move(plain), seed);
+    REQUIRE_FALSE(a.contains("error"));
+    auto with = make();
+    auto points = std::make_shared<captured>();
+    capture_into(with, points, 15); // 5 steps a worker: inside a round
+    auto with_params = with.final_params;
+    auto b = test::run_seeded(std::move(with), seed);
+    REQUIRE_FALSE(b.contains("error"));
+    CHECK(hash(*with_params) == hash(*plain_params));
+    REQUIRE(points->points.size() >= 3);
+    for (auto& [at, state] : points->points) {
+      INFO(algo << " resumed from step " << at);
+      auto job = make();
+      job.resume = std::make_shared<const actors::resume_point>(state);
+      auto params = job.final_params;
+      auto r = test::run_seeded(std::move(job), seed);
+      INFO(r.dump().substr(0, 400));
+      REQUIRE_FALSE(r.contains("error"));
+      CHECK(r["resumed_from"]["steps"] == at);
+      CHECK(r["samples"] == a["samples"]);
+      for (auto& w : r["worker_stats"])
+        CHECK(w["pushes"] == 8); // ceil(30 / 4), before and after
+      CHECK(hash(*params) == hash(*plain_params));
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // The low-communication family through the actors, under seeded random
 // interleavings: DiLoCo's synchronous rounds and its asynchronous variant
 // reach x* on LSQ with one push a round; with H = 1, SGD inside and outer
-// SGD at rate 1 it follows synchronous SGD.
+// SGD at rate 1 it follows synchronous SGD. Parle's replicas reach x* and
+// the shards hold their mean.
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "algos/diloco/diloco.hpp"
+#include "algos/parle/parle.hpp"
 #include "algos/sync/sync.hpp"
 #include "harness.hpp"
 
@@ -133,4 +135,45 @@ TEST_CASE("DiLoCo refuses flags out of range with the reason") {
   CHECK(algos::diloco_outer_lr(0, true, 4) == 0.25);
   CHECK(algos::diloco_outer_optimizer("", true) == "sgd");
   CHECK(algos::diloco_outer_optimizer("", false) == "nesterov");
+}
+
+TEST_CASE("Parle: 4 replicas reach x* on LSQ, the shards holding the mean of "
+          "their anchors, one push a round") {
+  const std::uint64_t seed = 961;
+  std::cout << "parle: seed " << seed << std::endl;
+  auto prob = test::lsq_512x20(seed);
+  const std::uint64_t steps = 1200, l = 8;
+  auto job = test::lsq_job(prob, 4, 2, "sgd", 1, 16, steps, seed);
+  job.server.optimizer = {"sgd", 0, 0};
+  auto algo = test::install<algos::parle>(job);
+  algo->inner_steps = l;
+  algo->local.optimizer = {"nesterov", 0.9, 0};
+  algo->local.lr = 0.03;
+  algo->local.schedule = test::decay(0.03, steps / 5);
+  algo->rounds_per_epoch = 128.0 / 16 / l; // 128 examples a worker
+  auto final_params = job.final_params;
+  auto lasts = test::record_workers(
+      job, prob, std::vector<std::vector<float>>(4, std::vector<float>(20)),
+      seed);
+  auto out = test::run_seeded(std::move(job), seed);
+  INFO(out.dump().substr(0, 3000));
+  REQUIRE_FALSE(out.contains("error"));
+  for (auto& w : out["worker_stats"])
+    CHECK(w["pushes"].get<std::uint64_t>() == steps / l);
+  auto gap = test::lsq_gap(*prob, *final_params);
+  auto start = test::lsq_gap(*prob, std::vector<float>(20, 0.0f));
+  std::cout << "  mean of the anchors: f - f* = " << gap << " from " << start
+            << std::endl;
+  CHECK(gap < 1e-3 * start);
+  // Each worker's model ends at its anchor, and the shards' parameters are
+  // their mean (the last round's pushes, outer SGD at 1).
+  std::vector<double> mean(20, 0.0);
+  for (auto& last : lasts) {
+    REQUIRE(last->size() == 20);
+    for (std::size_t i = 0; i < 20; ++i)
+      mean[i] += (*last)[i] / 4.0;
+    CHECK(test::lsq_gap(*prob, *last) < 1e-2 * start);
+  }
+  for (std::size_t i = 0; i < 20; ++i)
+    CHECK((*final_params)[i] == Approx(mean[i]).margin(1e-5));
 }

@@ -288,3 +288,24 @@ TEST_CASE("DiLoCo's outer step: SGD at rate 1 on the workers' mean "
       REQUIRE(outer[i] == Approx(ref[i]).margin(1e-5));
   }
 }
+
+TEST_CASE("Parle's steps by hand: scoping, the inner pull, the running mean, "
+          "the anchor's gradient") {
+  CHECK(parle_scope(0.01, 0.5, 1, 0, 10) == Approx(0.01).epsilon(1e-12));
+  CHECK(parle_scope(0.01, 0.5, 1, 10, 10)
+        == Approx(0.01 * std::pow(1.05, 10)).epsilon(1e-12));
+  CHECK(parle_scope(0.01, 0.5, 1, 1e4, 10) == 1); // capped
+  CHECK(parle_scope(0.3, 0.5, 1, 7, 0) == 0.3);   // no epochs: unscoped
+  std::vector<float> g{1, -2}, y{3, 5}, anchor{1, 1}, z{0, 4}, ref{2, -1};
+  parle_inner_gradient(g.data(), y.data(), anchor.data(), 0.5, 2);
+  CHECK(g[0] == 1 + 0.5f * 2); // g + gamma (y - anchor)
+  CHECK(g[1] == -2 + 0.5f * 4);
+  running_average(z.data(), y.data(), 0.75, 2);
+  CHECK(z[0] == 0.75f * 0 + 0.25f * 3);
+  CHECK(z[1] == 0.75f * 4 + 0.25f * 5);
+  std::vector<float> out(2);
+  std::vector<float> zz{0, 4};
+  parle_outer_gradient(anchor.data(), zz.data(), ref.data(), 2, out.data(), 2);
+  CHECK(out[0] == (1 - 0) + 2 * (1 - 2)); // (x_a - z) + rho (x_a - x)
+  CHECK(out[1] == (1 - 4) + 2 * (1 - (-1)));
+}
