@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "optim/state_file.hpp"
 
@@ -62,12 +63,70 @@ bool round_context::from_coordinator() noexcept {
 
 } // namespace detail
 
+void round_algorithm::check_flags(const job_options&,
+                                  const std::set<std::string>&) const {
+  if (round_steps < 1 || round_steps > 1000000)
+    throw std::invalid_argument("--inner-steps must be in [1, 1000000]");
+}
+
+void round_algorithm::resolve(job_options& o, double model_lr) const {
+  decentralized_defaults(o); // Nesterov 0.9, decay 1e-4, unless given
+  algorithm::resolve(o, model_lr);
+}
+
+actors::shard_plan round_algorithm::plan(const actors::job_config&) const {
+  return asynchronous_rounds() ? actors::shard_plan::async
+                               : actors::shard_plan::sync;
+}
+
+bool round_algorithm::tracks_clocks(const actors::job_config&) const noexcept {
+  return !asynchronous_rounds();
+}
+
+void round_algorithm::check(const actors::job_config&) const {
+  if (round_steps == 0)
+    throw std::invalid_argument(name() + ": --inner-steps must be at least 1");
+  local.check(name(), false);
+}
+
+bool round_algorithm::reassigns_steps() const noexcept {
+  return false;
+}
+
+bool round_algorithm::checkpointable() const noexcept {
+  return true;
+}
+
+bool round_algorithm::restores_shards(const actors::job_config&) const {
+  return false;
+}
+
+bool round_algorithm::replicates_shards(const actors::job_config&) const {
+  return false;
+}
+
+round_options round_algorithm::rounds(const actors::job_config& job) const {
+  round_options o;
+  o.round_steps = round_steps;
+  o.local = local;
+  o.exchange = job.policy;
+  o.exchange.sync = !asynchronous_rounds();
+  // A shard restored into synchronous rounds takes each worker's last
+  // push again (as sync's).
+  if (o.exchange.sync)
+    o.exchange.replay = std::max<std::size_t>(o.exchange.replay, 1);
+  return o;
+}
+
 round_policy::round_policy(std::vector<actors::shard_ref> shards,
-                           actors::ps_policy_options exchange, std::size_t n,
-                           std::uint64_t round_steps)
-    : h_(std::max<std::uint64_t>(round_steps, 1)), start_(n, 0.0f) {
+                           const round_options& o, std::size_t n)
+    : h_(std::max<std::uint64_t>(o.round_steps, 1)), lr_(o.local.lr),
+      start_(n, 0.0f) {
+  if (o.local.schedule)
+    schedule_.emplace(*o.local.schedule);
   // The exchange pushes what it finds in the gradient buffer at a round's
   // end and fetches at a round's start.
+  auto exchange = o.exchange;
   exchange.n_fetch = 1;
   exchange.n_push = 1;
   exchange.prefetch = false;
@@ -141,6 +200,12 @@ void round_policy::load(const optim::state_reader& r,
   exchange_->load(r, prefix + "exchange.");
   start_ = std::move(start);
   round_samples_ = samples;
+}
+
+double round_policy::local_lr(actors::worker_context& ctx) const {
+  auto lr = schedule_ ? schedule_->lr(ctx.steps()) : lr_;
+  actors::note_lr(ctx, lr);
+  return lr;
 }
 
 detail::round_context& round_policy::rounds(actors::worker_context& ctx) {

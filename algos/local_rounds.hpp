@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "actors/comm_policy.hpp"
+#include "algos/algorithm.hpp"
+#include "algos/local_steps.hpp"
 
 namespace troupe::algos {
 
@@ -52,15 +54,54 @@ private:
 
 } // namespace detail
 
+/// What a policy of rounds is made with.
+struct round_options {
+  std::uint64_t round_steps = 1;      ///< H
+  local_steps local;                  ///< a step's optimizer, rate, schedule
+  actors::ps_policy_options exchange; ///< synchronous rounds or not
+};
+
+/// An algorithm of rounds: the shards' plan (synchronous rounds unless
+/// asynchronous_rounds()), the workers' rounds of `round_steps` local steps
+/// with the job's optimizer (the decentralized algorithms' defaults), and
+/// the roles' failures and checkpoints the rounds support: checkpointable,
+/// a lost worker's steps not handed on, a lost shard not restored.
+class round_algorithm : public algorithm {
+public:
+  /// --inner-steps in [1, 10^6]; a subclass's own checks call this first.
+  void check_flags(const job_options& o,
+                   const std::set<std::string>& given) const override;
+  void resolve(job_options& o, double model_lr) const override;
+  actors::shard_plan plan(const actors::job_config& job) const override;
+  /// Synchronous rounds: every shard counts each worker's clock, so that a
+  /// round waits for all of them.
+  bool tracks_clocks(const actors::job_config& job) const noexcept override;
+  void check(const actors::job_config& job) const override;
+  bool reassigns_steps() const noexcept override;
+  bool checkpointable() const noexcept override;
+  bool restores_shards(const actors::job_config& job) const override;
+  bool replicates_shards(const actors::job_config& job) const override;
+
+  std::uint64_t round_steps = 1; ///< --inner-steps
+  local_steps local;             ///< resolved by build()
+
+protected:
+  virtual bool asynchronous_rounds() const noexcept {
+    return false;
+  }
+  /// The workers' rounds in `job`: the job's pushes and fetches, in
+  /// synchronous rounds or not.
+  round_options rounds(const actors::job_config& job) const;
+};
+
 /// A policy of rounds: the exchange is the parameter-server policy's
 /// (synchronous or not: `exchange.sync`); subclasses say what a step does
 /// locally and what a round pushes. Checkpoints save the round's start and
 /// examples, the exchange's state and the subclass's (save_own).
 class round_policy : public actors::comm_policy {
 public:
-  round_policy(std::vector<actors::shard_ref> shards,
-               actors::ps_policy_options exchange, std::size_t parameters,
-               std::uint64_t round_steps);
+  round_policy(std::vector<actors::shard_ref> shards, const round_options& o,
+               std::size_t parameters);
 
   void before_compute(actors::worker_context& ctx,
                       std::function<void()> ready) final;
@@ -94,11 +135,15 @@ protected:
   std::uint64_t round_steps() const noexcept {
     return h_;
   }
+  /// The local steps' rate at this step (noted on the worker's probe).
+  double local_lr(actors::worker_context& ctx) const;
 
 private:
   detail::round_context& rounds(actors::worker_context& ctx);
 
   std::uint64_t h_;
+  double lr_;
+  std::optional<optim::schedule> schedule_;
   std::unique_ptr<actors::comm_policy> exchange_;
   std::optional<detail::round_context> rounds_ctx_;
   std::vector<float> start_;

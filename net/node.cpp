@@ -207,46 +207,36 @@ membership serve(caf::actor_system& sys, const node_options& opts,
   self->monitor(agent);
   self->monitor(reg);
   membership m;
-  bool over = false, agent_down = false;
+  bool agent_down = false;
   caf::error coordinator_down, agent_error;
-  while (!over)
-    self->receive([&](caf::down_msg& down) {
-      over = true;
-      if (down.source == agent.address()) {
-        agent_down = true;
-        agent_error = std::move(down.reason);
-        return;
-      }
+  auto on_down = [&](caf::down_msg& down) {
+    if (down.source == agent.address()) {
+      agent_down = true;
+      agent_error = std::move(down.reason);
+    } else if (!coordinator_down) {
       // The agent then ends too (at once, or after its roles when the
       // job's stop reached it just before the coordinator's end).
       coordinator_down = down.reason ? down.reason : caf::sec::runtime_error;
       caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
-    });
+    }
+  };
+  self->receive(on_down);
   // The agent ends after its roles (node_agent.cpp, quit_when_roles_ended),
   // waiting for them at most its stop grace: wait for it, so that neither a
   // rejoin nor the actor system's shutdown overlaps the roles' end.
   auto limit = grace + std::chrono::seconds{5};
   while (!agent_down)
     self->receive(
-        [&](caf::down_msg& down) {
-          agent_down = down.source == agent.address();
-        },
-        caf::after(limit) >>
-            [&] {
-              actors::detail::log().error(
-                  "the node agent did not end within {} ms", limit.count());
-              agent_down = true;
-            });
+        on_down, caf::after(limit) >> [&] {
+          actors::detail::log().error("the node agent did not end within {} ms",
+                                      limit.count());
+          agent_down = true;
+        });
   // Roles that failed first may have lost the coordinator before this
   // thread saw it go: a moment for its down message decides.
   if (reason->empty() && agent_error && !coordinator_down)
     self->receive(
-        [&](caf::down_msg& down) {
-          if (down.source == reg.address())
-            coordinator_down
-                = down.reason ? down.reason : caf::sec::runtime_error;
-        },
-        caf::after(std::chrono::seconds{2}) >> [] {});
+        on_down, caf::after(std::chrono::seconds{2}) >> [] {});
   // The agent is gone, so its stop reason is settled: a job that ended
   // tells it, even when the coordinator's process exited first.
   if (!reason->empty() || (!coordinator_down && !agent_error)) {

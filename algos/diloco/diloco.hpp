@@ -11,52 +11,42 @@
 
 #pragma once
 
-#include "algos/algorithm.hpp"
-#include "algos/local_steps.hpp"
+#include "algos/local_rounds.hpp"
 
 namespace troupe::algos {
 
-class diloco : public algorithm {
+class diloco : public round_algorithm {
 public:
+  diloco() {
+    round_steps = 20; // H
+  }
+
   // -- options (algos/algorithm.hpp) --
   std::string summary() const override;
   std::shared_ptr<algorithm> clone() const override;
   void bind(caf::config_option_set& set) override;
   void check_flags(const job_options& o,
                    const std::set<std::string>& given) const override;
-  void resolve(job_options& o, double model_lr) const override;
   void build(job_build& b) override;
 
-  // -- behavior (actors/algorithm.hpp) --
+  // -- behavior (actors/algorithm.hpp; the rounds' in local_rounds.hpp) --
   std::string name() const override;
-  actors::shard_plan plan(const actors::job_config& job) const override;
-  void check(const actors::job_config& job) const override;
   void configure_worker(const actors::job_config& job,
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
-  /// Synchronous rounds: every shard counts each worker's clock, so that
-  /// a round waits for all of them.
-  bool tracks_clocks(const actors::job_config& job) const noexcept override;
-  /// Synchronous rounds: a lost worker's steps are not handed on.
-  bool reassigns_steps() const noexcept override;
-  /// The shards' state and each worker's round (its start, the inner
-  /// optimizer's state, the exchange's).
-  bool checkpointable() const noexcept override;
-  /// A shard lost with its node is not restored (not tested yet).
-  bool restores_shards(const actors::job_config& job) const override;
-  bool replicates_shards(const actors::job_config& job) const override;
   void report(const actors::coordinator_state& st,
               nlohmann::json& out) const override;
 
-  // -- its flags --
-  std::uint64_t inner_steps = 20; ///< H: local steps a round
-  double outer_lr = 0;            ///< 0: 0.7, asynchronous 1 / workers
+  // -- its flags (and --inner-steps: round_steps) --
+  double outer_lr = 0; ///< 0: 0.7, asynchronous 1 / workers
   double outer_momentum = 0.9;
   std::string outer_optimizer; ///< empty: nesterov, asynchronous sgd
   bool asynchronous = false;
 
-  // -- its settings, resolved by build() --
-  local_steps local; ///< the inner optimizer, rate and schedule
+protected:
+  bool asynchronous_rounds() const noexcept override {
+    return asynchronous;
+  }
 };
 
 /// DiLoCo's outer rate: `lr`, or unset (0) the paper's 0.7; asynchronous

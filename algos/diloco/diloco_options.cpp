@@ -21,7 +21,7 @@ std::shared_ptr<algorithm> diloco::clone() const {
 
 void diloco::bind(caf::config_option_set& set) {
   caf::string_view g = "?diloco";
-  set.add(inner_steps, g, "inner-steps", "local steps a round, H (default 20)")
+  set.add(round_steps, g, "inner-steps", "local steps a round, H (default 20)")
       .add(outer_optimizer, g, "outer-optimizer",
            "optimizer on the shards: nesterov (default; asynchronous sgd) | "
            "sgd | momentum | adam | ...; sgd at --outer-lr=1 averages")
@@ -34,24 +34,16 @@ void diloco::bind(caf::config_option_set& set) {
            "waits for the round");
 }
 
-void diloco::check_flags(const job_options&,
-                         const std::set<std::string>&) const {
+void diloco::check_flags(const job_options& o,
+                         const std::set<std::string>& given) const {
+  round_algorithm::check_flags(o, given);
   auto fail
       = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (inner_steps < 1 || inner_steps > 1000000)
-    fail("--inner-steps must be in [1, 1000000]");
   if (!(outer_lr >= 0 && outer_lr <= 100) || !std::isfinite(outer_lr))
     fail("--outer-lr must be in [0, 100] (0: the default)");
   if (!(outer_momentum >= 0 && outer_momentum < 1))
     fail("--outer-momentum must be in [0, 1)");
   check_server_optimizer(outer_optimizer, "--outer-optimizer");
-}
-
-void diloco::resolve(job_options& o, double model_lr) const {
-  // The inner steps: the decentralized algorithms' local optimizer
-  // (Nesterov 0.9, decay 1e-4) at the model's rate, unless given.
-  decentralized_defaults(o);
-  algorithm::resolve(o, model_lr);
 }
 
 void diloco::build(job_build& b) {

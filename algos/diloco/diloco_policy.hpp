@@ -4,26 +4,12 @@
 
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <optional>
 #include <vector>
 
-#include "actors/comm_policy.hpp"
-#include "optim/optimizer.hpp"
-#include "optim/schedule.hpp"
+#include "algos/local_rounds.hpp"
 
 namespace troupe::algos {
-
-struct diloco_policy_options {
-  std::uint64_t inner_steps = 20; ///< H
-  optim::optimizer_options inner{"nesterov", 0.9, 0};
-  double lr = 0.01;
-  /// Over the worker's own steps; empty: `lr` throughout.
-  std::optional<optim::schedule_options> schedule;
-  /// The exchange: synchronous rounds (the shards' sync plan) or not.
-  actors::ps_policy_options exchange;
-};
 
 /// A round is H steps of the job's clock (clock() % H == 0 starts one):
 /// its first step fetches the global parameters from the shards (under
@@ -33,6 +19,6 @@ struct diloco_policy_options {
 /// parameter-server policy's, its clock the round's index.
 std::unique_ptr<actors::comm_policy>
 make_diloco_policy(std::vector<actors::shard_ref> shards,
-                   diloco_policy_options opts, std::size_t parameters);
+                   const round_options& opts, std::size_t parameters);
 
 } // namespace troupe::algos

@@ -9,45 +9,43 @@
 
 #pragma once
 
-#include "algos/algorithm.hpp"
-#include "algos/local_steps.hpp"
+#include "algos/local_rounds.hpp"
 
 namespace troupe::algos {
 
-class parle : public algorithm {
+class parle : public round_algorithm {
 public:
+  parle() {
+    round_steps = 25; // L
+  }
+
   // -- options (algos/algorithm.hpp) --
   std::string summary() const override;
   std::shared_ptr<algorithm> clone() const override;
   void bind(caf::config_option_set& set) override;
   void check_flags(const job_options& o,
                    const std::set<std::string>& given) const override;
-  void resolve(job_options& o, double model_lr) const override;
   void build(job_build& b) override;
 
-  // -- behavior (actors/algorithm.hpp) --
+  // -- behavior (actors/algorithm.hpp; the rounds' in local_rounds.hpp) --
   std::string name() const override;
-  actors::shard_plan plan(const actors::job_config& job) const override;
-  void check(const actors::job_config& job) const override;
   void configure_worker(const actors::job_config& job,
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
-  bool tracks_clocks(const actors::job_config& job) const noexcept override;
-  bool reassigns_steps() const noexcept override;
-  bool checkpointable() const noexcept override;
-  bool restores_shards(const actors::job_config& job) const override;
   void report(const actors::coordinator_state& st,
               nlohmann::json& out) const override;
 
-  // -- its flags --
-  std::uint64_t inner_steps = 25; ///< L: Entropy-SGD steps a round
-  double gamma = 0.01;            ///< the inner pull's start
-  double rho = 0.01;              ///< the elastic force's start, x L x W
-  double scoping = 0.5;           ///< growth exponent per epoch
+  // -- its flags (and --inner-steps: round_steps) --
+  double gamma = 0.01;  ///< the inner pull's start
+  double rho = 0.01;    ///< the elastic force's start, x L x W
+  double scoping = 0.5; ///< growth exponent per epoch
 
   // -- its settings, resolved by build() --
-  local_steps local;           ///< optimizer (its momentum), rate, schedule
   double rounds_per_epoch = 0; ///< a worker's rounds an epoch
+
+private:
+  /// rho as the workers apply it: x L x W, as the authors scale it.
+  double scaled_rho(std::uint32_t workers) const noexcept;
 };
 
 } // namespace troupe::algos

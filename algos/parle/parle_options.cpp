@@ -21,7 +21,7 @@ std::shared_ptr<algorithm> parle::clone() const {
 
 void parle::bind(caf::config_option_set& set) {
   caf::string_view g = "?parle";
-  set.add(inner_steps, g, "inner-steps",
+  set.add(round_steps, g, "inner-steps",
           "Entropy-SGD steps a round, L (default 25)")
       .add(gamma, g, "gamma",
            "the inner steps' pull toward the anchor, at the start (default "
@@ -33,12 +33,11 @@ void parle::bind(caf::config_option_set& set) {
            "gamma and rho grow by e^s an epoch (default 0.5)");
 }
 
-void parle::check_flags(const job_options&,
-                        const std::set<std::string>&) const {
+void parle::check_flags(const job_options& o,
+                        const std::set<std::string>& given) const {
+  round_algorithm::check_flags(o, given);
   auto fail
       = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (inner_steps < 1 || inner_steps > 1000000)
-    fail("--inner-steps must be in [1, 1000000]");
   if (!(gamma > 0 && gamma <= 1))
     fail("--gamma must be in (0, 1]");
   if (!(rho > 0 && rho <= 10))
@@ -47,15 +46,10 @@ void parle::check_flags(const job_options&,
     fail("--scoping must be in [0, 10]");
 }
 
-void parle::resolve(job_options& o, double model_lr) const {
-  decentralized_defaults(o); // Nesterov 0.9, decay 1e-4, as the authors'
-  algorithm::resolve(o, model_lr);
-}
-
 void parle::build(job_build& b) {
   local = local_steps::of(b);
   rounds_per_epoch = static_cast<double>(b.batches_per_epoch)
-                     / static_cast<double>(inner_steps);
+                     / static_cast<double>(round_steps);
   // The shards hold the replicas' mean: outer SGD at 1 on the pushes
   // x - x_a.
   auto& s = b.job.server;

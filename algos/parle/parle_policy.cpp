@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "algos/local_rounds.hpp"
 #include "optim/consensus.hpp"
 #include "optim/state_file.hpp"
 
@@ -12,16 +11,12 @@ namespace {
 
 class parle_policy : public round_policy {
 public:
-  parle_policy(std::vector<actors::shard_ref> shards, parle_policy_options opts,
-               std::size_t n)
-      : round_policy(std::move(shards), opts.exchange, n, opts.inner_steps),
-        opts_(std::move(opts)),
-        inner_(optim::make_optimizer<float>(opts_.optimizer, n)),
-        outer_(optim::make_optimizer<float>(opts_.optimizer, n)), anchor_(n),
-        z_(n) {
-    if (opts_.schedule)
-      schedule_.emplace(*opts_.schedule);
-  }
+  parle_policy(std::vector<actors::shard_ref> shards,
+               const parle_policy_options& opts, std::size_t n)
+      : round_policy(std::move(shards), opts.rounds, n), opts_(opts),
+        inner_(optim::make_optimizer<float>(opts.rounds.local.optimizer, n)),
+        outer_(optim::make_optimizer<float>(opts.rounds.local.optimizer, n)),
+        anchor_(n), z_(n) {}
 
 protected:
   void round_begins(actors::worker_context& ctx) override {
@@ -41,7 +36,7 @@ protected:
     auto g = coupling(opts_.gamma, opts_.gamma_max, ctx);
     optim::parle_inner_gradient(rep.grads(), rep.params(), anchor_.data(), g,
                                 n);
-    inner_->step(rep.params(), rep.grads(), n, lr(ctx));
+    inner_->step(rep.params(), rep.grads(), n, local_lr(ctx));
     optim::running_average(z_.data(), rep.params(), opts_.alpha, n);
   }
 
@@ -51,7 +46,7 @@ protected:
     float* g = rep.grads();
     optim::parle_outer_gradient(anchor_.data(), z_.data(), start().data(),
                                 coupling(opts_.rho, opts_.rho_max, ctx), g, n);
-    outer_->step(anchor_.data(), g, n, lr(ctx));
+    outer_->step(anchor_.data(), g, n, local_lr(ctx));
     std::memcpy(rep.params(), anchor_.data(), n * sizeof(float));
     optim::pseudo_gradient(start().data(), anchor_.data(), g, n);
   }
@@ -78,12 +73,6 @@ protected:
   }
 
 private:
-  double lr(actors::worker_context& ctx) {
-    auto lr = schedule_ ? schedule_->lr(ctx.steps()) : opts_.lr;
-    actors::note_lr(ctx, lr);
-    return lr;
-  }
-
   /// gamma or rho in this round (scoped).
   double coupling(double c, double cap, actors::worker_context& ctx) const {
     auto round = static_cast<double>(ctx.clock() / round_steps());
@@ -93,7 +82,6 @@ private:
 
   parle_policy_options opts_;
   std::unique_ptr<optim::optimizer<float>> inner_, outer_;
-  std::optional<optim::schedule> schedule_;
   std::vector<float> anchor_, z_;
   bool anchored_ = false;
 };
@@ -102,9 +90,8 @@ private:
 
 std::unique_ptr<actors::comm_policy>
 make_parle_policy(std::vector<actors::shard_ref> shards,
-                  parle_policy_options opts, std::size_t parameters) {
-  return std::make_unique<parle_policy>(std::move(shards), std::move(opts),
-                                        parameters);
+                  const parle_policy_options& opts, std::size_t parameters) {
+  return std::make_unique<parle_policy>(std::move(shards), opts, parameters);
 }
 
 } // namespace troupe::algos

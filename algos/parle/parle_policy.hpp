@@ -2,30 +2,23 @@
 
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <optional>
 #include <vector>
 
-#include "actors/comm_policy.hpp"
-#include "optim/optimizer.hpp"
-#include "optim/schedule.hpp"
+#include "algos/local_rounds.hpp"
 
 namespace troupe::algos {
 
 struct parle_policy_options {
-  std::uint64_t inner_steps = 25; ///< L
+  /// L steps a round in synchronous rounds; the inner and the anchor's
+  /// steps: the local optimizer (its momentum and decay) at its rate or
+  /// schedule.
+  round_options rounds;
   double gamma = 0.01, gamma_max = 1;
   double rho = 0.01, rho_max = 10; ///< rho already x L x W
   double scoping = 0.5;
   double rounds_per_epoch = 0; ///< scoping's unit
   double alpha = 0.75;         ///< z's averaging
-  /// The inner and the anchor's steps: this optimizer (its momentum and
-  /// decay) at this rate or schedule.
-  optim::optimizer_options optimizer{"nesterov", 0.9, 0};
-  double lr = 0.01;
-  std::optional<optim::schedule_options> schedule;
-  actors::ps_policy_options exchange; ///< synchronous rounds
 };
 
 /// Round r (L steps): starts from the anchor (the first round from the
@@ -36,6 +29,6 @@ struct parle_policy_options {
 /// become the mean of the anchors).
 std::unique_ptr<actors::comm_policy>
 make_parle_policy(std::vector<actors::shard_ref> shards,
-                  parle_policy_options opts, std::size_t parameters);
+                  const parle_policy_options& opts, std::size_t parameters);
 
 } // namespace troupe::algos

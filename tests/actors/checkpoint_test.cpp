@@ -124,12 +124,12 @@ TEST_CASE("diloco and parle jobs resumed from any checkpoint, inside a "
       // Rounds end at steps 4, 8, ...; 30 ends short.
       if (algo == "diloco") {
         auto a = test::install<algos::diloco>(job);
-        a->inner_steps = 4;
+        a->round_steps = 4;
         a->local.optimizer = {"adam", 0, 0};
         a->local.lr = 0.005;
       } else {
         auto a = test::install<algos::parle>(job);
-        a->inner_steps = 4;
+        a->round_steps = 4;
         a->local.lr = 0.05;
         a->rounds_per_epoch = 5;
         job.server.optimizer = {"sgd", 0, 0};

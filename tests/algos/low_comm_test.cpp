@@ -30,7 +30,7 @@ actors::job_config diloco_job(std::shared_ptr<const optim::lsq_problem> prob,
   auto job = test::lsq_job(prob, p, 2, outer, outer_lr, 16, steps, seed);
   job.server.optimizer.momentum = 0.9;
   algo = test::install<algos::diloco>(job);
-  algo->inner_steps = h;
+  algo->round_steps = h;
   algo->asynchronous = async;
   algo->local.optimizer = {"sgd", 0, 0};
   algo->local.lr = lr;
@@ -120,9 +120,9 @@ TEST_CASE("DiLoCo refuses flags out of range with the reason") {
   algos::diloco d;
   algos::job_options o;
   o.workers = 4;
-  d.inner_steps = 0;
+  d.round_steps = 0;
   CHECK_THROWS_WITH(d.check_flags(o, {}), Catch::Contains("--inner-steps"));
-  d.inner_steps = 4;
+  d.round_steps = 4;
   d.outer_momentum = 1;
   CHECK_THROWS_WITH(d.check_flags(o, {}), Catch::Contains("--outer-momentum"));
   d.outer_momentum = 0.9;
@@ -146,7 +146,7 @@ TEST_CASE("Parle: 4 replicas reach x* on LSQ, the shards holding the mean of "
   auto job = test::lsq_job(prob, 4, 2, "sgd", 1, 16, steps, seed);
   job.server.optimizer = {"sgd", 0, 0};
   auto algo = test::install<algos::parle>(job);
-  algo->inner_steps = l;
+  algo->round_steps = l;
   algo->local.optimizer = {"nesterov", 0.9, 0};
   algo->local.lr = 0.03;
   algo->local.schedule = test::decay(0.03, steps / 5);
