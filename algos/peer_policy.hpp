@@ -1,10 +1,11 @@
 #pragma once
 
-// The base of the peer-to-peer policies (SGP, DS-Sync, all-reduce SGD): the
-// neighbours (only the ranks the worker exchanges with) and who is gone, the
-// optimizer, and one pending continuation with its deadline. Shared by
-// algos/sgp/gossip_policy.cpp, algos/dssync/dssync_policy.cpp and
-// algos/allreduce/allreduce_policy.cpp only; their settings
+// The base of the peer-to-peer policies (SGP, DS-Sync, all-reduce SGD,
+// GADMM): the neighbours (only the ranks the worker exchanges with) and who
+// is gone, the optimizer, and one pending continuation with its deadline.
+// Shared by algos/sgp/gossip_policy.cpp, algos/dssync/dssync_policy.cpp,
+// algos/allreduce/allreduce_policy.cpp and algos/gadmm/gadmm_policy.cpp
+// only; their settings
 // (actors::peer_policy_options) travel in the job.
 
 #include <algorithm>
@@ -35,8 +36,10 @@ using namespace messages;
 using peer_worker_actor = caf::typed_actor<
     // SGP: a push-sum share, plain or compressed.
     caf::reacts_to<gossip_msg>, caf::reacts_to<compressed_gossip_msg>,
-    // DS-Sync: a group member's parameters.
+    // DS-Sync: a group member's parameters; GADMM: a chain neighbour's.
     caf::reacts_to<group_msg>,
+    // Dynamic GADMM: a new chain's edge dual.
+    caf::reacts_to<dual_msg>,
     // The sender finished its steps (core).
     caf::reacts_to<leave_atom, worker_id>,
     // A checkpoint's marker: the sender paused, everything it sent before

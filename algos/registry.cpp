@@ -9,6 +9,7 @@
 #include "algos/downpour/downpour.hpp"
 #include "algos/dssync/dssync.hpp"
 #include "algos/easgd/easgd.hpp"
+#include "algos/gadmm/gadmm.hpp"
 #include "algos/lsgd/lsgd.hpp"
 #include "algos/parle/parle.hpp"
 #include "algos/sandblaster/sandblaster.hpp"
@@ -36,6 +37,7 @@ std::vector<algorithm_entry> builtin() {
       {"dssync", make<dssync>()},     {"shadow", make<shadow>()},
       {"lbfgs", make<sandblaster>()}, {"allreduce", make<allreduce>()},
       {"diloco", make<diloco>()},     {"parle", make<parle>()},
+      {"gadmm", make<gadmm>()},
   };
 }
 

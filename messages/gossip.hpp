@@ -9,7 +9,8 @@
 #include "messages/messages.hpp"
 
 // The messages of the decentralized flows (algorithms.md §5-7): push-sum
-// shares between SGP peers, parameter copies inside a DS-Sync group, and
+// shares between SGP peers, parameter copies inside a DS-Sync group and
+// between GADMM's chain neighbours, Dynamic GADMM's duals, and
 // ShadowSync's background corrections and syncer all-reduce.
 
 namespace troupe::messages {
@@ -50,6 +51,24 @@ typename Inspector::result_type inspect(Inspector& f, group_msg& x) {
   return f(caf::meta::type_name("group_msg"), x.sender, x.round, x.values);
 }
 
+// -- dual_msg -----------------------------------------------------------------
+
+/// Dynamic GADMM: when the chain changes at iteration `round`, the dual of
+/// the edge between the sender (at position p of the new chain) and the
+/// receiver (p + 1), passed down the chain so that every worker's net dual
+/// is kept (optim::gadmm_rebuild).
+struct dual_msg {
+  worker_id sender = 0;
+  std::uint64_t round = 0;
+  tensor values;
+};
+
+/// Serializes or prints a dual_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, dual_msg& x) {
+  return f(caf::meta::type_name("dual_msg"), x.sender, x.round, x.values);
+}
+
 // -- delta_msg ----------------------------------------------------------------
 
 /// ShadowSync: a shadow syncer's correction for one worker; the worker adds
@@ -88,12 +107,14 @@ typename Inspector::result_type inspect(Inspector& f, shadow_msg& x) {
 /// One-line descriptions for logs.
 std::string to_string(const gossip_msg& x);
 std::string to_string(const group_msg& x);
+std::string to_string(const dual_msg& x);
 std::string to_string(const delta_msg& x);
 std::string to_string(const shadow_msg& x);
 
 /// Bytes on the wire (payload included), for the counters.
 std::uint64_t wire_size(const gossip_msg& x);
 std::uint64_t wire_size(const group_msg& x);
+std::uint64_t wire_size(const dual_msg& x);
 std::uint64_t wire_size(const delta_msg& x);
 std::uint64_t wire_size(const shadow_msg& x);
 

@@ -140,6 +140,10 @@ std::string to_string(const group_msg& x) {
   return stringify(x);
 }
 
+std::string to_string(const dual_msg& x) {
+  return stringify(x);
+}
+
 std::string to_string(const delta_msg& x) {
   return stringify(x);
 }
@@ -153,6 +157,10 @@ std::uint64_t wire_size(const gossip_msg& x) {
 }
 
 std::uint64_t wire_size(const group_msg& x) {
+  return 4 + 8 + 8 + 4 * std::uint64_t{x.values.size()};
+}
+
+std::uint64_t wire_size(const dual_msg& x) {
   return 4 + 8 + 8 + 4 * std::uint64_t{x.values.size()};
 }
 

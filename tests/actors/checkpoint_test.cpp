@@ -12,6 +12,7 @@
 
 #include "actors/stop_request.hpp"
 #include "algos/diloco/diloco.hpp"
+#include "algos/gadmm/gadmm.hpp"
 #include "algos/parle/parle.hpp"
 #include "algos/registry.hpp"
 #include "harness.hpp"
@@ -161,6 +162,52 @@ TEST_CASE("diloco and parle jobs resumed from any checkpoint, inside a "
       CHECK(r["samples"] == a["samples"]);
       for (auto& w : r["worker_stats"])
         CHECK(w["pushes"] == 8); // ceil(30 / 4), before and after
+      CHECK(hash(*params) == hash(*plain_params));
+    }
+  }
+}
+
+TEST_CASE("gadmm jobs, on one chain and on changing chains, resumed from "
+          "any checkpoint, inside an iteration too, end bit for bit") {
+  const std::uint64_t seed = 15, steps = 30;
+  for (std::uint64_t rechain : {0u, 2u}) {
+    std::cout << "checkpoint gadmm, rechain " << rechain << ": seed " << seed
+              << std::endl;
+    auto d = data(seed);
+    auto make = [&] {
+      auto job = make_job("gadmm", d, 4, steps, seed);
+      job.shards = 0;
+      auto a = test::install<algos::gadmm>(job);
+      a->settings.round_steps = 2; // iterations end at steps 2, 4, ...
+      a->settings.rechain = rechain;
+      a->settings.rho = 0.5;
+      a->local.optimizer = {"momentum", 0.9, 0};
+      a->local.lr = 0.05;
+      a->seed = seed;
+      return job;
+    };
+    auto plain = make();
+    auto plain_params = plain.final_params;
+    auto a = test::run_seeded(std::move(plain), seed);
+    REQUIRE_FALSE(a.contains("error"));
+    auto with = make();
+    auto points = std::make_shared<captured>();
+    capture_into(with, points, 17); // inside iterations, on odd steps
+    auto with_params = with.final_params;
+    auto b = test::run_seeded(std::move(with), seed);
+    REQUIRE_FALSE(b.contains("error"));
+    CHECK(hash(*with_params) == hash(*plain_params));
+    REQUIRE(points->points.size() >= 3);
+    for (auto& [at, state] : points->points) {
+      INFO("gadmm resumed from step " << at);
+      auto job = make();
+      job.resume = std::make_shared<const actors::resume_point>(state);
+      auto params = job.final_params;
+      auto r = test::run_seeded(std::move(job), seed);
+      INFO(r.dump().substr(0, 400));
+      REQUIRE_FALSE(r.contains("error"));
+      CHECK(r["resumed_from"]["steps"] == at);
+      CHECK(r["samples"] == a["samples"]);
       CHECK(hash(*params) == hash(*plain_params));
     }
   }

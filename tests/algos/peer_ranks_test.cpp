@@ -15,6 +15,7 @@
 #include "actors/coordinator.hpp"
 #include "algos/allreduce/allreduce.hpp"
 #include "algos/dssync/dssync.hpp"
+#include "algos/gadmm/gadmm.hpp"
 #include "algos/peer_policy.hpp"
 #include "algos/sgp/sgp.hpp"
 #include "optim/gossip.hpp"
@@ -141,6 +142,16 @@ TEST_CASE("each algorithm's peer ranks: sorted, symmetric, few") {
   check_relation(
       12, [&](worker_id w) { return ds.peer_ranks(job_of(12), w); }, 11);
   CHECK(ds.peer_ranks(job_of(12), 3).size() == 11);
+  // GADMM: a chain of ranks in order, two neighbours at most; changing
+  // chains: anyone.
+  algos::gadmm chain;
+  for (std::uint32_t n : {1u, 2u, 5u, 1000u})
+    check_relation(
+        n, [&](worker_id w) { return chain.peer_ranks(job_of(n), w); }, 2);
+  CHECK(chain.peer_ranks(job_of(5), 0) == std::vector<worker_id>{1});
+  CHECK(chain.peer_ranks(job_of(5), 3) == std::vector<worker_id>{2, 4});
+  chain.settings.rechain = 4;
+  CHECK(chain.peer_ranks(job_of(5), 3).size() == 4);
 }
 
 TEST_CASE("a peer policy's checkpoint keeps what it heard per neighbour and "

@@ -98,6 +98,7 @@ caf::behavior echo() {
       [](echo_atom, const cede_msg& x) { return x; },
       [](echo_atom, const ring_chunk_msg& x) { return x; },
       [](echo_atom, const peer_list_msg& x) { return x; },
+      [](echo_atom, const dual_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -255,7 +256,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 32);
+  CHECK(registered_type_names().size() == 33);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -313,6 +314,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   auto values = [](const auto& m) { return m.values; };
   same_payload(gossip_msg{3, 41, 0.5, tensor{special_values()}}, values);
   same_payload(group_msg{7, 12, tensor{special_values()}}, values);
+  same_payload(dual_msg{6, 30, tensor{special_values()}}, values);
   same_payload(delta_msg{5, tensor{special_values()}}, values);
   same_payload(ring_chunk_msg{2, 17, 0, 1, 3, 48, tensor{special_values()}},
                values);

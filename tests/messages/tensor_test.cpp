@@ -201,7 +201,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       stage_done_msg{1, 2, 3, 4, real{0.75}, 5, 6},
       stage_wiring_msg{9, caf::actor{}, {caf::actor{}, caf::actor{}}},
       ring_chunk_msg{3, 41, 1, 2, 5, 96, tensor{special_values()}},
-      peer_list_msg{{2, 7}, {caf::actor{}, caf::actor{}}}, ack_atom::value);
+      peer_list_msg{{2, 7}, {caf::actor{}, caf::actor{}}},
+      dual_msg{5, 8, tensor{special_values()}}, ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -216,7 +217,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
           delta_msg, shadow_msg, compressed_push_msg, compressed_gossip_msg,
           lbfgs_vec_msg, lbfgs_point_msg, lbfgs_grad_msg, lbfgs_done_msg,
           cede_msg, stage_batch_msg, stage_tensor_msg, stage_done_msg,
-          stage_wiring_msg, ring_chunk_msg, peer_list_msg, ack_atom>());
+          stage_wiring_msg, ring_chunk_msg, peer_list_msg, dual_msg,
+          ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
   CHECK(copy.get_as<fetch_msg>(2) == msg.get_as<fetch_msg>(2));
