@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <caf/config_option_set.hpp>
+
 #include "actors/coordinator.hpp"
 #include "algos/allreduce/allreduce_policy.hpp"
 #include "messages/allreduce.hpp"
@@ -19,6 +21,27 @@ std::shared_ptr<algorithm> allreduce::clone() const {
   return std::make_shared<allreduce>(*this);
 }
 
+void allreduce::bind(caf::config_option_set& set) {
+  caf::string_view g = "?allreduce";
+  set.add(reduce.kind, g, "reducer",
+          "what the ring sums: dense (default) | powersgd (low-rank factors) "
+          "| scalecom (a leader's top-k)")
+      .add(reduce.rank, g, "powersgd-rank", "PowerSGD's rank (default 4)")
+      .add(reduce.density, g, "scalecom-density",
+           "ScaleCom's share of the entries a step (default 0.01)");
+}
+
+void allreduce::check_flags(const job_options&,
+                            const std::set<std::string>& given) const {
+  check_reducer(reduce);
+  if (reduce.kind != "powersgd" && given.count("powersgd-rank"))
+    throw std::invalid_argument(
+        "--powersgd-rank applies to --reducer=powersgd only");
+  if (reduce.kind != "scalecom" && given.count("scalecom-density"))
+    throw std::invalid_argument(
+        "--scalecom-density applies to --reducer=scalecom only");
+}
+
 bool allreduce::uses_shards(const job_options&) const {
   return false;
 }
@@ -29,6 +52,8 @@ data_layout allreduce::layout() const noexcept {
 
 void allreduce::build(job_build& b) {
   local = local_steps::of(b);
+  reduce.layers = b.layers;
+  reduce.seed = b.options.seed;
   b.job.shards = 0;
 }
 
@@ -67,9 +92,10 @@ void allreduce::configure_worker(const actors::job_config& job,
   opts.schedule = local.schedule;
   opts.init = job.init;
   opts.neighbours = peer_ranks(job, config.id);
-  config.make_policy = [opts](std::size_t params) {
-    return make_allreduce_policy(opts, params);
-  };
+  config.make_policy
+      = [opts, reduce = reduce, rank = config.id](std::size_t params) {
+          return make_allreduce_policy(opts, reduce, params, rank);
+        };
   config.yield_steps = true;
 }
 
@@ -109,15 +135,26 @@ void allreduce::report(const actors::coordinator_state& st,
   const auto& job = st.config;
   double d = job.init ? static_cast<double>(job.init->size()) : 0.0;
   double w = job.workers;
-  // Each worker's payload per step: 2 (W - 1) / W * d values of 4 bytes,
-  // up to the rounding of the chunks' sizes (the messages' headers aside).
+  // Each worker's payload per step: 2 (W - 1) / W of its exchanges'
+  // values (dense: d) of 4 bytes, up to the rounding of the chunks' sizes
+  // (the messages' headers aside).
+  double values = reduce.kind == "dense"
+                      ? d
+                      : static_cast<double>(reducer_values(
+                          reduce, static_cast<std::size_t>(d), job.workers));
+  std::size_t exchanges = reduce.kind == "dense" ? 1 : 2;
   out["allreduce"] = {{"optimizer", local.optimizer.name},
                       {"lr", local.lr},
                       {"evaluated", evaluated_mean(job)},
                       {"ring", job.workers},
-                      {"messages_per_step", 2 * (job.workers - 1)},
-                      {"payload_bytes_per_step", 2 * (w - 1) / w * d * 4},
+                      {"reducer", reduce.kind},
+                      {"messages_per_step", 2 * (job.workers - 1) * exchanges},
+                      {"payload_bytes_per_step", 2 * (w - 1) / w * values * 4},
                       {"header_bytes", messages::ring_chunk_header_bytes}};
+  if (reduce.kind == "powersgd")
+    out["allreduce"]["rank"] = reduce.rank;
+  if (reduce.kind == "scalecom")
+    out["allreduce"]["density"] = reduce.density;
 }
 
 void allreduce::report_worker(const messages::worker_stats& stats,

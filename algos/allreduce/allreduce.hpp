@@ -3,11 +3,14 @@
 // synchronous data-parallel SGD without a server. Each step the workers sum
 // their gradients with a ring all-reduce among themselves and every worker
 // applies the same mean with the same optimizer, so the replicas stay equal
-// bit for bit. No shards: the (equal) workers' models are evaluated.
+// bit for bit. No shards: the (equal) workers' models are evaluated. With
+// --reducer=powersgd or scalecom the ring sums compressed, summable vectors
+// instead (two all-reduces a step).
 
 #pragma once
 
 #include "algos/algorithm.hpp"
+#include "algos/allreduce/reducer.hpp"
 #include "algos/local_steps.hpp"
 
 namespace troupe::algos {
@@ -17,6 +20,9 @@ public:
   // -- options (algos/algorithm.hpp) --
   std::string summary() const override;
   std::shared_ptr<algorithm> clone() const override;
+  void bind(caf::config_option_set& set) override;
+  void check_flags(const job_options& o,
+                   const std::set<std::string>& given) const override;
   void build(job_build& b) override;
   bool uses_shards(const job_options& o) const override;
   /// A step is one global batch, split among the workers (as sync's).
@@ -43,6 +49,10 @@ public:
               nlohmann::json& out) const override;
   void report_worker(const messages::worker_stats& stats,
                      nlohmann::json& out) const override;
+
+  // -- its flags: what the ring sums (--reducer, --powersgd-rank,
+  // --scalecom-density); the layers and seed from build() --
+  reducer_options reduce;
 
   // -- its settings, resolved by build() --
   /// The workers' optimizer, rate and schedule (over the steps, each one

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "actors/detail/log.hpp"
+#include "algos/allreduce/reducer.hpp"
 #include "algos/allreduce/ring.hpp"
 #include "algos/peer_policy.hpp"
 
@@ -33,9 +34,23 @@ constexpr std::uint64_t max_worker_samples = std::uint64_t{1} << 32;
 
 class allreduce_policy : public peer_policy {
 public:
-  allreduce_policy(actors::peer_policy_options o, std::size_t n)
-      : peer_policy(std::move(o), n), ring_(opts_.workers, n), sum_(n),
-        mean_(n), count_(ring_.ranks(), 0) {}
+  allreduce_policy(actors::peer_policy_options o, const reducer_options& ro,
+                   std::size_t n, std::uint32_t rank)
+      : peer_policy(std::move(o), n),
+        red_(make_reducer(ro, n, std::max<std::uint32_t>(opts_.workers, 1),
+                          rank)),
+        mean_(n), count_(std::max<std::uint32_t>(opts_.workers, 1), 0) {
+    // One ring plan per exchange of a step, each at least a value per
+    // worker (a shorter vector is padded with zeros).
+    std::size_t longest = 0;
+    for (std::size_t e = 0; e < red_->exchanges(); ++e) {
+      auto len = std::max<std::size_t>(red_->length(e), count_.size());
+      plans_.emplace_back(count_.size(), len);
+      longest = std::max(longest, len);
+    }
+    sum_.assign(longest, 0.0f);
+    next_.assign(longest, 0.0f);
+  }
 
   void before_compute(actors::worker_context&,
                       std::function<void()> ready) override {
@@ -45,26 +60,29 @@ public:
   void after_compute(actors::worker_context& ctx, std::uint32_t samples,
                      std::function<void()> done) override {
     step_ = ctx.steps();
-    if (ring_.ranks() == 1) {
-      apply(ctx, ctx.replica().grads());
+    ex_ = 0;
+    contribute(ctx, samples);
+    if (plans_[0].ranks() == 1) { // a ring of one: the sums are its own
+      for (;;) {
+        if (!exchanged(ctx))
+          break;
+      }
       done();
       return;
     }
-    if (step_ != recv_step_) {
-      ctx.fail("ring all-reduce: the worker is at step " + std::to_string(step_)
-               + ", its ring at step " + std::to_string(recv_step_));
+    if (seq() != recv_seq_) {
+      ctx.fail("ring all-reduce: the worker is at exchange "
+               + std::to_string(seq()) + ", its ring at exchange "
+               + std::to_string(recv_seq_));
       return;
     }
-    contribute(ctx, samples);
     exchanging_ = true;
     taken_ = 0;
     send(ctx, 0);
     if (ctx.finished())
       return;
-    wait(ctx, [this, &ctx, done = std::move(done)] {
-      finish_step(ctx);
-      done();
-    });
+    done_ = std::move(done);
+    wait_exchange(ctx);
     drain(ctx);
   }
 
@@ -85,9 +103,9 @@ public:
     if (!e || e->gone)
       return;
     e->gone = true;
-    if (ctx.finished() || ring_.ranks() == 1)
+    if (ctx.finished() || plan().ranks() == 1)
       return;
-    bool owed = r == ring_.left(ctx.id()) && arrived_ < ring_.steps();
+    bool owed = r == plan().left(ctx.id()) && arrived_ < plan().steps();
     if (exchanging_ && step_ + 1 >= ctx.max_steps() && !owed)
       return;
     lost(ctx, r);
@@ -110,16 +128,17 @@ public:
 
 protected:
   void recheck(actors::worker_context& ctx) override {
-    if (waiting_ && exchanging_ && taken_ == ring_.steps())
+    if (waiting_ && exchanging_ && taken_ == plan().steps())
       resume(ctx);
   }
 
   std::string missing(actors::worker_context& ctx) const override {
     auto k = arrived_;
     return "no message " + std::to_string(k + 1) + " of "
-           + std::to_string(ring_.steps()) + " (" + ring_position(ring_, k)
-           + ") of step " + std::to_string(recv_step_)
-           + " from ring predecessor " + std::to_string(ring_.left(ctx.id()));
+           + std::to_string(plan().steps()) + " (" + ring_position(plan(), k)
+           + ") of exchange " + std::to_string(recv_seq_) + " (step "
+           + std::to_string(recv_seq_ / plans_.size()) + ")"
+           + " from ring predecessor " + std::to_string(plan().left(ctx.id()));
   }
 
   void give_up(actors::worker_context& ctx) override {
@@ -127,11 +146,12 @@ protected:
   }
 
 private:
-  /// The step's own part: the mean gradient times its examples (a
-  /// gradient that is not finite adds nothing, and counts 0 examples).
+  /// The step's own part of its first exchange: the reducer's vector of
+  /// the worker's gradient weighed by its examples (a gradient that is not
+  /// finite adds nothing, and counts 0 examples).
   void contribute(actors::worker_context& ctx, std::uint32_t samples) {
     const float* g = ctx.replica().grads();
-    auto n = ring_.length();
+    auto n = mean_.size();
     bool finite
         = std::all_of(g, g + n, [](float v) { return std::isfinite(v); });
     if (!finite) {
@@ -140,30 +160,60 @@ private:
             "worker {}: step {}'s gradient is not finite; it adds nothing to "
             "the step's all-reduce",
             ctx.id(), step_);
-      std::fill(sum_.begin(), sum_.end(), 0.0f);
       samples = 0;
-    } else {
-      auto weight = static_cast<float>(samples);
-      for (std::size_t i = 0; i < n; ++i)
-        sum_[i] = g[i] * weight;
     }
+    std::fill(sum_.begin(), sum_.end(), 0.0f);
+    red_->begin(step_, g, samples, sum_.data());
+    samples_ = samples;
     std::fill(count_.begin(), count_.end(), std::uint64_t{samples});
+  }
+
+  /// The exchange under way, counted over the job: step * exchanges + e.
+  std::uint64_t seq() const noexcept {
+    return step_ * plans_.size() + ex_;
+  }
+
+  /// The plan of the exchange the ring receives.
+  const optim::ring_plan& plan() const noexcept {
+    return plans_[recv_seq_ % plans_.size()];
+  }
+
+  /// Waits for the exchange under way; then the next one or the step's
+  /// end.
+  void wait_exchange(actors::worker_context& ctx) {
+    wait(ctx, [this, &ctx] {
+      if (exchanged(ctx)) {
+        exchanging_ = true;
+        taken_ = 0;
+        send(ctx, 0);
+        if (ctx.finished())
+          return;
+        wait_exchange(ctx);
+        drain(ctx);
+        return;
+      }
+      auto k = std::move(done_);
+      done_ = nullptr;
+      if (k && !ctx.finished())
+        k();
+    });
   }
 
   /// Sends the worker's message k of the step to its successor.
   void send(actors::worker_context& ctx, std::size_t k) {
     auto me = ctx.id();
-    auto to = ring_.right(me);
+    const auto& ring = plans_[ex_];
+    auto to = ring.right(me);
     if (!live(to)) {
       lost(ctx, static_cast<messages::worker_id>(to));
       return;
     }
-    auto c = ring_.at(me, k).send_chunk;
-    auto range = ring_.chunk(c);
+    auto c = ring.at(me, k).send_chunk;
+    auto range = ring.chunk(c);
     ring_chunk_msg m{me,
-                     step_,
-                     static_cast<std::uint8_t>(ring_phase_of(ring_, k)),
-                     ring_hop_of(ring_, k),
+                     seq(),
+                     static_cast<std::uint8_t>(ring_phase_of(ring, k)),
+                     ring_hop_of(ring, k),
                      static_cast<std::uint32_t>(c),
                      count_[c],
                      tensor{sum_.data() + range.offset, range.size}};
@@ -175,7 +225,7 @@ private:
   /// part is in), or refuses it.
   void on_chunk(actors::worker_context& ctx, ring_chunk_msg& m) {
     auto me = ctx.id();
-    auto why = ring_header_problem(ring_, me, recv_step_, arrived_, m);
+    auto why = ring_header_problem(plan(), me, recv_seq_, arrived_, m);
     if (why.empty() && !sent_by(ctx, m.sender))
       why = "not sent by that worker's actor";
     if (!why.empty()) {
@@ -184,12 +234,12 @@ private:
       return;
     }
     auto bad
-        = ring_payload_problem(ring_, m, max_worker_samples * ring_.ranks());
+        = ring_payload_problem(plan(), m, max_worker_samples * plan().ranks());
     if (!bad.empty()) {
       ++discarded_;
       ctx.fail("ring all-reduce: refused " + to_string(m)
-               + " from the ring predecessor: " + bad + "; step "
-               + std::to_string(recv_step_) + " cannot complete without it");
+               + " from the ring predecessor: " + bad + "; exchange "
+               + std::to_string(recv_seq_) + " cannot complete without it");
       return;
     }
     ++arrived_;
@@ -211,11 +261,12 @@ private:
   /// or a chunk's whole sum (all-gather); passed on but for the last.
   void take(actors::worker_context& ctx, const ring_chunk_msg& m) {
     auto k = taken_++;
-    auto range = ring_.chunk(m.chunk);
+    const auto& ring = plans_[ex_];
+    auto range = ring.chunk(m.chunk);
     float* x = sum_.data() + range.offset;
     const float* v = m.values.data();
     auto len = range.size;
-    if (ring_.at(ctx.id(), k).reduce) {
+    if (ring.at(ctx.id(), k).reduce) {
       for (std::size_t i = 0; i < len; ++i)
         x[i] = v[i] + x[i];
       count_[m.chunk] += m.samples;
@@ -223,36 +274,54 @@ private:
       std::copy(v, v + len, x);
       count_[m.chunk] = m.samples;
     }
-    if (k + 1 < ring_.steps())
+    if (k + 1 < ring.steps())
       send(ctx, k + 1);
   }
 
-  /// Every chunk's sum is here: x <- the optimizer's step with the sum
-  /// over the examples of the step, the same on every worker.
-  void finish_step(actors::worker_context& ctx) {
+  /// Every chunk's sum of the exchange is here: the reducer makes the next
+  /// exchange's vector (true), or the step's mean gradient, which the
+  /// optimizer applies, the same on every worker (false).
+  bool exchanged(actors::worker_context& ctx) {
     exchanging_ = false;
-    recv_step_ = step_ + 1;
-    arrived_ = 0;
+    if (plans_[0].ranks() > 1) {
+      recv_seq_ = seq() + 1;
+      arrived_ = 0;
+    }
     auto total = count_[0];
-    for (std::size_t c = 1; c < ring_.ranks(); ++c)
+    for (std::size_t c = 1; c < count_.size(); ++c)
       if (count_[c] != total) {
         ctx.fail("ring all-reduce: the chunks of step " + std::to_string(step_)
                  + " sum different numbers of examples ("
                  + std::to_string(total) + " and " + std::to_string(count_[c])
                  + ")");
-        return;
+        return false;
       }
+    std::string problem;
+    if (red_->next(ex_, sum_.data(), total, next_.data(), mean_.data(),
+                   problem)) {
+      ++ex_;
+      std::fill(sum_.begin(), sum_.end(), 0.0f);
+      std::copy(next_.begin(),
+                next_.begin() + static_cast<std::ptrdiff_t>(red_->length(ex_)),
+                sum_.begin());
+      std::fill(count_.begin(), count_.end(), samples_);
+      return true;
+    }
+    if (!problem.empty()) {
+      ctx.fail("ring all-reduce: step " + std::to_string(step_) + ": "
+               + problem);
+      return false;
+    }
     if (total == 0) {
       actors::detail::log().warn("worker {}: no gradient of step {} was "
                                  "finite; no update",
                                  ctx.id(), step_);
-      return;
+      return false;
     }
-    auto examples = static_cast<float>(total);
-    for (std::size_t i = 0; i < ring_.length(); ++i)
-      mean_[i] = sum_[i] / examples;
     apply(ctx, mean_.data());
-    ctx.count_mix();
+    if (plans_[0].ranks() > 1)
+      ctx.count_mix();
+    return false;
   }
 
   void apply(actors::worker_context& ctx, const float* g) {
@@ -270,18 +339,26 @@ private:
                "(all-reduce SGD does not go on without a worker)");
   }
 
-  optim::ring_plan ring_;
-  /// The step's chunks: partial or whole sums, the worker's own part.
-  std::vector<float> sum_;
+  std::unique_ptr<reducer> red_;
+  /// The ring plan of each exchange of a step.
+  std::vector<optim::ring_plan> plans_;
+  /// The exchange's chunks: partial or whole sums, the worker's own part;
+  /// the next exchange's vector; the step's mean gradient.
+  std::vector<float> sum_, next_;
   std::vector<float> mean_;
   /// Examples behind each chunk's values in sum_.
   std::vector<std::uint64_t> count_;
-  /// The predecessor's messages of step recv_step_ kept, not yet taken.
+  /// The predecessor's messages of exchange recv_seq_ kept, not yet taken.
   std::deque<ring_chunk_msg> queue_;
-  std::uint64_t step_ = 0;      ///< the step being exchanged
-  std::uint64_t recv_step_ = 0; ///< the step the predecessor's messages are of
-  std::size_t arrived_ = 0;     ///< its messages kept (taken or queued)
-  std::size_t taken_ = 0;       ///< its messages taken
+  std::uint64_t step_ = 0; ///< the step being exchanged
+  std::size_t ex_ = 0;     ///< its exchange under way
+  std::uint64_t recv_seq_
+      = 0; ///< the exchange the predecessor's messages are of
+  std::uint64_t samples_ = 0; ///< the step's own examples
+  /// The step's continuation, once its last exchange is over.
+  std::function<void()> done_;
+  std::size_t arrived_ = 0; ///< its messages kept (taken or queued)
+  std::size_t taken_ = 0;   ///< its messages taken
   bool exchanging_ = false;
   std::uint64_t skipped_ = 0; ///< own gradients that were not finite
 };
@@ -290,11 +367,12 @@ private:
 
 std::unique_ptr<actors::comm_policy>
 make_allreduce_policy(actors::peer_policy_options opts,
-                      std::size_t parameters) {
+                      const reducer_options& reduce, std::size_t parameters,
+                      std::uint32_t rank) {
   if (opts.workers == 0)
     opts.workers = 1;
-  // (optim::ring_plan throws, naming them, for fewer values than workers.)
-  return std::make_unique<allreduce_policy>(std::move(opts), parameters);
+  return std::make_unique<allreduce_policy>(std::move(opts), reduce, parameters,
+                                            rank);
 }
 
 } // namespace troupe::algos

@@ -9,6 +9,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/comm_policy.hpp"
+#include "algos/allreduce/reducer.hpp"
 #include "messages/allreduce.hpp"
 
 namespace troupe::algos {
@@ -26,8 +27,12 @@ using ring_peer_actor
 /// update. Chunks are taken only from the ring predecessor, as the next
 /// message of the step; a lost worker or a chunk that cannot be used ends
 /// the worker with an error (no step can complete without every worker),
-/// and so does a wait longer than the request timeout.
+/// and so does a wait longer than the request timeout. With PowerSGD or
+/// ScaleCom (`reduce`) a step is two all-reduces of their summable vectors
+/// (algos/allreduce/reducer.hpp); `rank` is the worker's.
 std::unique_ptr<actors::comm_policy>
-make_allreduce_policy(actors::peer_policy_options opts, std::size_t parameters);
+make_allreduce_policy(actors::peer_policy_options opts,
+                      const reducer_options& reduce, std::size_t parameters,
+                      std::uint32_t rank);
 
 } // namespace troupe::algos

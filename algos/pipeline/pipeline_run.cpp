@@ -127,9 +127,10 @@ public:
             || msg.reason == caf::exit_reason::normal)
           return true; // it followed its head, or the job is ending
         ++rebuilds_;
-        detail::log().warn("pipeline stage {} of replica {} was lost ({}); "
-                           "rebuilding it",
-                           s, r, self->system().render(msg.reason));
+        actors::detail::log().warn(
+            "pipeline stage {} of replica {} was lost ({}); "
+            "rebuilding it",
+            s, r, self->system().render(msg.reason));
         const auto nodes = static_cast<int>(st.config.placement.nodes.size());
         spawn(self, r, s, next_place(rep.where[s], nodes), nodes,
               [this, self, r](bool ok) {
@@ -258,18 +259,19 @@ private:
                const std::string& why, const std::function<void(bool)>& done) {
     auto& st = self->state;
     if (!st.provisioned) {
-      detail::placement_failed(self, "could not start pipeline stage "
-                                         + std::to_string(s) + " of replica "
-                                         + std::to_string(r) + ": " + why);
+      actors::detail::placement_failed(
+          self, "could not start pipeline stage " + std::to_string(s)
+                    + " of replica " + std::to_string(r) + ": " + why);
       done(false);
       return;
     }
     // Nowhere to rebuild it: the replica is lost, and its head with it (the
     // coordinator hands the head's steps to the other replicas).
     ++lost_;
-    detail::log().error("pipeline replica {} is lost: stage {} could not be "
-                        "rebuilt: {}",
-                        r, s, why);
+    actors::detail::log().error(
+        "pipeline replica {} is lost: stage {} could not be "
+        "rebuilt: {}",
+        r, s, why);
     for (auto& h : replicas_[r].stages)
       if (h)
         self->send_exit(h, caf::exit_reason::user_shutdown);

@@ -100,8 +100,9 @@ TEST_CASE("a ring worker takes only its predecessor's next chunk; a garbled "
   opts.neighbours = {0, 2};
   opts.optimizer = {"sgd", 0, 0};
   opts.lr = 0.1;
-  wc.make_policy
-      = [opts](std::size_t n) { return algos::make_allreduce_policy(opts, n); };
+  wc.make_policy = [opts](std::size_t n) {
+    return algos::make_allreduce_policy(opts, {}, n, 1);
+  };
   wc.coordinator = caf::actor_cast<actors::coordinator_actor>(boss);
   wc.max_steps = 2;
   wc.linger = true;
