@@ -5,6 +5,7 @@
 // random choice of which actor runs next, so an interleaving is a function of
 // the seed alone (printed by every test that uses it).
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -181,6 +182,22 @@ inline std::vector<std::vector<std::size_t>> deal(std::uint32_t workers) {
   std::vector<std::vector<std::size_t>> parts(workers);
   for (std::size_t i = 0; i < 512; ++i)
     parts[i % workers].push_back(i);
+  return parts;
+}
+
+/// Non-iid: the examples sorted by target b, in contiguous blocks, one per
+/// worker.
+inline std::vector<std::vector<std::size_t>>
+sorted_parts(const optim::lsq_problem& p, std::uint32_t workers) {
+  std::vector<std::size_t> idx(static_cast<std::size_t>(p.b.size()));
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](auto i, auto j) {
+    return p.b[static_cast<Eigen::Index>(i)]
+           < p.b[static_cast<Eigen::Index>(j)];
+  });
+  std::vector<std::vector<std::size_t>> parts(workers);
+  for (std::size_t k = 0; k < idx.size(); ++k)
+    parts[k * workers / idx.size()].push_back(idx[k]);
   return parts;
 }
 

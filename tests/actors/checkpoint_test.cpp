@@ -5,6 +5,7 @@
 // steps and samples adding up for downpour (with compressed pushes: the
 // residuals travel too). A stop request writes a checkpoint first.
 
+#include <functional>
 #include <iostream>
 #include <mutex>
 
@@ -78,6 +79,43 @@ std::string hash(const std::vector<float>& p) {
   return optim::hash_params(p.data(), p.size());
 }
 
+/// Runs make()'s job plainly, then with a checkpoint every `every` steps,
+/// then resumed from each checkpoint (at least `at_least` of them): every
+/// run ends with the plain run's bits and examples; `also` checks each
+/// resumed run's JSON further.
+void resumes_bit_for_bit(const std::function<actors::job_config()>& make,
+                         std::uint64_t seed, std::uint64_t every,
+                         std::size_t at_least,
+                         const std::function<void(const nlohmann::json&)>& also
+                         = {}) {
+  auto plain = make();
+  auto plain_params = plain.final_params;
+  auto a = test::run_seeded(std::move(plain), seed);
+  REQUIRE_FALSE(a.contains("error"));
+  auto with = make();
+  auto points = std::make_shared<captured>();
+  capture_into(with, points, every);
+  auto with_params = with.final_params;
+  auto b = test::run_seeded(std::move(with), seed);
+  REQUIRE_FALSE(b.contains("error"));
+  CHECK(hash(*with_params) == hash(*plain_params));
+  REQUIRE(points->points.size() >= at_least);
+  for (auto& [at, state] : points->points) {
+    INFO("resumed from step " << at);
+    auto job = make();
+    job.resume = std::make_shared<const actors::resume_point>(state);
+    auto params = job.final_params;
+    auto r = test::run_seeded(std::move(job), seed);
+    INFO(r.dump().substr(0, 400));
+    REQUIRE_FALSE(r.contains("error"));
+    CHECK(r["resumed_from"]["steps"] == at);
+    CHECK(r["samples"] == a["samples"]);
+    if (also)
+      also(r);
+    CHECK(hash(*params) == hash(*plain_params));
+  }
+}
+
 } // namespace
 
 TEST_CASE("a sync job resumed from any checkpoint ends bit for bit") {
@@ -138,32 +176,11 @@ TEST_CASE("diloco and parle jobs resumed from any checkpoint, inside a "
       }
       return job;
     };
-    auto plain = make();
-    auto plain_params = plain.final_params;
-    auto a = test::run_seeded(std::move(plain), seed);
-    REQUIRE_FALSE(a.contains("error"));
-    auto with = make();
-    auto points = std::make_shared<captured>();
-    capture_into(with, points, 15); // 5 steps a worker: inside a round
-    auto with_params = with.final_params;
-    auto b = test::run_seeded(std::move(with), seed);
-    REQUIRE_FALSE(b.contains("error"));
-    CHECK(hash(*with_params) == hash(*plain_params));
-    REQUIRE(points->points.size() >= 3);
-    for (auto& [at, state] : points->points) {
-      INFO(algo << " resumed from step " << at);
-      auto job = make();
-      job.resume = std::make_shared<const actors::resume_point>(state);
-      auto params = job.final_params;
-      auto r = test::run_seeded(std::move(job), seed);
-      INFO(r.dump().substr(0, 400));
-      REQUIRE_FALSE(r.contains("error"));
-      CHECK(r["resumed_from"]["steps"] == at);
-      CHECK(r["samples"] == a["samples"]);
+    // 5 steps a worker: inside a round.
+    resumes_bit_for_bit(make, seed, 15, 3, [](const nlohmann::json& r) {
       for (auto& w : r["worker_stats"])
         CHECK(w["pushes"] == 8); // ceil(30 / 4), before and after
-      CHECK(hash(*params) == hash(*plain_params));
-    }
+    });
   }
 }
 
@@ -186,30 +203,7 @@ TEST_CASE("gadmm jobs, on one chain and on changing chains, resumed from "
       a->seed = seed;
       return job;
     };
-    auto plain = make();
-    auto plain_params = plain.final_params;
-    auto a = test::run_seeded(std::move(plain), seed);
-    REQUIRE_FALSE(a.contains("error"));
-    auto with = make();
-    auto points = std::make_shared<captured>();
-    capture_into(with, points, 17); // inside iterations, on odd steps
-    auto with_params = with.final_params;
-    auto b = test::run_seeded(std::move(with), seed);
-    REQUIRE_FALSE(b.contains("error"));
-    CHECK(hash(*with_params) == hash(*plain_params));
-    REQUIRE(points->points.size() >= 3);
-    for (auto& [at, state] : points->points) {
-      INFO("gadmm resumed from step " << at);
-      auto job = make();
-      job.resume = std::make_shared<const actors::resume_point>(state);
-      auto params = job.final_params;
-      auto r = test::run_seeded(std::move(job), seed);
-      INFO(r.dump().substr(0, 400));
-      REQUIRE_FALSE(r.contains("error"));
-      CHECK(r["resumed_from"]["steps"] == at);
-      CHECK(r["samples"] == a["samples"]);
-      CHECK(hash(*params) == hash(*plain_params));
-    }
+    resumes_bit_for_bit(make, seed, 17, 3); // inside iterations
   }
 }
 

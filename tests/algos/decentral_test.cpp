@@ -25,21 +25,6 @@ using namespace troupe;
 
 namespace {
 
-/// Non-iid: the examples sorted by target b, in contiguous blocks.
-std::vector<std::vector<std::size_t>> sorted_parts(const optim::lsq_problem& p,
-                                                   std::uint32_t workers) {
-  std::vector<std::size_t> idx(static_cast<std::size_t>(p.b.size()));
-  std::iota(idx.begin(), idx.end(), 0);
-  std::sort(idx.begin(), idx.end(), [&](auto i, auto j) {
-    return p.b[static_cast<Eigen::Index>(i)]
-           < p.b[static_cast<Eigen::Index>(j)];
-  });
-  std::vector<std::vector<std::size_t>> parts(workers);
-  for (std::size_t k = 0; k < idx.size(); ++k)
-    parts[k * workers / idx.size()].push_back(idx[k]);
-  return parts;
-}
-
 /// Random starts of norm ~ 3 around `center`.
 std::vector<std::vector<float>> spread_starts(std::uint32_t workers,
                                               const optim::vector<double>& c,
@@ -90,8 +75,8 @@ nlohmann::json converge_non_iid(actors::job_config job,
                                 std::uint64_t seed) {
   auto n = job.workers;
   std::vector<std::vector<float>> starts(n, std::vector<float>(20, 0.0f));
-  auto lasts
-      = test::record_workers(job, prob, starts, seed, sorted_parts(*prob, n));
+  auto lasts = test::record_workers(job, prob, starts, seed,
+                                    test::sorted_parts(*prob, n));
   auto final_params = job.final_params;
   auto out = test::run_seeded(std::move(job), seed);
   INFO(out.dump().substr(0, 3000));

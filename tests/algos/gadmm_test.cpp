@@ -20,21 +20,6 @@ using namespace troupe;
 
 namespace {
 
-/// Non-iid: the examples sorted by target b, in contiguous blocks.
-std::vector<std::vector<std::size_t>> sorted_parts(const optim::lsq_problem& p,
-                                                   std::uint32_t workers) {
-  std::vector<std::size_t> idx(static_cast<std::size_t>(p.b.size()));
-  std::iota(idx.begin(), idx.end(), 0);
-  std::sort(idx.begin(), idx.end(), [&](auto i, auto j) {
-    return p.b[static_cast<Eigen::Index>(i)]
-           < p.b[static_cast<Eigen::Index>(j)];
-  });
-  std::vector<std::vector<std::size_t>> parts(workers);
-  for (std::size_t k = 0; k < idx.size(); ++k)
-    parts[k * workers / idx.size()].push_back(idx[k]);
-  return parts;
-}
-
 struct outcome {
   nlohmann::json out;
   /// f - f* of each worker's final model, and of the start.
@@ -53,7 +38,7 @@ outcome run(std::shared_ptr<const optim::lsq_problem> prob, std::uint64_t steps,
   algo->local.optimizer = {"sgd", 0, 0};
   algo->local.lr = lr;
   tune(*algo);
-  auto parts = sorted_parts(*prob, n);
+  auto parts = test::sorted_parts(*prob, n);
   std::vector<std::shared_ptr<std::vector<float>>> lasts;
   for (std::uint32_t w = 0; w < n; ++w)
     lasts.push_back(std::make_shared<std::vector<float>>());

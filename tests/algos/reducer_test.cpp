@@ -12,42 +12,23 @@
 
 #include "algos/allreduce/allreduce.hpp"
 #include "harness.hpp"
-#include "optim/param_hash.hpp"
+#include "optim/replica_wrapper.hpp"
 
 using namespace troupe;
 
 namespace {
 
 /// A model replica that leaves its last parameters in `last`.
-class recorded_model : public optim::replica {
+class recorded_model : public optim::replica_wrapper {
 public:
   recorded_model(std::unique_ptr<optim::replica> r,
                  std::shared_ptr<std::vector<float>> last)
-      : r_(std::move(r)), last_(std::move(last)) {}
+      : replica_wrapper(std::move(r)), last_(std::move(last)) {}
   ~recorded_model() override {
     *last_ = std::vector<float>(params(), params() + size());
   }
-  std::size_t size() const noexcept override {
-    return r_->size();
-  }
-  float* params() noexcept override {
-    return r_->params();
-  }
-  float* grads() noexcept override {
-    return r_->grads();
-  }
-  optim::step_result compute() override {
-    return r_->compute();
-  }
-  std::size_t batches_per_epoch() const noexcept override {
-    return r_->batches_per_epoch();
-  }
-  std::size_t epoch() const noexcept override {
-    return r_->epoch();
-  }
 
 private:
-  std::unique_ptr<optim::replica> r_;
   std::shared_ptr<std::vector<float>> last_;
 };
 
