@@ -57,8 +57,7 @@ public:
     auto cur = view(st_.k, ctx.id());
     std::size_t d = 0;
     std::fill(sum_.begin(), sum_.end(), 0.0f);
-    for (std::size_t i = 0; i < n_; ++i)
-      st_.mu[i] = st_.lam_l[i] - st_.lam_r[i];
+    net_dual();
     if (st_.edge_l) {
       add(sum_, st_.nb_l);
       ++d;
@@ -184,8 +183,7 @@ private:
     if (st_.phase == 1) { // a new chain: its edges' duals, down the chain
       if (st_.k > 0 && g_.rechain > 0 && st_.k % g_.rechain == 0) {
         if (!st_.mu_ready) {
-          for (std::size_t i = 0; i < n_; ++i)
-            st_.mu[i] = st_.lam_l[i] - st_.lam_r[i];
+          net_dual(); // of the previous iteration's edges
           st_.mu_ready = true;
         }
         auto it = st_.duals_in.find(st_.k);
@@ -247,6 +245,15 @@ private:
     }
     ++st_.missed;
     return false;
+  }
+
+  /// mu = lambda_left - lambda_right over the edges of the iteration: a
+  /// dropped edge (its neighbour gone) adds neither its penalty nor its
+  /// dual, whose last value would otherwise push the worker forever.
+  void net_dual() {
+    for (std::size_t i = 0; i < n_; ++i)
+      st_.mu[i] = (st_.edge_l ? st_.lam_l[i] : 0.0f)
+                  - (st_.edge_r ? st_.lam_r[i] : 0.0f);
   }
 
   const float* usable(const tensor* t) const {

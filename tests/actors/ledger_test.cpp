@@ -137,7 +137,7 @@ TEST_CASE("a lost node's workers are lost at once; every planned step is "
           "taken, those handed to a worker that then dies too") {
   const std::uint64_t seed = 17, steps = 300;
   for (std::string algo :
-       {"downpour", "easgd", "lsgd", "sgp", "dssync", "shadow"}) {
+       {"downpour", "easgd", "lsgd", "sgp", "dssync", "shadow", "gadmm"}) {
     std::cout << "ledger: " << algo << ", seed " << seed << std::endl;
     INFO("algo " << algo);
     config cfg;
