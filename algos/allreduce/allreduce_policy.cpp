@@ -63,9 +63,7 @@ public:
     ex_ = 0;
     contribute(ctx, samples);
     if (plans_[0].ranks() == 1) { // a ring of one: the sums are its own
-      for (;;) {
-        if (!exchanged(ctx))
-          break;
+      while (exchanged(ctx)) {
       }
       done();
       return;

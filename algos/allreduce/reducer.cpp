@@ -21,6 +21,12 @@ void check_reducer(const reducer_options& o) {
 
 namespace {
 
+/// ScaleCom's k of n entries at `density` (at least 1).
+std::size_t scalecom_k(double density, std::size_t n) {
+  auto k = static_cast<std::size_t>(density * static_cast<double>(n));
+  return std::min(std::max<std::size_t>(k, 1), n);
+}
+
 /// The sum over the examples of the step: the plain gradient.
 class dense_reducer : public reducer {
 public:
@@ -170,12 +176,8 @@ class scalecom_reducer : public reducer, feedback {
 public:
   scalecom_reducer(const reducer_options& o, std::size_t n,
                    std::uint32_t workers, std::uint32_t rank)
-      : feedback(n),
-        k_(std::max<std::size_t>(
-            1, static_cast<std::size_t>(o.density * static_cast<double>(n)))),
-        workers_(workers), rank_(rank) {
-    k_ = std::min(k_, n);
-  }
+      : feedback(n), k_(scalecom_k(o.density, n)), workers_(workers),
+        rank_(rank) {}
 
   std::size_t exchanges() const noexcept override {
     return 2;
@@ -243,11 +245,19 @@ std::unique_ptr<reducer> make_reducer(const reducer_options& o, std::size_t n,
 
 std::size_t reducer_values(const reducer_options& o, std::size_t n,
                            std::uint32_t workers) {
-  auto r = make_reducer(o, n, workers, 0);
-  std::size_t out = 0;
-  for (std::size_t e = 0; e < r->exchanges(); ++e)
-    out += std::max<std::size_t>(r->length(e), workers);
-  return out;
+  check_reducer(o);
+  auto padded = [workers](std::size_t len) {
+    return std::max<std::size_t>(len, workers);
+  };
+  if (o.kind == "powersgd") {
+    auto l = optim::make_powersgd_layout(o.layers, n, o.rank);
+    return padded(l.p_length) + padded(l.q_length);
+  }
+  if (o.kind == "scalecom") {
+    auto k = scalecom_k(o.density, n);
+    return padded(2 * k) + padded(k);
+  }
+  return padded(n);
 }
 
 } // namespace troupe::algos

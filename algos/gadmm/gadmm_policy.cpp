@@ -30,8 +30,8 @@ class gadmm_policy : public peer_policy {
 public:
   gadmm_policy(actors::peer_policy_options o, gadmm_settings g, std::size_t n,
                std::uint64_t last)
-      : peer_policy(std::move(o), n), g_(g), n_(n), last_step_(last), st_(n),
-        sum_(n, 0.0f) {
+      : peer_policy(std::move(o), n), g_(g), n_(n), last_step_(last),
+        chains_(opts_.workers, g_, opts_.seed), st_(n), sum_(n, 0.0f) {
     if (g_.round_steps < 1)
       g_.round_steps = 1;
   }
@@ -54,26 +54,30 @@ public:
   void after_compute(actors::worker_context& ctx, std::uint32_t,
                      std::function<void()> done) override {
     auto& rep = ctx.replica();
-    auto cur = view(st_.k, ctx.id());
-    std::size_t d = 0;
-    std::fill(sum_.begin(), sum_.end(), 0.0f);
-    net_dual();
-    if (st_.edge_l) {
-      add(sum_, st_.nb_l);
-      ++d;
-    }
-    if (st_.edge_r) {
-      add(sum_, st_.nb_r);
-      ++d;
+    auto s = ctx.steps();
+    // The neighbours' sum and the net dual hold for the iteration's steps:
+    // taken at its first (or the first after a restore).
+    if (!edges_ready_ || s % g_.round_steps == 0) {
+      std::fill(sum_.begin(), sum_.end(), 0.0f);
+      net_dual();
+      degree_ = 0;
+      if (st_.edge_l) {
+        add(sum_, st_.nb_l);
+        ++degree_;
+      }
+      if (st_.edge_r) {
+        add(sum_, st_.nb_r);
+        ++degree_;
+      }
+      edges_ready_ = true;
     }
     optim::gadmm_gradient(rep.grads(), rep.params(), st_.mu.data(), sum_.data(),
-                          d, g_.rho, n_);
+                          degree_, g_.rho, n_);
     auto rate = lr(ctx);
     opt_->step(rep.params(), rep.grads(), n_, rate);
     actors::note_lr(ctx, rate);
-    auto s = ctx.steps();
     if ((s + 1) % g_.round_steps == 0 || s + 1 >= last_step_)
-      end_iteration(ctx, cur);
+      end_iteration(ctx, view(st_.k, ctx.id()));
     done();
   }
 
@@ -102,6 +106,7 @@ public:
   void load(const optim::state_reader& r, const std::string& prefix) override {
     load_base(r, prefix);
     st_.load(r, prefix);
+    edges_ready_ = false;
   }
 
   void add_stats(worker_stats& out) const override {
@@ -271,8 +276,8 @@ private:
       if (st_.had_r)
         optim::gadmm_dual(st_.lam_r.data(), x, st_.nb_r.data(), g_.rho, n_);
     }
-    auto to = gadmm_neighbours(opts_.workers, g_, opts_.seed, st_.k, me);
-    auto next = gadmm_neighbours(opts_.workers, g_, opts_.seed, st_.k + 1, me);
+    auto to = chains_.neighbours(st_.k, me);
+    auto next = chains_.neighbours(st_.k + 1, me);
     to.insert(to.end(), next.begin(), next.end());
     std::sort(to.begin(), to.end());
     to.erase(std::unique(to.begin(), to.end()), to.end());
@@ -300,8 +305,8 @@ private:
     auto me = static_cast<std::uint32_t>(ctx.id());
     bool expected = m.round >= 1 && m.round <= st_.k + max_ahead;
     if (expected) {
-      auto a = gadmm_neighbours(opts_.workers, g_, opts_.seed, m.round - 1, me);
-      auto b = gadmm_neighbours(opts_.workers, g_, opts_.seed, m.round, me);
+      auto a = chains_.neighbours(m.round - 1, me);
+      auto b = chains_.neighbours(m.round, me);
       expected = std::count(a.begin(), a.end(), r)
                      + std::count(b.begin(), b.end(), r)
                  > 0;
@@ -343,7 +348,7 @@ private:
   }
 
   gadmm_chain_view view(std::uint64_t k, worker_id me) const {
-    return gadmm_view(opts_.workers, g_, opts_.seed, k, me);
+    return chains_.view(k, me);
   }
 
   static void add(std::vector<float>& acc, const std::vector<float>& v) {
@@ -357,8 +362,13 @@ private:
   gadmm_settings g_;
   std::size_t n_ = 0;
   std::uint64_t last_step_ = 0;
+  gadmm_chains chains_;
   gadmm_state st_;
+  /// The iteration's sum of the neighbours' models and their count (with
+  /// st_.mu: derived from st_ at the iteration's first step).
   std::vector<float> sum_;
+  std::size_t degree_ = 0;
+  bool edges_ready_ = false;
 };
 
 } // namespace

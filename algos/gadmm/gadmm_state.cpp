@@ -8,40 +8,57 @@
 
 namespace troupe::algos {
 
-gadmm_chain_view gadmm_view(std::uint32_t workers, const gadmm_settings& g,
-                            std::uint64_t seed, std::uint64_t k,
-                            std::uint32_t rank) {
+const gadmm_chains::drawn& gadmm_chains::chain(std::uint64_t change) const {
+  for (std::size_t i = 0; i < 2; ++i)
+    if (filled_[i] && kept_[i].change == change)
+      return kept_[i];
+  auto& d = kept_[oldest_];
+  filled_[oldest_] = true;
+  oldest_ = 1 - oldest_;
+  d.change = change;
+  d.order = optim::gadmm_chain(workers_, change, seed_);
+  d.pos.assign(workers_, 0);
+  for (std::uint32_t p = 0; p < workers_; ++p)
+    d.pos[d.order[p]] = p;
+  return d;
+}
+
+gadmm_chain_view gadmm_chains::view(std::uint64_t k, std::uint32_t rank) const {
   gadmm_chain_view v;
-  auto change = g.rechain > 0 ? k / g.rechain : 0;
-  if (change == 0) {
+  auto change = rechain_ > 0 ? k / rechain_ : 0;
+  if (change == 0 || rank >= workers_) { // the ranks in order
     v.pos = rank;
     if (rank > 0)
       v.left = rank - 1;
-    if (rank + 1 < workers)
+    if (rank + 1 < workers_)
       v.right = rank + 1;
     return v;
   }
-  auto order = optim::gadmm_chain(workers, change, seed);
-  v.pos = static_cast<std::uint32_t>(std::find(order.begin(), order.end(), rank)
-                                     - order.begin());
+  const auto& d = chain(change);
+  v.pos = d.pos[rank];
   if (v.pos > 0)
-    v.left = order[v.pos - 1];
-  if (v.pos + 1 < workers)
-    v.right = order[v.pos + 1];
+    v.left = d.order[v.pos - 1];
+  if (v.pos + 1 < workers_)
+    v.right = d.order[v.pos + 1];
   return v;
 }
 
-std::vector<std::uint32_t> gadmm_neighbours(std::uint32_t workers,
-                                            const gadmm_settings& g,
-                                            std::uint64_t seed, std::uint64_t k,
-                                            std::uint32_t rank) {
-  auto v = gadmm_view(workers, g, seed, k, rank);
+std::vector<std::uint32_t> gadmm_chains::neighbours(std::uint64_t k,
+                                                    std::uint32_t rank) const {
+  auto v = view(k, rank);
   std::vector<std::uint32_t> out;
   for (auto r : {v.left, v.right})
     if (r)
       out.push_back(*r);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::vector<std::uint32_t> gadmm_neighbours(std::uint32_t workers,
+                                            const gadmm_settings& g,
+                                            std::uint64_t seed, std::uint64_t k,
+                                            std::uint32_t rank) {
+  return gadmm_chains{workers, g, seed}.neighbours(k, rank);
 }
 
 namespace {

@@ -29,11 +29,37 @@ struct gadmm_chain_view {
   }
 };
 
-/// Worker `rank`'s place on the chain used at iteration k: the ranks in
-/// order until the first change, then optim::gadmm_chain's (O(workers)).
-gadmm_chain_view gadmm_view(std::uint32_t workers, const gadmm_settings& g,
-                            std::uint64_t seed, std::uint64_t k,
-                            std::uint32_t rank);
+/// The chains of a job: the ranks in order until the first change, then
+/// optim::gadmm_chain's. A changing chain is drawn (O(workers)) once per
+/// change and kept with its positions, so a step or a message looks its
+/// place up in O(1); the two chains drawn last are kept (an iteration and
+/// the models sent at its end see two).
+class gadmm_chains {
+public:
+  gadmm_chains(std::uint32_t workers, const gadmm_settings& g,
+               std::uint64_t seed)
+      : workers_(workers), rechain_(g.rechain), seed_(seed) {}
+
+  /// Worker `rank`'s place on the chain used at iteration k.
+  gadmm_chain_view view(std::uint64_t k, std::uint32_t rank) const;
+
+  /// Its one or two neighbours there, increasing.
+  std::vector<std::uint32_t> neighbours(std::uint64_t k,
+                                        std::uint32_t rank) const;
+
+private:
+  struct drawn {
+    std::uint64_t change = 0;
+    std::vector<std::uint32_t> order, pos;
+  };
+  const drawn& chain(std::uint64_t change) const;
+
+  std::uint32_t workers_;
+  std::uint64_t rechain_, seed_;
+  mutable drawn kept_[2];
+  mutable bool filled_[2] = {false, false};
+  mutable std::size_t oldest_ = 0;
+};
 
 /// A GADMM worker's state between two steps.
 struct gadmm_state {
