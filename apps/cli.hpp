@@ -89,6 +89,9 @@ private:
   std::vector<std::pair<std::string, std::vector<std::string>>> sections_;
 };
 
+/// `x` with `digits` decimals ("%.*f").
+std::string fixed(double x, int digits);
+
 /// Runs a subcommand's body and turns what it throws into a message on
 /// stderr and an exit status: usage_error and std::invalid_argument 2 (the
 /// user's to fix), any other exception 1.

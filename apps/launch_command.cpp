@@ -16,6 +16,7 @@
 
 #include "actors/detail/log.hpp"
 #include "apps/cli.hpp"
+#include "apps/launch_ranked.hpp"
 #include "apps/node_command.hpp"
 #include "apps/output_relay.hpp"
 #include "apps/train_command.hpp"
@@ -151,13 +152,26 @@ void reap(std::vector<child>& children, std::chrono::seconds grace) {
 }
 
 constexpr const char* launch_usage
-    = R"(usage: troupe launch (--local=M | --hosts=FILE) [launch flags] [train flags]
+    = R"(usage: troupe launch (--local=M | --hosts=FILE | --launcher=L)
+                    [launch flags] [train flags]
 
 Runs troupe train --listen here and starts the job's nodes.
   --local=M               start M node processes on this host; the job's
                           workers are split evenly over them, shards stay here
   --hosts=FILE            one host[:slots] per line: start a node with that
                           many worker slots on each host over --rsh
+  --launcher=L            this process is one of the job's, all started
+                          alike by srun, mpirun or Kubernetes: rank 0 runs
+                          the coordinator, the others join it as nodes, the
+                          workers split evenly. L: auto (default with the
+                          next flags), slurm, mpi, kubernetes, flags
+  --rank=R --world-size=N this process's rank and the number of processes
+                          (default: the launcher's variables)
+  --coordinator=HOST[:PORT]
+                          where rank 0 listens, as the others reach it
+                          (default: from the launcher; docs/deployment.md)
+  --explain               print this process's rank, role and where each
+                          value came from, and exit
   --rsh=CMD               remote shell for --hosts (default "ssh")
   --remote-troupe=PATH    troupe on the hosts (default "troupe")
   --advertise=HOST        the address nodes reach this host at (--hosts;
@@ -180,6 +194,8 @@ int launch_main(const std::vector<std::string>& args) {
   std::string hosts_file, rsh = "ssh", remote = "troupe", advertise;
   std::string node_shards = "0", direct_links = "true";
   std::vector<std::string> rest;
+  ranked_launch ranked;
+  bool by_rank = false;
   for (const auto& a : args) {
     auto value = [&a](const char* flag) -> std::optional<std::string> {
       auto prefix = std::string{flag} + "=";
@@ -200,6 +216,21 @@ int launch_main(const std::vector<std::string>& args) {
       local = std::stoul(*v);
     } else if (auto v = value("--hosts")) {
       hosts_file = *v;
+    } else if (auto v = value("--launcher")) {
+      ranked.flags.launcher = *v;
+      by_rank = true;
+    } else if (auto v = value("--rank")) {
+      ranked.rank = *v;
+      by_rank = true;
+    } else if (auto v = value("--world-size")) {
+      ranked.world_size = *v;
+      by_rank = true;
+    } else if (auto v = value("--coordinator")) {
+      ranked.flags.coordinator = *v;
+      by_rank = true;
+    } else if (a == "--explain") {
+      ranked.explain = true;
+      by_rank = true;
     } else if (auto v = value("--rsh")) {
       rsh = *v;
     } else if (auto v = value("--remote-troupe")) {
@@ -224,9 +255,21 @@ int launch_main(const std::vector<std::string>& args) {
       rest.push_back(a);
     }
   }
+  if (by_rank) {
+    if (local > 0 || !hosts_file.empty()) {
+      std::cerr << "troupe launch: --local and --hosts start their own "
+                   "nodes; --launcher, --rank, --world-size, --coordinator "
+                   "and --explain are for processes a launcher started\n";
+      return 2;
+    }
+    ranked.node_shards = node_shards;
+    ranked.direct_links = direct_links;
+    return ranked_launch_main(std::move(ranked), std::move(rest));
+  }
   return guarded_main("troupe launch", [&] {
     if ((local > 0) == !hosts_file.empty())
-      throw usage_error("troupe launch: give --local=M or --hosts=FILE");
+      throw usage_error(
+          "troupe launch: give --local=M, --hosts=FILE or --launcher=auto");
     std::vector<host_entry> hosts;
     train_options o;
     option_parser p{"troupe launch"};

@@ -11,8 +11,9 @@
 
 namespace troupe::apps {
 
-int node_main(const std::vector<std::string>& args) {
-  actors::detail::set_log_program("troupe node");
+int node_main(const std::vector<std::string>& args,
+              const std::string& program) {
+  actors::detail::set_log_program(program);
   std::string join;
   std::uint64_t workers = 1, shards = 0, threads = 0;
   double grace = 0;
@@ -81,7 +82,7 @@ int node_main(const std::vector<std::string>& args) {
     // to these (algos/registry.hpp).
     agent.roles = algos::node_roles();
     auto out = net::run_node(o, std::move(agent));
-    std::cerr << "troupe node: " << (out.status == 0 ? "" : "error: ")
+    std::cerr << program << ": " << (out.status == 0 ? "" : "error: ")
               << out.message << '\n';
     return out.status;
   });

@@ -87,9 +87,15 @@ void final_model::save(nlohmann::json& result, progress& bar) const {
   std::vector<std::string> paths;
   if (!save_.empty())
     paths.push_back(save_);
-  if (!report_.empty())
-    paths.push_back(
-        (std::filesystem::path{report_} / "model.safetensors").string());
+  if (!report_.empty()) {
+    // Once when --save names the report's own copy.
+    auto in_report = std::filesystem::path{report_} / "model.safetensors";
+    std::error_code ec;
+    if (save_.empty()
+        || std::filesystem::weakly_canonical(save_, ec)
+               != std::filesystem::weakly_canonical(in_report, ec))
+      paths.push_back(in_report.string());
+  }
   if (paths.empty())
     return;
   if (params.empty()) {

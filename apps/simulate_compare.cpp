@@ -40,12 +40,6 @@ std::vector<std::string> split(const std::string& text) {
   return out;
 }
 
-std::string fixed(double x, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, x);
-  return buf;
-}
-
 plot over_simulated_time(std::string title, std::string y_label,
                          const std::vector<nlohmann::json>& results,
                          const char* key) {

@@ -15,16 +15,6 @@
 
 namespace troupe::apps {
 
-namespace {
-
-std::string fixed(double x, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, x);
-  return buf;
-}
-
-} // namespace
-
 std::string summary_line(const nlohmann::json& result,
                          const std::string& program) {
   const auto& acc = result.value("test_accuracy", nlohmann::json{});

@@ -20,8 +20,12 @@ TROUPE_PACKAGES=(
 # BLAS otherwise, 10-20x slower: docs/benchmarks.md); and scikit-learn,
 # whose bundled breast cancer CSV is the real tabular data examples/csv
 # trains on (read at run time, never copied).
+# Slurm's daemons and client with MUNGE, and Open MPI's mpirun, which start
+# troupe jobs in tests/apps/launchers_test.sh (a one-host Slurm of the
+# test's own, not the machine's).
 TROUPE_TEST_PACKAGES=(libtorch-dev python3-torch libopenblas0-pthread
-                      python3-sklearn)
+                      python3-sklearn slurmctld slurmd slurm-client munge
+                      openmpi-bin)
 # Clang with its sanitizer and libFuzzer runtimes (scripts/sanitize,
 # scripts/fuzz; libclang-rt-dev holds libclang_rt.{asan,ubsan,fuzzer}), and
 # Ninja, which builds their many test targets in parallel.

@@ -1,0 +1,137 @@
+// troupe launch --launcher=...: one process of a job started by a cluster's
+// launcher (srun, mpirun, a Kubernetes StatefulSet or Indexed Job), every
+// process with the same command line. Rank 0 runs troupe train --listen and
+// the others join it as nodes (apps/launcher_env.hpp says how each learns
+// its place).
+
+#include "apps/launch_ranked.hpp"
+
+#include <iostream>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/detail/log.hpp"
+#include "apps/cli.hpp"
+#include "apps/launcher_env.hpp"
+#include "apps/link_flags.hpp"
+#include "apps/node_command.hpp"
+#include "apps/train_command.hpp"
+#include "net/system.hpp"
+
+namespace troupe::apps {
+
+namespace {
+
+std::string this_hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0)
+    return {};
+  return name;
+}
+
+/// What --explain prints: the place, its sources and the role.
+int explain(const launcher_place& p, const train_options& o,
+            const std::string& listen_host, std::uint64_t workers,
+            const ranked_launch& r) {
+  auto at = p.host + ":" + std::to_string(p.port);
+  std::string role;
+  if (p.world_size == 1)
+    role = "the whole job in this process (troupe train)";
+  else if (p.rank == 0)
+    role = "the coordinator (troupe train --listen=" + listen_host + ":"
+           + std::to_string(p.port)
+           + " --expect=" + std::to_string(p.world_size - 1) + "), with "
+           + std::to_string(workers) + " of the workers";
+  else
+    role = "a node (troupe node --join=" + at + " --workers="
+           + std::to_string(workers) + " --shards=" + r.node_shards + ")";
+  std::cout << "launcher: " << p.launcher << "\nrank " << p.rank << " of "
+            << p.world_size << ": " << role << '\n';
+  for (const auto& s : p.sources)
+    std::cout << "  " << s << '\n';
+  if (o.json) {
+    nlohmann::json j{{"launcher", p.launcher},
+                     {"rank", p.rank},
+                     {"world_size", p.world_size},
+                     {"coordinator", p.world_size > 1 ? at : ""},
+                     {"role", p.world_size == 1 ? "job"
+                              : p.rank == 0     ? "coordinator"
+                                                : "node"},
+                     {"workers", workers},
+                     {"sources", p.sources}};
+    std::cout << j.dump() << '\n';
+  }
+  return 0;
+}
+
+/// A count given on the command line.
+std::uint64_t count(const std::string& v, const char* flag) {
+  if (v.empty() || v.size() > 6
+      || v.find_first_not_of("0123456789") != std::string::npos)
+    throw usage_error(std::string{"troupe launch: "} + flag + "="
+                      + v.substr(0, 40) + ": expected a number below 1000000");
+  return std::stoull(v);
+}
+
+} // namespace
+
+int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
+  return guarded_main("troupe launch", [&] {
+    if (r.rank)
+      r.flags.rank = count(*r.rank, "--rank");
+    if (r.world_size)
+      r.flags.world_size = count(*r.world_size, "--world-size");
+    train_options o;
+    option_parser p{"troupe launch"};
+    add_train_options(p, o, rest);
+    if (!p.parse(rest))
+      return 0;
+    o.given = p.given();
+    if (o.expect > 0)
+      throw usage_error("troupe launch: --expect is set from the world size");
+    std::string listen_host = "0.0.0.0";
+    if (!o.listen.empty()) {
+      try {
+        auto e = net::parse_endpoint(o.listen, "--listen");
+        listen_host = e.host;
+        r.flags.listen_port = e.port;
+      } catch (const std::invalid_argument& e) {
+        throw usage_error(std::string{"troupe launch: "} + e.what());
+      }
+    }
+    r.flags.hostname = this_hostname();
+    auto place = resolve_place(r.flags, process_env());
+    if (o.workers < place.world_size)
+      throw usage_error("troupe launch: --workers=" + std::to_string(o.workers)
+                        + " is fewer than the "
+                        + std::to_string(place.world_size)
+                        + " ranks: each rank hosts at least one worker");
+    auto workers = rank_workers(o.workers, place.rank, place.world_size);
+    if (r.explain)
+      return explain(place, o, listen_host, workers, r);
+    auto& log = actors::detail::log();
+    if (place.world_size == 1)
+      return train_main_with(o);
+    if (place.rank == 0) {
+      o.listen = listen_host + ":" + std::to_string(place.port);
+      o.expect = place.world_size - 1;
+      log.info("rank 0 of {} ({}): the coordinator, on {}; nodes join at {}:{}",
+               place.world_size, place.launcher, o.listen, place.host,
+               place.port);
+      return train_main_with(o);
+    }
+    std::vector<std::string> node{
+        "--join=" + place.host + ":" + std::to_string(place.port),
+        "--workers=" + std::to_string(workers), "--shards=" + r.node_shards,
+        "--direct-links=" + r.direct_links};
+    for (auto& x : link_arguments(o.link))
+      node.push_back(x);
+    log.info("rank {} of {} ({}): a node joining {}:{} with {} worker slots",
+             place.rank, place.world_size, place.launcher, place.host,
+             place.port, workers);
+    return node_main(node, "troupe node " + std::to_string(place.rank));
+  });
+}
+
+} // namespace troupe::apps

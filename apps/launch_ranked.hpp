@@ -1,0 +1,25 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/launcher_env.hpp"
+
+namespace troupe::apps {
+
+/// troupe launch's flags for a process started by a cluster's launcher.
+struct ranked_launch {
+  launcher_flags flags;
+  std::optional<std::string> rank, world_size; ///< as given
+  bool explain = false; ///< print the place and role, start nothing
+  std::string node_shards = "0";
+  std::string direct_links = "true";
+};
+
+/// One rank of a job whose processes a launcher started with the same
+/// command line: rank 0 runs troupe train --listen with the other ranks as
+/// its nodes; the others run troupe node. `rest`: the train flags.
+int ranked_launch_main(ranked_launch r, std::vector<std::string> rest);
+
+} // namespace troupe::apps
