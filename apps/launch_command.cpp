@@ -172,6 +172,10 @@ Runs troupe train --listen here and starts the job's nodes.
                           (default: from the launcher; docs/deployment.md)
   --explain               print this process's rank, role and where each
                           value came from, and exit
+  --auto-resume           rank 0 continues --checkpoint-dir's latest complete
+                          checkpoint if there is one (a restarted pod)
+  --coordinator-grace=S   the nodes wait S seconds for a restarted rank 0
+                          (troupe node --coordinator-grace)
   --rsh=CMD               remote shell for --hosts (default "ssh")
   --remote-troupe=PATH    troupe on the hosts (default "troupe")
   --advertise=HOST        the address nodes reach this host at (--hosts;
@@ -227,6 +231,12 @@ int launch_main(const std::vector<std::string>& args) {
       by_rank = true;
     } else if (auto v = value("--coordinator")) {
       ranked.flags.coordinator = *v;
+      by_rank = true;
+    } else if (auto v = value("--coordinator-grace")) {
+      ranked.coordinator_grace = *v;
+      by_rank = true;
+    } else if (a == "--auto-resume") {
+      ranked.auto_resume = true;
       by_rank = true;
     } else if (a == "--explain") {
       ranked.explain = true;

@@ -6,6 +6,8 @@
 
 #include "apps/launch_ranked.hpp"
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <unistd.h>
 
@@ -18,12 +20,16 @@
 #include "apps/node_command.hpp"
 #include "apps/train_command.hpp"
 #include "net/system.hpp"
+#include "optim/checkpoint_dir.hpp"
 
 namespace troupe::apps {
 
 namespace {
 
+/// HOSTNAME (a container's: the pod's name), else the kernel's.
 std::string this_hostname() {
+  if (const char* env = std::getenv("HOSTNAME"); env != nullptr && *env != 0)
+    return env;
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0)
     return {};
@@ -74,6 +80,32 @@ std::uint64_t count(const std::string& v, const char* flag) {
   return std::stoull(v);
 }
 
+/// --auto-resume: continue the job of --checkpoint-dir when it holds a
+/// complete checkpoint, else start it.
+void resume_if_any(train_options& o) {
+  if (o.checkpoint_dir.empty())
+    throw usage_error("troupe launch: --auto-resume needs --checkpoint-dir "
+                      "(where a restarted rank 0 finds the job's state)");
+  if (!o.resume.empty())
+    throw usage_error("troupe launch: give --auto-resume or --resume, not "
+                      "both");
+  std::vector<std::string> skipped;
+  std::optional<optim::checkpoint> ck;
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.checkpoint_dir, ec))
+    ck = optim::latest_checkpoint(o.checkpoint_dir, &skipped);
+  for (const auto& s : skipped)
+    actors::detail::log().warn("--auto-resume: skipped {}", s);
+  if (!ck) {
+    actors::detail::log().info("--auto-resume: no complete checkpoint in {}: "
+                               "starting the job",
+                               o.checkpoint_dir);
+    return;
+  }
+  actors::detail::log().info("--auto-resume: continuing {}", ck->path);
+  o.resume = o.checkpoint_dir;
+}
+
 } // namespace
 
 int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
@@ -82,6 +114,15 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
       r.flags.rank = count(*r.rank, "--rank");
     if (r.world_size)
       r.flags.world_size = count(*r.world_size, "--world-size");
+    if (!r.coordinator_grace.empty()) {
+      char* end = nullptr;
+      auto grace = std::strtod(r.coordinator_grace.c_str(), &end);
+      if (end == r.coordinator_grace.c_str() || *end != 0
+          || !(grace >= 0 && grace <= 86400))
+        throw usage_error("troupe launch: --coordinator-grace="
+                          + r.coordinator_grace.substr(0, 40)
+                          + ": expected seconds from 0 to 86400");
+    }
     train_options o;
     option_parser p{"troupe launch"};
     add_train_options(p, o, rest);
@@ -111,6 +152,8 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
     if (r.explain)
       return explain(place, o, listen_host, workers, r);
     auto& log = actors::detail::log();
+    if (r.auto_resume && place.rank == 0)
+      resume_if_any(o);
     if (place.world_size == 1)
       return train_main_with(o);
     if (place.rank == 0) {
@@ -125,6 +168,8 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
         "--join=" + place.host + ":" + std::to_string(place.port),
         "--workers=" + std::to_string(workers), "--shards=" + r.node_shards,
         "--direct-links=" + r.direct_links};
+    if (!r.coordinator_grace.empty())
+      node.push_back("--coordinator-grace=" + r.coordinator_grace);
     for (auto& x : link_arguments(o.link))
       node.push_back(x);
     log.info("rank {} of {} ({}): a node joining {}:{} with {} worker slots",

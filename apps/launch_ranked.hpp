@@ -13,6 +13,11 @@ struct ranked_launch {
   launcher_flags flags;
   std::optional<std::string> rank, world_size; ///< as given
   bool explain = false; ///< print the place and role, start nothing
+  /// Rank 0 continues --checkpoint-dir's latest complete checkpoint when
+  /// there is one (a restarted pod, a requeued job).
+  bool auto_resume = false;
+  /// --coordinator-grace for the nodes (troupe node's; "" none given).
+  std::string coordinator_grace;
   std::string node_shards = "0";
   std::string direct_links = "true";
 };

@@ -22,10 +22,11 @@ TROUPE_PACKAGES=(
 # trains on (read at run time, never copied).
 # Slurm's daemons and client with MUNGE, and Open MPI's mpirun, which start
 # troupe jobs in tests/apps/launchers_test.sh (a one-host Slurm of the
-# test's own, not the machine's).
+# test's own, not the machine's); PyYAML, which reads the Kubernetes
+# manifests of deploy/ in tests/apps/kubernetes_test.py.
 TROUPE_TEST_PACKAGES=(libtorch-dev python3-torch libopenblas0-pthread
                       python3-sklearn slurmctld slurmd slurm-client munge
-                      openmpi-bin)
+                      openmpi-bin python3-yaml)
 # Clang with its sanitizer and libFuzzer runtimes (scripts/sanitize,
 # scripts/fuzz; libclang-rt-dev holds libclang_rt.{asan,ubsan,fuzzer}), and
 # Ninja, which builds their many test targets in parallel.

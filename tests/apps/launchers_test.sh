@@ -8,8 +8,11 @@
 #          reaches its target with 3 tasks; under srun a killed task is a
 #          lost node the job survives; scancel (SIGTERM) ends a job with its
 #          JSON, report and model written.
-#   mpi    mpirun -np 3 (Debian's openmpi-bin, --enable-recovery) reaches
-#          the target with one rank killed mid-run.
+#   mpi    mpirun -np 3 (Debian's openmpi-bin) reaches the target; with
+#          --enable-recovery, one rank killed mid-run is survived.
+#   restart  rank 0 of three (by flags) killed and started again with the
+#          same command, as a restarted pod: --auto-resume and the nodes'
+#          --coordinator-grace end the job bit for bit as if uninterrupted.
 # Skipped (77) without the launcher's programs or without root (the Slurm
 # daemons run as root).
 #   launchers_test.sh TROUPE JSON_GET SOURCE_DIR SCENARIO
@@ -220,7 +223,13 @@ scenario_slurm() {
 scenario_mpi() {
   command -v mpirun >/dev/null || skip "no mpirun (Debian: openmpi-bin)"
   mpirun --version 2>&1 | grep -q "Open MPI" || skip "mpirun is not Open MPI's"
-  # --enable-recovery: a rank that dies does not abort the others.
+  local MPI=(mpirun --allow-run-as-root --oversubscribe --enable-recovery)
+  # 1. Three ranks to the target.
+  timeout 200 "${MPI[@]}" -np 3 "$T" launch --launcher=mpi --algo=downpour \
+    --workers=3 "${JOB[@]}" --epochs=10 --target-accuracy=0.82 >clean.out \
+    2>clean.log || fail "mpirun exited with $?"
+  check_result clean.out 0
+  # 2. --enable-recovery: a rank that dies does not abort the others.
   timeout 200 mpirun --allow-run-as-root --oversubscribe --enable-recovery \
     --output-filename "$WORK/mpi" -np 3 "$T" launch --launcher=mpi \
     --algo=downpour --workers=3 "${JOB[@]}" --model=mlp --epochs=20 \
@@ -240,9 +249,54 @@ scenario_mpi() {
     || fail "mpi: rank 0 did not coordinate"
 }
 
+scenario_restart() {
+  # What a restarted pod does (deploy/kubernetes): three ranks by flags
+  # alone, a checkpointing sync job; rank 0 is SIGKILLed and started again
+  # with the same command: --auto-resume continues the checkpoint, the
+  # nodes (--coordinator-grace) join it again, and the job ends where the
+  # uninterrupted one-process run does, bit for bit.
+  local R=(--algo=sync --workers=3 --model=mlp --train-examples=12000
+           --epochs=6 --seed="$SEED" --progress=lines --json)
+  "$T" train "${R[@]}" >plain.json 2>plain.log || fail "unkilled run failed"
+  local port
+  port=$(free_port)
+  local L=(launch --launcher=flags --world-size=3
+           --coordinator=127.0.0.1:"$port" --auto-resume
+           --checkpoint-dir="$WORK/ck" --checkpoint-every=20
+           --coordinator-grace=60 "${R[@]}")
+  "$T" "${L[@]}" --rank=1 2>n1.log &
+  local n1=$!
+  "$T" "${L[@]}" --rank=2 2>n2.log &
+  local n2=$!
+  "$T" "${L[@]}" --rank=0 >r0.json 2>r0.log &
+  local r0=$!
+  wait_log r0.log "checkpoint at step" 90 || fail "no checkpoint"
+  grep -q "no complete checkpoint in $WORK/ck: starting the job" r0.log \
+    || fail "the first rank 0 did not say it starts the job"
+  kill -9 "$r0"
+  wait_log n1.log "waiting up to 60 s" 30 || fail "rank 1 did not wait"
+  timeout 180 "$T" "${L[@]}" --rank=0 >r0b.json 2>r0b.log \
+    || fail "the restarted rank 0 exited with $?"
+  grep -q -- "--auto-resume: continuing $WORK/ck/step-" r0b.log \
+    || fail "the restarted rank 0 did not continue the checkpoint"
+  [ "$(key r0b.json /stop_reason)" = "steps done" ] \
+    || fail "stop reason $(key r0b.json /stop_reason)"
+  [ -n "$(key r0b.json /resumed_from/steps)" ] || fail "not resumed"
+  local a b
+  a=$(key plain.json /param_hash)
+  b=$(key r0b.json /param_hash)
+  echo "param_hash uninterrupted $a, rank 0 killed and restarted $b" >&2
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "the parameters differ"
+  for n in "$n1" "$n2"; do
+    for _ in $(seq 300); do kill -0 "$n" 2>/dev/null || break; sleep 0.1; done
+    wait "$n" || fail "a node exited with $?"
+  done
+}
+
 case $SCENARIO in
 slurm) scenario_slurm ;;
 mpi) scenario_mpi ;;
+restart) scenario_restart ;;
 *) fail "unknown scenario $SCENARIO" ;;
 esac
 echo "PASS ($SCENARIO)" >&2
