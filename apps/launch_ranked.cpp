@@ -36,11 +36,18 @@ std::string this_hostname() {
   return name;
 }
 
+/// HOST:PORT as troupe node --join reads it ([v6]:PORT for IPv6).
+std::string dial(const launcher_place& p) {
+  auto host
+      = p.host.find(':') == std::string::npos ? p.host : "[" + p.host + "]";
+  return host + ":" + std::to_string(p.port);
+}
+
 /// What --explain prints: the place, its sources and the role.
 int explain(const launcher_place& p, const train_options& o,
             const std::string& listen_host, std::uint64_t workers,
             const ranked_launch& r) {
-  auto at = p.host + ":" + std::to_string(p.port);
+  auto at = dial(p);
   std::string role;
   if (p.world_size == 1)
     role = "the whole job in this process (troupe train)";
@@ -148,6 +155,14 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
                         + " is fewer than the "
                         + std::to_string(place.world_size)
                         + " ranks: each rank hosts at least one worker");
+    // Every rank checks the flags as rank 0 will (a node would otherwise
+    // wait --join-timeout for a coordinator that refused them).
+    auto as_rank0 = o;
+    if (place.world_size > 1) {
+      as_rank0.listen = listen_host + ":" + std::to_string(place.port);
+      as_rank0.expect = place.world_size - 1;
+    }
+    check_train_flags(as_rank0);
     auto workers = rank_workers(o.workers, place.rank, place.world_size);
     if (r.explain)
       return explain(place, o, listen_host, workers, r);
@@ -159,22 +174,20 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
     if (place.rank == 0) {
       o.listen = listen_host + ":" + std::to_string(place.port);
       o.expect = place.world_size - 1;
-      log.info("rank 0 of {} ({}): the coordinator, on {}; nodes join at {}:{}",
-               place.world_size, place.launcher, o.listen, place.host,
-               place.port);
+      log.info("rank 0 of {} ({}): the coordinator, on {}; nodes join at {}",
+               place.world_size, place.launcher, o.listen, dial(place));
       return train_main_with(o);
     }
     std::vector<std::string> node{
-        "--join=" + place.host + ":" + std::to_string(place.port),
-        "--workers=" + std::to_string(workers), "--shards=" + r.node_shards,
-        "--direct-links=" + r.direct_links};
+        "--join=" + dial(place), "--workers=" + std::to_string(workers),
+        "--shards=" + r.node_shards, "--direct-links=" + r.direct_links};
     if (!r.coordinator_grace.empty())
       node.push_back("--coordinator-grace=" + r.coordinator_grace);
     for (auto& x : link_arguments(o.link))
       node.push_back(x);
-    log.info("rank {} of {} ({}): a node joining {}:{} with {} worker slots",
-             place.rank, place.world_size, place.launcher, place.host,
-             place.port, workers);
+    log.info("rank {} of {} ({}): a node joining {} with {} worker slots",
+             place.rank, place.world_size, place.launcher, dial(place),
+             workers);
     return node_main(node, "troupe node " + std::to_string(place.rank));
   });
 }

@@ -28,13 +28,24 @@ std::uint64_t number(const std::string& text, const std::string& what) {
 std::pair<std::string, std::uint16_t> host_port(const std::string& text,
                                                 const std::string& what) {
   auto colon = text.rfind(':');
-  // A bare IPv6 address has several colons and no port.
-  if (colon == std::string::npos || text.find(':') != colon)
+  // [v6]:PORT or [v6]; a bare IPv6 address has several colons, no port.
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string::npos
+        || (close + 1 < text.size() && text[close + 1] != ':'))
+      fail(what + "=" + text.substr(0, 60) + ": expected [IPv6]:PORT");
+    if (close + 1 == text.size())
+      return {text.substr(1, close - 1), 0};
+    colon = close + 1;
+  } else if (colon == std::string::npos || text.find(':') != colon) {
     return {text, 0};
+  }
   auto port = number(text.substr(colon + 1), what + " port");
   if (port == 0 || port > 65535)
     fail(what + "=" + text + ": the port must be from 1 to 65535");
-  return {text.substr(0, colon), static_cast<std::uint16_t>(port)};
+  auto host
+      = text.front() == '[' ? text.substr(1, colon - 2) : text.substr(0, colon);
+  return {host, static_cast<std::uint16_t>(port)};
 }
 
 struct reader {

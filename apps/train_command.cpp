@@ -272,16 +272,29 @@ void validate(train_options& o) {
 
 } // namespace
 
-nlohmann::json run_train(train_options o) {
-  // --model=FILE.json: its checked description is the model from here on
-  // (the nodes, checkpoints and saved models carry the text, not the path).
-  if (optim::names_model_file(o.model)) {
-    try {
-      o.model = optim::read_model_description(o.model);
-    } catch (const optim::data_error& e) {
-      throw usage_error(std::string{"troupe train: --model="} + e.what());
-    }
+namespace {
+
+/// --model=FILE.json: its checked description is the model from here on
+/// (the nodes, checkpoints and saved models carry the text, not the path).
+void read_model_file(train_options& o) {
+  if (!optim::names_model_file(o.model))
+    return;
+  try {
+    o.model = optim::read_model_description(o.model);
+  } catch (const optim::data_error& e) {
+    throw usage_error(std::string{"troupe train: --model="} + e.what());
   }
+}
+
+} // namespace
+
+void check_train_flags(train_options o) {
+  read_model_file(o);
+  validate(o);
+}
+
+nlohmann::json run_train(train_options o) {
+  read_model_file(o);
   apply_resume(o);
   validate(o);
   auto style = parse_progress_style(o.progress);

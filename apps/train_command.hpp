@@ -117,6 +117,12 @@ void add_job_flags(option_parser& p, algos::job_options& o);
 /// unusable data, std::domain_error when training diverges.
 nlohmann::json run_train(train_options opts);
 
+/// The checks run_train makes of its options before it loads any data
+/// (usage_error on a bad flag), without running anything: troupe launch
+/// --launcher makes them on every rank, so a node fails as its coordinator
+/// would instead of waiting for it.
+void check_train_flags(train_options opts);
+
 /// Entry point of `troupe train`: parses `args`, runs, prints. Returns the
 /// process exit status (0 ok, 1 runtime error, 2 usage error).
 int train_main(const std::vector<std::string>& args);

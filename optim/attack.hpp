@@ -70,6 +70,10 @@ void validate(const attack_options& o);
 /// from. `classes`: the label count (label flip).
 class byzantine_replica final : public replica_wrapper {
 public:
+  /// Its gradient is not the model's pass's: no sufficient factors.
+  pass_view last_pass() const noexcept override {
+    return {};
+  }
   byzantine_replica(std::unique_ptr<replica> inner,
                     std::unique_ptr<replica> scout, attack_options o,
                     std::int32_t classes, std::uint32_t worker);

@@ -204,6 +204,9 @@ public:
   step_result compute() override {
     return inner_.compute();
   }
+  pass_view last_pass() const noexcept override {
+    return inner_.last_pass();
+  }
   bool flip_labels(std::int32_t classes) override {
     return inner_.flip_labels(classes);
   }

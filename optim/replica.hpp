@@ -44,6 +44,18 @@ public:
   /// Minibatches per epoch of this worker's examples.
   virtual std::size_t batches_per_epoch() const noexcept = 0;
 
+  /// The model and the batch of the last compute(), whose layers still hold
+  /// that pass's inputs and output gradients (optim/sufficient_factors.hpp);
+  /// both null where the gradient is not the model's own (wrappers that
+  /// change it, synthetic problems).
+  struct pass_view {
+    const sequential<float>* model = nullptr;
+    const matrix<float>* batch = nullptr;
+  };
+  virtual pass_view last_pass() const noexcept {
+    return {};
+  }
+
   /// Whether this replica's gradients are an attack (optim/attack.hpp's
   /// byzantine_replica): its worker does not stop on non-finite ones.
   virtual bool byzantine() const noexcept {
@@ -113,6 +125,10 @@ public:
 
   sequential<float>& model() noexcept {
     return *model_;
+  }
+
+  pass_view last_pass() const noexcept override {
+    return {model_, &x_};
   }
 
 private:

@@ -30,6 +30,11 @@ public:
   step_result compute() override {
     return inner_->compute();
   }
+  /// The inner replica's pass: a wrapper that changes the gradient after
+  /// it (momentum, attacks) overrides this with none.
+  pass_view last_pass() const noexcept override {
+    return inner_->last_pass();
+  }
   std::size_t batches_per_epoch() const noexcept override {
     return inner_->batches_per_epoch();
   }

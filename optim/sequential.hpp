@@ -205,6 +205,20 @@ public:
     return layers_;
   }
 
+  /// After loss_and_gradient: dLoss/d(outputs of layer i), outputs x
+  /// batch. With layer_input, a dense layer's sufficient factors: its weight
+  /// gradient is output_gradient(i) * layer_input(i, x)^T
+  /// (optim/sufficient_factors.hpp).
+  const matrix<T>& output_gradient(std::size_t i) const {
+    return i + 1 == layers_.size() ? dlogits_ : deltas_.at(i + 1);
+  }
+
+  /// The input of layer i in the last pass on batch `x` (x itself for the
+  /// first layer), inputs x batch.
+  const matrix<T>& layer_input(std::size_t i, const matrix<T>& x) const {
+    return i == 0 ? x : acts_.at(i - 1);
+  }
+
   /// Layer names as assigned by finalize().
   const std::vector<std::string>& names() const noexcept {
     return names_;

@@ -18,6 +18,10 @@ namespace troupe::optim {
 
 class momentum_replica final : public replica_wrapper {
 public:
+  /// Its gradient is not the model's pass's: no sufficient factors.
+  pass_view last_pass() const noexcept override {
+    return {};
+  }
   /// Throws std::invalid_argument unless 0 < beta < 1.
   momentum_replica(std::unique_ptr<replica> inner, double beta);
 

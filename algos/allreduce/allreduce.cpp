@@ -7,7 +7,9 @@
 
 #include "actors/coordinator.hpp"
 #include "algos/allreduce/allreduce_policy.hpp"
+#include "algos/allreduce/sfb_reducer.hpp"
 #include "messages/allreduce.hpp"
+#include "optim/model_spec.hpp"
 
 namespace troupe::algos {
 
@@ -25,10 +27,14 @@ void allreduce::bind(caf::config_option_set& set) {
   caf::string_view g = "?allreduce";
   set.add(reduce.kind, g, "reducer",
           "what the ring sums: dense (default) | powersgd (low-rank factors) "
-          "| scalecom (a leader's top-k)")
+          "| scalecom (a leader's top-k) | sfb (dense layers' sufficient "
+          "factors)")
       .add(reduce.rank, g, "powersgd-rank", "PowerSGD's rank (default 4)")
       .add(reduce.density, g, "scalecom-density",
-           "ScaleCom's share of the entries a step (default 0.01)");
+           "ScaleCom's share of the entries a step (default 0.01)")
+      .add(reduce.sfb_layers, g, "sfb-layers",
+           "which dense layers SFB factors: auto (Poseidon's choice: where "
+           "the factors are fewer values than the matrix; default) | all");
 }
 
 void allreduce::check_flags(const job_options&,
@@ -40,6 +46,8 @@ void allreduce::check_flags(const job_options&,
   if (reduce.kind != "scalecom" && given.count("scalecom-density"))
     throw std::invalid_argument(
         "--scalecom-density applies to --reducer=scalecom only");
+  if (reduce.kind != "sfb" && given.count("sfb-layers"))
+    throw std::invalid_argument("--sfb-layers applies to --reducer=sfb only");
 }
 
 bool allreduce::uses_shards(const job_options&) const {
@@ -54,6 +62,15 @@ void allreduce::build(job_build& b) {
   local = local_steps::of(b);
   reduce.layers = b.layers;
   reduce.seed = b.options.seed;
+  reduce.batch = b.options.batch;
+  if (reduce.kind == "sfb") {
+    if (!b.train)
+      throw std::invalid_argument("--reducer=sfb: the model's layers are "
+                                  "unknown without its training set");
+    auto m = optim::build_model<float>(b.options.model, b.train->sample_shape,
+                                       b.train->classes);
+    reduce.fc = optim::fc_layers(m);
+  }
   b.job.shards = 0;
 }
 
@@ -142,7 +159,8 @@ void allreduce::report(const actors::coordinator_state& st,
                       ? d
                       : static_cast<double>(reducer_values(
                           reduce, static_cast<std::size_t>(d), job.workers));
-  std::size_t exchanges = reduce.kind == "dense" ? 1 : 2;
+  std::size_t exchanges
+      = reduce.kind == "dense" || reduce.kind == "sfb" ? 1 : 2;
   out["allreduce"] = {{"optimizer", local.optimizer.name},
                       {"lr", local.lr},
                       {"evaluated", evaluated_mean(job)},
@@ -155,6 +173,13 @@ void allreduce::report(const actors::coordinator_state& st,
     out["allreduce"]["rank"] = reduce.rank;
   if (reduce.kind == "scalecom")
     out["allreduce"]["density"] = reduce.density;
+  if (reduce.kind == "sfb") {
+    auto factored = nlohmann::json::array();
+    for (const auto& l : sfb_chosen(reduce, job.workers))
+      factored.push_back(l.name);
+    out["allreduce"]["sfb_layers"] = factored;
+    out["allreduce"]["dense_layers"] = reduce.fc.size();
+  }
 }
 
 void allreduce::report_worker(const messages::worker_stats& stats,

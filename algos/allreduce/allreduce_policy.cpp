@@ -161,6 +161,11 @@ private:
       samples = 0;
     }
     std::fill(sum_.begin(), sum_.end(), 0.0f);
+    if (red_->wants_pass()) {
+      auto pass = ctx.replica().last_pass();
+      if (pass.model != nullptr)
+        red_->take_pass(*pass.model, *pass.batch);
+    }
     red_->begin(step_, g, samples, sum_.data());
     samples_ = samples;
     std::fill(count_.begin(), count_.end(), std::uint64_t{samples});

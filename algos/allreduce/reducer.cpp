@@ -4,15 +4,20 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "algos/allreduce/sfb_reducer.hpp"
 #include "optim/low_rank.hpp"
 
 namespace troupe::algos {
 
 void check_reducer(const reducer_options& o) {
-  if (o.kind != "dense" && o.kind != "powersgd" && o.kind != "scalecom")
-    throw std::invalid_argument("--reducer must be dense, powersgd or "
-                                "scalecom, not '"
+  if (o.kind != "dense" && o.kind != "powersgd" && o.kind != "scalecom"
+      && o.kind != "sfb")
+    throw std::invalid_argument("--reducer must be dense, powersgd, "
+                                "scalecom or sfb, not '"
                                 + o.kind + "'");
+  if (o.sfb_layers != "auto" && o.sfb_layers != "all")
+    throw std::invalid_argument("--sfb-layers must be auto or all, not '"
+                                + o.sfb_layers + "'");
   if (o.rank < 1 || o.rank > 1024)
     throw std::invalid_argument("--powersgd-rank must be in [1, 1024]");
   if (!(o.density > 0 && o.density <= 1))
@@ -240,6 +245,8 @@ std::unique_ptr<reducer> make_reducer(const reducer_options& o, std::size_t n,
     return std::make_unique<powersgd_reducer>(o, n);
   if (o.kind == "scalecom")
     return std::make_unique<scalecom_reducer>(o, n, workers, rank);
+  if (o.kind == "sfb")
+    return make_sfb_reducer(o, n, workers, rank);
   return std::make_unique<dense_reducer>(n);
 }
 
@@ -257,6 +264,8 @@ std::size_t reducer_values(const reducer_options& o, std::size_t n,
     auto k = scalecom_k(o.density, n);
     return padded(2 * k) + padded(k);
   }
+  if (o.kind == "sfb")
+    return padded(sfb_length(o, n, workers));
   return padded(n);
 }
 

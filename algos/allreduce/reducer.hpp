@@ -1,6 +1,7 @@
 // What all-reduce SGD's ring sums each step (--reducer): the dense gradient,
-// PowerSGD's low-rank factors or ScaleCom's values at a shared top-k index
-// set (docs/algorithms.md "PowerSGD and ScaleCom"). Each is a sequence of
+// PowerSGD's low-rank factors, ScaleCom's values at a shared top-k index set
+// (docs/algorithms.md "PowerSGD and ScaleCom") or the dense layers'
+// sufficient factors (sfb_reducer.hpp). Each is a sequence of
 // exchanges of summable vectors, the same length on every worker; the ring
 // (allreduce_policy.cpp) sums each, the reducer turns the sum into the next
 // exchange's vector or the step's mean gradient. No actors here.
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optim/range_table.hpp"
+#include "optim/sufficient_factors.hpp"
 
 namespace troupe::algos {
 
@@ -30,6 +32,11 @@ struct reducer_options {
   std::uint64_t seed = 1;
   /// The model's layers (PowerSGD's matrices).
   std::vector<optim::named_range> layers;
+  /// SFB: auto (Poseidon's choice per layer) or all (every dense layer).
+  std::string sfb_layers = "auto";
+  /// SFB: the model's dense layers and the largest batch a worker draws.
+  std::vector<optim::fc_layer> fc;
+  std::size_t batch = 0;
 };
 
 /// Throws std::invalid_argument naming the flag (--reducer, --rank,
@@ -60,6 +67,17 @@ public:
   virtual bool next(std::size_t e, const float* sum, std::uint64_t total,
                     float* out, float* mean, std::string& problem)
       = 0;
+
+  /// Whether begin() needs the step's pass (SFB's factors): then
+  /// take_pass() comes first, with the model and batch of the gradient.
+  virtual bool wants_pass() const noexcept {
+    return false;
+  }
+  virtual void take_pass(const optim::sequential<float>& model,
+                         const optim::matrix<float>& batch) {
+    (void)model;
+    (void)batch;
+  }
 
   /// Its figures for the worker's report (bytes saved, ...).
   virtual double residual_norm() const noexcept {

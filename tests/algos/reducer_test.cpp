@@ -5,12 +5,14 @@
 // for bit, send two all-reduces a step of far fewer values, and train the
 // model as the dense ring does.
 
+#include <cmath>
 #include <cstring>
 #include <iostream>
 
 #include <catch2/catch.hpp>
 
 #include "algos/allreduce/allreduce.hpp"
+#include "algos/allreduce/sfb_reducer.hpp"
 #include "harness.hpp"
 #include "optim/replica_wrapper.hpp"
 
@@ -150,6 +152,128 @@ TEST_CASE("PowerSGD and ScaleCom: equal replicas, two small all-reduces a "
   }
 }
 
+TEST_CASE("SFB: one step's mean from every worker's factors is the dense "
+          "mean, and every worker rebuilds the same one") {
+  const std::uint64_t seed = 79;
+  std::cout << "sfb step: seed " << seed << std::endl;
+  auto d = data(seed);
+  const std::uint32_t workers = 3;
+  auto model = optim::make_model<float>("mlp", d->sample_shape, d->classes);
+  model.init(seed);
+  algos::reducer_options r;
+  r.kind = "sfb";
+  r.sfb_layers = "all";
+  r.batch = 16;
+  r.fc = optim::fc_layers(model);
+  auto n = model.size();
+  std::vector<std::unique_ptr<optim::replica>> reps;
+  std::vector<std::unique_ptr<algos::reducer>> sfb, dense;
+  algos::reducer_options plain;
+  for (std::uint32_t w = 0; w < workers; ++w) {
+    std::vector<std::size_t> mine;
+    for (std::size_t i = w; i < d->size(); i += workers)
+      mine.push_back(i);
+    // The last worker's batch is short: its slot is padded with zeros.
+    reps.push_back(optim::make_model_replica(
+        "mlp", d, mine, w + 1 == workers ? 11 : 16, seed + w, seed));
+    sfb.push_back(algos::make_reducer(r, n, workers, w));
+    dense.push_back(algos::make_reducer(plain, n, workers, w));
+  }
+  REQUIRE(sfb[0]->exchanges() == 1);
+  auto len = sfb[0]->length(0);
+  // Every weight of the three dense layers travels as factors: the plain
+  // part is the biases.
+  std::size_t biases = 0, slots = 0;
+  for (const auto& l : r.fc) {
+    biases += l.out;
+    slots += 16 * (l.out + l.in);
+  }
+  CHECK(len == biases + workers * slots);
+  CHECK(algos::reducer_values(r, n, workers) == len);
+  std::vector<float> sum(len, 0.0f), dense_sum(n, 0.0f), part(len), dpart(n);
+  std::uint64_t total = 0;
+  for (std::uint32_t w = 0; w < workers; ++w) {
+    auto& rep = *reps[w];
+    auto samples = static_cast<std::uint32_t>(rep.compute().samples);
+    total += samples;
+    auto pass = rep.last_pass();
+    REQUIRE(pass.model != nullptr);
+    REQUIRE(sfb[w]->wants_pass());
+    sfb[w]->take_pass(*pass.model, *pass.batch);
+    sfb[w]->begin(0, rep.grads(), samples, part.data());
+    dense[w]->begin(0, rep.grads(), samples, dpart.data());
+    for (std::size_t i = 0; i < len; ++i)
+      sum[i] += part[i];
+    for (std::size_t i = 0; i < n; ++i)
+      dense_sum[i] += dpart[i];
+  }
+  CHECK(total == 16 + 16 + 11);
+  std::vector<float> want(n), got(n), other(n);
+  std::string problem;
+  dense[0]->next(0, dense_sum.data(), total, nullptr, want.data(), problem);
+  REQUIRE_FALSE(
+      sfb[0]->next(0, sum.data(), total, nullptr, got.data(), problem));
+  REQUIRE(problem.empty());
+  double err = 0, scale = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    err = std::max(err, std::abs(double{got[i]} - double{want[i]}));
+    scale = std::max(scale, std::abs(double{want[i]}));
+  }
+  std::cout << "  max |sfb - dense| " << err << " of " << scale << std::endl;
+  CHECK(err <= 1e-6 * scale);
+  // Another worker rebuilds from the same sum: the same bits.
+  sfb[2]->next(0, sum.data(), total, nullptr, other.data(), problem);
+  CHECK(same_bits(got, other));
+}
+
+TEST_CASE("SFB through the ring: equal replicas, Poseidon's layer, training "
+          "as the dense ring does") {
+  const std::uint64_t seed = 83, steps = 120;
+  std::cout << "sfb ring: seed " << seed << std::endl;
+  auto d = data(seed);
+  auto dense = run(d, {}, steps, seed);
+  REQUIRE_FALSE(dense.out.contains("error"));
+  auto model = optim::make_model<float>("mlp", d->sample_shape, d->classes);
+  algos::reducer_options r;
+  r.kind = "sfb";
+  r.batch = 16;
+  r.fc = optim::fc_layers(model);
+  // 32 -> 256 -> 128 -> 2 with batches of 16 on 4 workers: only the
+  // middle layer's factors (4 x 16 x 384) are fewer than its matrix (32,768).
+  auto chosen = algos::sfb_chosen(r, 4);
+  REQUIRE(chosen.size() == 1);
+  CHECK(chosen[0].out == 128);
+  CHECK(chosen[0].in == 256);
+  for (std::string layers : {"auto", "all"}) {
+    r.sfb_layers = layers;
+    auto o = run(d, r, steps, seed);
+    INFO(layers << ": " << o.out.dump().substr(0, 2000));
+    REQUIRE_FALSE(o.out.contains("error"));
+    for (std::size_t w = 1; w < o.lasts.size(); ++w)
+      CHECK(same_bits(*o.lasts[w], *o.lasts[0]));
+    for (auto& s : o.out["worker_stats"]) {
+      CHECK(s["steps"] == steps);
+      CHECK(s["messages"] == steps * 2 * 3); // one exchange, 2 (W - 1)
+    }
+    auto ratio = o.out["bytes_sent"].get<double>()
+                 / dense.out["bytes_sent"].get<double>();
+    std::cout << "  sfb " << layers << ": loss " << o.loss << " (dense "
+              << dense.loss << "), " << ratio << " of dense's bytes"
+              << std::endl;
+    // Exact in exact arithmetic: only the sums' rounding differs.
+    CHECK(std::abs(o.loss - dense.loss) <= 1e-3 * dense.loss);
+    double diff = 0;
+    for (std::size_t i = 0; i < o.lasts[0]->size(); ++i)
+      diff = std::max(
+          diff, double{std::abs((*o.lasts[0])[i] - (*dense.lasts[0])[i])});
+    CHECK(diff < 1e-3);
+    if (layers == "auto")
+      CHECK(ratio < 0.95); // the middle layer's 32,768 values as 24,576
+    else
+      CHECK(ratio > 1.0); // the first layer's factors cost more: no choice
+  }
+}
+
 TEST_CASE("--reducer's flags are checked by name") {
   algos::reducer_options r;
   r.kind = "lowrank";
@@ -167,4 +291,10 @@ TEST_CASE("--reducer's flags are checked by name") {
   algos::job_options o;
   CHECK_THROWS_WITH(a.check_flags(o, {"powersgd-rank"}),
                     Catch::Contains("--reducer=powersgd"));
+  CHECK_THROWS_WITH(a.check_flags(o, {"sfb-layers"}),
+                    Catch::Contains("--reducer=sfb"));
+  algos::reducer_options bad;
+  bad.kind = "sfb";
+  bad.sfb_layers = "some";
+  CHECK_THROWS_WITH(algos::check_reducer(bad), Catch::Contains("--sfb-layers"));
 }

@@ -27,6 +27,8 @@ cleanup() {
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh" # wait_log
 cd "$WORK"
 SEED=${TROUPE_TEST_SEED:-7}
 echo "scenario $SCENARIO, seed $SEED, in $WORK" >&2
@@ -50,14 +52,6 @@ wait_for() {
   done
   kill -9 "$pid" 2>/dev/null
   return 124
-}
-# wait_log FILE TEXT SECONDS
-wait_log() {
-  for _ in $(seq $(($3 * 10))); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
 }
 # start NAME ARGS...: troupe train in the background; sets PID once it
 # trains (a progress line), at most 120 s.

@@ -200,6 +200,14 @@ TEST_CASE("explicit flags win over TROUPE_ variables, which win over the "
   CHECK(p.launcher == "flags");
   CHECK(p.host == "10.1.2.3");
   CHECK(p.port == 7500);
+  alone.coordinator = "[fd00::2]:7600"; // IPv6, bracketed with a port
+  p = place({}, alone);
+  CHECK(p.host == "fd00::2");
+  CHECK(p.port == 7600);
+  alone.coordinator = "fd00::2"; // bare: no port
+  CHECK(place({}, alone).host == "fd00::2");
+  alone.coordinator = "[fd00::2]x";
+  CHECK(error_of({}, alone).find("expected [IPv6]:PORT") != std::string::npos);
   alone.coordinator.clear();
   CHECK(error_of({}, alone).find("give --coordinator") != std::string::npos);
   alone.world_size = 1; // one process needs no coordinator address

@@ -31,6 +31,8 @@ cleanup() {
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh" # wait_log
 cd "$WORK"
 SEED=${TROUPE_TEST_SEED:-7}
 echo "scenario $SCENARIO, seed $SEED, in $WORK" >&2
@@ -49,13 +51,6 @@ fail() {
 }
 skip() { echo "SKIP ($SCENARIO): $*" >&2; exit 77; }
 key() { "$JSON_GET" "$1" "$2"; }
-wait_log() {
-  for _ in $(seq $(($3 * 10))); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
 # The pid of the troupe process whose environment has NAME=VALUE.
 pid_with() {
   for p in $(pgrep -f "$T launch"); do

@@ -15,6 +15,8 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh" # wait_log
 cd "$WORK" || exit 1
 SEED=${TROUPE_TEST_SEED:-7}
 echo "seed $SEED, in $WORK" >&2
@@ -25,14 +27,6 @@ fail() {
   exit 1
 }
 
-# wait_log FILE TEXT SECONDS
-wait_log() {
-  for _ in $(seq $(($3 * 10))); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 # render URL ARGS... -> stdout: the DOM (--dump-dom) after the page's
 # scripts ran for 5 s of virtual time, or a screenshot (--screenshot=FILE).

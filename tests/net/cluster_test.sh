@@ -25,6 +25,8 @@ cleanup() {
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh" # wait_log
 cd "$WORK"
 
 SEED=${TROUPE_TEST_SEED:-7}
@@ -94,14 +96,6 @@ wait_for() {
   return 124
 }
 
-# wait_log FILE TEXT SECONDS
-wait_log() {
-  for _ in $(seq $(($3 * 10))); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 http_get() { # http_get PORT PATH [HEADER] -> the whole response
   exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
