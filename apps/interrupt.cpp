@@ -23,8 +23,8 @@ extern "C" void on_watched_signal(int sig) {
 } // namespace
 
 interrupt_watch::interrupt_watch(std::shared_ptr<actors::stop_request> stop,
-                                 std::string command)
-    : stop_(std::move(stop)), command_(std::move(command)) {
+                                 std::string command, double grace)
+    : stop_(std::move(stop)), command_(std::move(command)), grace_(grace) {
   sigemptyset(&set_);
   sigaddset(&set_, SIGINT);
   sigaddset(&set_, SIGTERM);
@@ -68,24 +68,44 @@ std::string interrupt_watch::reason(int sig) {
          + ")";
 }
 
+std::unique_ptr<interrupt_watch> interrupt_watch::for_node(std::string command,
+                                                           double grace) {
+  return std::make_unique<interrupt_watch>(nullptr, std::move(command), grace);
+}
+
 void interrupt_watch::run() {
   timespec tick{0, 100 * 1000 * 1000};
+  double waited = 0;
   while (!done_) {
     int sig = sigtimedwait(&set_, nullptr, &tick);
     if (sig > 0)
       take(sig);
     if (int other = caught.exchange(0))
       take(other);
+    int first = first_.load();
+    if (grace_ > 0 && first != 0 && (waited += 0.1) >= grace_) {
+      auto line = command_ + ": the job did not end within "
+                  + std::to_string(static_cast<int>(grace_))
+                  + " s of the signal: exiting\n";
+      [[maybe_unused]] auto n
+          = ::write(STDERR_FILENO, line.data(), line.size());
+      std::_Exit(128 + first);
+    }
   }
 }
 
 void interrupt_watch::take(int sig) {
   int none = 0;
   if (first_.compare_exchange_strong(none, sig)) {
-    auto line = command_ + ": " + reason(sig)
-                + (job_over_ ? std::string{", closing the dashboard\n"}
-                             : std::string{", stopping the job cleanly (again "
-                                           "to exit at once)\n"});
+    auto line
+        = command_ + ": " + reason(sig)
+          + (grace_ > 0 ? ", leaving when the coordinator ends the job (at "
+                          "most "
+                              + std::to_string(static_cast<int>(grace_))
+                              + " s; again to exit at once)\n"
+             : job_over_ ? std::string{", closing the dashboard\n"}
+                         : std::string{", stopping the job cleanly (again "
+                                       "to exit at once)\n"});
     [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
     if (stop_)
       stop_->request(reason(sig));

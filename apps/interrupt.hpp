@@ -28,7 +28,16 @@ class interrupt_watch {
 public:
   /// `command` prefixes the lines on stderr ("troupe train").
   interrupt_watch(std::shared_ptr<actors::stop_request> stop,
-                  std::string command);
+                  std::string command, double grace = 0);
+
+  /// A node's watch (troupe node): no stop to request, the coordinator
+  /// stops the job. A launcher signals every process at once (Slurm's
+  /// scancel, a Kubernetes Job deleted): after the first signal the node
+  /// stays up to `grace` seconds for its coordinator to end the job (so
+  /// that the coordinator's clean stop does not wait on a node that left),
+  /// then exits with 128 + the signal; a second signal exits at once.
+  static std::unique_ptr<interrupt_watch> for_node(std::string command,
+                                                   double grace);
 
   /// Stops the watching thread and restores the signal mask; a signal that
   /// arrived meanwhile counts as the first.
@@ -67,6 +76,7 @@ private:
   std::atomic<int> first_{0};
   std::atomic<bool> done_{false};
   std::atomic<bool> job_over_{false};
+  double grace_ = 0; ///< a node's seconds after the first signal (0: none)
   std::thread thread_;
 };
 

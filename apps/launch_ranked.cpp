@@ -8,7 +8,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -48,19 +50,24 @@ int explain(const launcher_place& p, const train_options& o,
             const std::string& listen_host, std::uint64_t workers,
             const ranked_launch& r) {
   auto at = dial(p);
-  std::string role;
-  if (p.world_size == 1)
-    role = "the whole job in this process (troupe train)";
-  else if (p.rank == 0)
-    role = "the coordinator (troupe train --listen=" + listen_host + ":"
-           + std::to_string(p.port)
-           + " --expect=" + std::to_string(p.world_size - 1) + "), with "
-           + std::to_string(workers) + " of the workers";
-  else
-    role = "a node (troupe node --join=" + at + " --workers="
-           + std::to_string(workers) + " --shards=" + r.node_shards + ")";
+  // Short lines: an 80-column terminal.
+  std::string role, runs;
+  if (p.world_size == 1) {
+    role = "the whole job in this process";
+    runs = "troupe train";
+  } else if (p.rank == 0) {
+    role = "the coordinator, with " + std::to_string(workers) + " of the "
+           + "workers";
+    runs = "troupe train --listen=" + listen_host + ":" + std::to_string(p.port)
+           + " --expect=" + std::to_string(p.world_size - 1);
+  } else {
+    role = "a node with " + std::to_string(workers) + " worker slot"
+           + (workers == 1 ? "" : "s");
+    runs = "troupe node --join=" + at + " --workers=" + std::to_string(workers)
+           + " --shards=" + r.node_shards;
+  }
   std::cout << "launcher: " << p.launcher << "\nrank " << p.rank << " of "
-            << p.world_size << ": " << role << '\n';
+            << p.world_size << ": " << role << "\n  runs: " << runs << '\n';
   for (const auto& s : p.sources)
     std::cout << "  " << s << '\n';
   if (o.json) {
@@ -149,12 +156,21 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
       }
     }
     r.flags.hostname = this_hostname();
+    if (std::ifstream hosts{"/etc/hosts"}) {
+      std::string text((std::istreambuf_iterator<char>(hosts)),
+                       std::istreambuf_iterator<char>());
+      if (text.size() < (1u << 20))
+        r.flags.fqdn = fqdn_from_hosts(text, r.flags.hostname);
+    }
     auto place = resolve_place(r.flags, process_env());
     if (o.workers < place.world_size)
       throw usage_error("troupe launch: --workers=" + std::to_string(o.workers)
                         + " is fewer than the "
                         + std::to_string(place.world_size)
                         + " ranks: each rank hosts at least one worker");
+    auto workers = rank_workers(o.workers, place.rank, place.world_size);
+    if (r.explain)
+      return explain(place, o, listen_host, workers, r);
     // Every rank checks the flags as rank 0 will (a node would otherwise
     // wait --join-timeout for a coordinator that refused them).
     auto as_rank0 = o;
@@ -163,9 +179,6 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
       as_rank0.expect = place.world_size - 1;
     }
     check_train_flags(as_rank0);
-    auto workers = rank_workers(o.workers, place.rank, place.world_size);
-    if (r.explain)
-      return explain(place, o, listen_host, workers, r);
     auto& log = actors::detail::log();
     if (r.auto_resume && place.rank == 0)
       resume_if_any(o);

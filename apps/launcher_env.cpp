@@ -109,8 +109,9 @@ std::pair<std::uint64_t, std::string> pod_rank(const reader& r,
 
 /// Rank 0's host as the launcher tells it, or "" when it cannot.
 std::string launcher_host(const reader& r, const std::string& launcher,
-                          const std::string& hostname, std::uint64_t rank,
-                          std::uint64_t world, std::string& source) {
+                          const std::string& hostname, const std::string& fqdn,
+                          std::uint64_t rank, std::uint64_t world,
+                          std::string& source) {
   auto slurm_first = [&](const char* name) {
     try {
       source = "the first host of " + std::string{name};
@@ -126,7 +127,7 @@ std::string launcher_host(const reader& r, const std::string& launcher,
     auto local = launcher == "open-mpi" ? "OMPI_COMM_WORLD_LOCAL_SIZE"
                                         : "MPI_LOCALNRANKS";
     if (r.has(local) && r.num(local) == world) {
-      source = std::string{local} + " = the world size: one host";
+      source = std::string{local} + ": all on this host";
       return "127.0.0.1";
     }
     // mpirun in a Slurm allocation runs rank 0 on the allocation's first
@@ -136,10 +137,18 @@ std::string launcher_host(const reader& r, const std::string& launcher,
     return "";
   }
   if (launcher == "kubernetes") {
-    auto service = r.get("TROUPE_SERVICE");
-    if (!service || service->empty())
+    // The domain after this pod's name: TROUPE_SERVICE's, else its fully
+    // qualified name's (a pod of a headless Service's subdomain).
+    std::string domain;
+    if (auto service = r.get("TROUPE_SERVICE"); service && !service->empty())
+      domain = *service;
+    else if (fqdn.size() > hostname.size() + 1
+             && fqdn.compare(0, hostname.size() + 1, hostname + ".") == 0)
+      domain = fqdn.substr(hostname.size() + 1);
+    else
       fail("Kubernetes: TROUPE_SERVICE (the headless Service's name) is not "
-           "set: the pods reach rank 0 as NAME-0.SERVICE");
+           "set and this pod has no fully qualified name: the pods reach "
+           "rank 0 as NAME-0.SERVICE");
     auto suffix = "-" + std::to_string(rank);
     if (hostname.size() <= suffix.size()
         || hostname.compare(hostname.size() - suffix.size(), suffix.size(),
@@ -147,9 +156,9 @@ std::string launcher_host(const reader& r, const std::string& launcher,
                != 0)
       fail("Kubernetes: the host name " + hostname + " does not end in "
            + suffix + ", this pod's rank");
-    source = "the host name with ordinal 0 and TROUPE_SERVICE";
-    return hostname.substr(0, hostname.size() - suffix.size()) + "-0."
-           + *service;
+    source = r.has("TROUPE_SERVICE") ? "the host name and TROUPE_SERVICE"
+                                     : "the pod's fully qualified name";
+    return hostname.substr(0, hostname.size() - suffix.size()) + "-0." + domain;
   }
   return "";
 }
@@ -210,6 +219,43 @@ std::string first_slurm_host(const std::string& list) {
       || host.find_first_of(" \t\n[]") != std::string::npos)
     throw std::invalid_argument("no host in \"" + list.substr(0, 80) + "\"");
   return host;
+}
+
+std::string fqdn_from_hosts(const std::string& hosts,
+                            const std::string& hostname) {
+  if (hostname.empty())
+    return {};
+  std::size_t start = 0;
+  while (start < hosts.size()) {
+    auto end = hosts.find('\n', start);
+    if (end == std::string::npos)
+      end = hosts.size();
+    auto line = hosts.substr(start, end - start);
+    start = end + 1;
+    line = line.substr(0, line.find('#'));
+    std::vector<std::string> names;
+    std::size_t at = 0;
+    while (at < line.size()) {
+      auto a = line.find_first_not_of(" \t", at);
+      if (a == std::string::npos)
+        break;
+      auto b = line.find_first_of(" \t", a);
+      names.push_back(line.substr(a, b == std::string::npos ? b : b - a));
+      at = b == std::string::npos ? line.size() : b;
+    }
+    if (names.size() < 2)
+      continue; // an address without names
+    bool mine = false;
+    for (std::size_t i = 1; i < names.size(); ++i)
+      mine = mine || names[i] == hostname;
+    if (!mine)
+      continue;
+    for (std::size_t i = 1; i < names.size(); ++i)
+      if (names[i].size() > hostname.size() + 1
+          && names[i].compare(0, hostname.size() + 1, hostname + ".") == 0)
+        return names[i];
+  }
+  return {};
 }
 
 std::uint64_t rank_workers(std::uint64_t workers, std::uint64_t rank,
@@ -297,8 +343,8 @@ launcher_place resolve_place(const launcher_flags& flags,
     std::tie(p.host, given_port) = host_port(*c, "TROUPE_COORDINATOR");
     source = "TROUPE_COORDINATOR";
   } else {
-    p.host = launcher_host(r, launcher, flags.hostname, p.rank, p.world_size,
-                           source);
+    p.host = launcher_host(r, launcher, flags.hostname, flags.fqdn, p.rank,
+                           p.world_size, source);
   }
   if (p.host.empty() && p.world_size > 1)
     fail(launcher == "flags"

@@ -33,6 +33,9 @@ struct launcher_flags {
   std::uint16_t listen_port = 0;
   /// This host's name (Kubernetes: a StatefulSet pod's is NAME-ORDINAL).
   std::string hostname;
+  /// Its fully qualified name when known (a pod's:
+  /// NAME-ORDINAL.SERVICE.NAMESPACE.svc.cluster.local, from /etc/hosts).
+  std::string fqdn;
 };
 
 /// The process's place in its job, and where each value came from.
@@ -54,6 +57,12 @@ launcher_place resolve_place(const launcher_flags& flags,
 /// The first host of a Slurm node list ("gpu[07-09,12],cpu3" -> "gpu07");
 /// throws std::invalid_argument on a malformed list.
 std::string first_slurm_host(const std::string& list);
+
+/// The fully qualified name /etc/hosts (its text) gives `hostname`: the
+/// first name on a line that also names `hostname` and begins with
+/// "hostname."; "" if none.
+std::string fqdn_from_hosts(const std::string& hosts,
+                            const std::string& hostname);
 
 /// The workers rank `rank` of `world` hosts when the job has `workers`
 /// (an even split; rank 0's stay in the coordinator's process).

@@ -6,10 +6,19 @@
 #include "algos/registry.hpp"
 #include "apps/cli.hpp"
 #include "apps/cluster_train.hpp"
+#include "apps/interrupt.hpp"
 #include "apps/link_flags.hpp"
 #include "net/node.hpp"
 
 namespace troupe::apps {
+
+namespace {
+
+/// Seconds a signalled node waits for its coordinator to end the job: well
+/// inside Slurm's KillWait (30 s by default) and Kubernetes' grace period.
+constexpr double node_signal_grace = 15;
+
+} // namespace
 
 int node_main(const std::vector<std::string>& args,
               const std::string& program) {
@@ -81,10 +90,15 @@ int node_main(const std::vector<std::string>& args,
     // registered algorithm's own; a node binary of one's own adds its roles
     // to these (algos/registry.hpp).
     agent.roles = algos::node_roles();
+    // SIGINT/SIGTERM: stay for the coordinator's clean stop, at most
+    // node_signal_grace seconds (apps/interrupt.hpp).
+    auto watch = interrupt_watch::for_node(program, node_signal_grace);
     auto out = net::run_node(o, std::move(agent));
+    auto status = watch->exit_status(out.status);
+    watch.reset();
     std::cerr << program << ": " << (out.status == 0 ? "" : "error: ")
               << out.message << '\n';
-    return out.status;
+    return status;
   });
 }
 

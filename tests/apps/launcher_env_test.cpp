@@ -159,6 +159,14 @@ TEST_CASE("Kubernetes: a StatefulSet's ordinal or an Indexed Job's index") {
   auto no_service = pod;
   no_service.erase("TROUPE_SERVICE");
   CHECK(error_of(no_service, f).find("TROUPE_SERVICE") != std::string::npos);
+  // Without TROUPE_SERVICE: the domain of the pod's fully qualified name.
+  f.fqdn = "train-2.troupe.ml.svc.cluster.local";
+  p = place(no_service, f);
+  CHECK(p.host == "train-0.troupe.ml.svc.cluster.local");
+  CHECK(p.sources[2]
+        == "coordinator host train-0.troupe.ml.svc.cluster.local "
+           "from the pod's fully qualified name");
+  f.fqdn.clear();
   f.hostname = "worker";
   CHECK(error_of(pod, f).find("not a StatefulSet pod's") != std::string::npos);
   // A rank from TROUPE_RANK must match the host name's ordinal to derive
@@ -167,6 +175,23 @@ TEST_CASE("Kubernetes: a StatefulSet's ordinal or an Indexed Job's index") {
   ranked["TROUPE_RANK"] = "1";
   f.hostname = "train-2";
   CHECK(error_of(ranked, f).find("does not end in -1") != std::string::npos);
+}
+
+TEST_CASE("a pod's fully qualified name from /etc/hosts") {
+  // What the kubelet writes into a pod of a headless Service's subdomain.
+  std::string hosts
+      = "# Kubernetes-managed hosts file.\n"
+        "127.0.0.1\tlocalhost\n"
+        "::1\tlocalhost ip6-localhost ip6-loopback\n"
+        "10.244.1.7\ttrain-1.troupe.ml.svc.cluster.local\t"
+        "train-1\n"
+        "10.244.1.9 other-1.troupe.ml.svc.cluster.local other-1\n";
+  CHECK(fqdn_from_hosts(hosts, "train-1")
+        == "train-1.troupe.ml.svc.cluster.local");
+  CHECK(fqdn_from_hosts(hosts, "train-2").empty());
+  CHECK(fqdn_from_hosts(hosts, "").empty());
+  CHECK(fqdn_from_hosts("10.0.0.1 train-1\n", "train-1").empty());
+  CHECK(fqdn_from_hosts("garbage without newline", "train-1").empty());
 }
 
 TEST_CASE("explicit flags win over TROUPE_ variables, which win over the "
