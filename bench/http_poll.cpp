@@ -29,7 +29,8 @@ bool get(std::uint16_t port, const std::string& path) {
     ::close(fd);
     return false;
   }
-  auto req = "GET " + path + " HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n";
+  auto req
+      = "GET " + path + " HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n";
   ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
   char buf[65536];
   while (::recv(fd, buf, sizeof(buf), 0) > 0) {
