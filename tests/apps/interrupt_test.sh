@@ -9,7 +9,8 @@
 # checkpointing sync job killed, resumed, interrupted, resumed: bit for bit),
 # nodes (the same with the roles on nodes, the coordinator killed, the last
 # resume in one process), gossip (a checkpointing SGP job interrupted and
-# resumed: every step done once, the push-sum mass whole), linger (the
+# resumed: every step done once, the push-sum mass whole), node (a node
+# that takes SIGTERM stays up to 15 s for its coordinator), linger (the
 # dashboard kept up after the job by --monitor-linger, closed by Ctrl-C).
 # Exit 0 pass, 1 fail.
 set -uo pipefail
@@ -245,6 +246,36 @@ resume)
     || fail "the interrupted run wrote no checkpoint"
   echo "killed once, stopped (and checkpointed) at step $last" >&2
   resume_to_end "$last" "interrupted twice"
+  ;;
+node)
+  # A node that takes SIGTERM stays for its coordinator to end the job (a
+  # launcher signals every process at once), at most 15 s, then exits with
+  # 143; a second signal ends it at once. Its coordinator never comes here
+  # (a port nothing listens on, a long join timeout).
+  for second in no yes; do
+    "$TROUPE" node --join=127.0.0.1:9 --join-timeout=120 2>n.log &
+    PID=$!
+    PIDS+=("$PID")
+    sleep 1
+    start_ms=$(date +%s%3N)
+    kill -TERM "$PID"
+    wait_log n.log "leaving when the coordinator ends the job (at most 15 s" \
+      10 || fail "the node did not say it waits for its coordinator"
+    [ "$second" = yes ] && kill -TERM "$PID"
+    wait_for "$PID" 30
+    status=$?
+    took=$(( $(date +%s%3N) - start_ms ))
+    echo "node, second signal $second: status $status after $took ms" >&2
+    [ "$status" = 143 ] || fail "the node exited with $status, not 143"
+    if [ "$second" = no ]; then
+      grep -q "did not end within 15 s of the signal: exiting" n.log \
+        || fail "the node does not say why it exits"
+      [ "$took" -ge 14000 ] || fail "the node left after $took ms, not 15 s"
+    else
+      grep -q "again, exiting at once" n.log || fail "no line for the second"
+      [ "$took" -lt 10000 ] || fail "the second signal took $took ms"
+    fi
+  done
   ;;
 nodes)
   # A sync job whose shards and workers live on two nodes, checkpointing
