@@ -16,9 +16,10 @@ constexpr std::uint16_t default_port = 7400;
   throw usage_error("troupe launch: " + why);
 }
 
-/// A decimal number of at most 9 digits, or an error naming `what`.
+/// A decimal number of at most 18 digits (a job id may have 10), or an
+/// error naming `what`.
 std::uint64_t number(const std::string& text, const std::string& what) {
-  if (text.empty() || text.size() > 9
+  if (text.empty() || text.size() > 18
       || text.find_first_not_of("0123456789") != std::string::npos)
     fail(what + "=" + text.substr(0, 40) + " is not a number");
   return std::stoull(text);

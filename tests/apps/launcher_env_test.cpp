@@ -101,6 +101,10 @@ TEST_CASE("mpirun: Open MPI's and MPICH's variables, over Slurm's") {
   CHECK(p.world_size == 3);
   CHECK(p.host == "127.0.0.1"); // every rank on this host
   CHECK(p.port == 17000 + 601227265 % 8000);
+  // A job id of 10 digits (Open MPI's are 32-bit).
+  auto big = ompi;
+  big["OMPI_MCA_ess_base_jobid"] = "4294901761";
+  CHECK(place(big).port == 17000 + 4294901761ull % 8000);
   // Ranks on several hosts: mpirun does not say where rank 0 runs.
   ompi["OMPI_COMM_WORLD_LOCAL_SIZE"] = "2";
   CHECK(error_of(ompi).find("give --coordinator=HOST[:PORT] or "
