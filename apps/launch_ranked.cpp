@@ -149,7 +149,9 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
     if (!o.listen.empty()) {
       try {
         auto e = net::parse_endpoint(o.listen, "--listen");
-        listen_host = e.host;
+        listen_host = e.host.find(':') == std::string::npos
+                          ? e.host
+                          : "[" + e.host + "]"; // IPv6: [::]:PORT
         r.flags.listen_port = e.port;
       } catch (const std::invalid_argument& e) {
         throw usage_error(std::string{"troupe launch: "} + e.what());
