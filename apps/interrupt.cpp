@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <pthread.h>
@@ -75,7 +76,9 @@ std::unique_ptr<interrupt_watch> interrupt_watch::for_node(std::string command,
 
 void interrupt_watch::run() {
   timespec tick{0, 100 * 1000 * 1000};
-  double waited = 0;
+  // A node's grace counts from the first signal (a clock: the wait below
+  // returns early when a signal comes).
+  std::chrono::steady_clock::time_point since{};
   while (!done_) {
     int sig = sigtimedwait(&set_, nullptr, &tick);
     if (sig > 0)
@@ -83,7 +86,13 @@ void interrupt_watch::run() {
     if (int other = caught.exchange(0))
       take(other);
     int first = first_.load();
-    if (grace_ > 0 && first != 0 && (waited += 0.1) >= grace_) {
+    if (grace_ > 0 && first != 0 && since == decltype(since){})
+      since = std::chrono::steady_clock::now();
+    if (grace_ > 0 && first != 0
+        && std::chrono::duration<double>(std::chrono::steady_clock::now()
+                                         - since)
+                   .count()
+               >= grace_) {
       auto line = command_ + ": the job did not end within "
                   + std::to_string(static_cast<int>(grace_))
                   + " s of the signal: exiting\n";

@@ -282,13 +282,8 @@ int launch_main(const std::vector<std::string>& args) {
           "troupe launch: give --local=M, --hosts=FILE or --launcher=auto");
     std::vector<host_entry> hosts;
     train_options o;
-    option_parser p{"troupe launch"};
-    add_train_options(p, o, rest);
-    if (!p.parse(rest))
+    if (!parse_launch_train_flags(rest, o, "--local/--hosts"))
       return 0;
-    o.given = p.given();
-    if (o.expect > 0)
-      throw usage_error("troupe launch: --expect is set from --local/--hosts");
     if (local > 0) {
       if (o.workers < local)
         throw usage_error("troupe launch: --local=" + std::to_string(local)

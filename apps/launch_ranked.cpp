@@ -85,15 +85,6 @@ int explain(const launcher_place& p, const train_options& o,
   return 0;
 }
 
-/// A count given on the command line.
-std::uint64_t count(const std::string& v, const char* flag) {
-  if (v.empty() || v.size() > 6
-      || v.find_first_not_of("0123456789") != std::string::npos)
-    throw usage_error(std::string{"troupe launch: "} + flag + "="
-                      + v.substr(0, 40) + ": expected a number below 1000000");
-  return std::stoull(v);
-}
-
 /// --auto-resume: continue the job of --checkpoint-dir when it holds a
 /// complete checkpoint, else start it.
 void resume_if_any(train_options& o) {
@@ -122,12 +113,25 @@ void resume_if_any(train_options& o) {
 
 } // namespace
 
+bool parse_launch_train_flags(const std::vector<std::string>& rest,
+                              train_options& o, const char* expect_from) {
+  option_parser p{"troupe launch"};
+  add_train_options(p, o, rest);
+  if (!p.parse(rest))
+    return false;
+  o.given = p.given();
+  if (o.expect > 0)
+    throw usage_error(std::string{"troupe launch: --expect is set from "}
+                      + expect_from);
+  return true;
+}
+
 int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
   return guarded_main("troupe launch", [&] {
     if (r.rank)
-      r.flags.rank = count(*r.rank, "--rank");
+      r.flags.rank = launch_count(*r.rank, "--rank");
     if (r.world_size)
-      r.flags.world_size = count(*r.world_size, "--world-size");
+      r.flags.world_size = launch_count(*r.world_size, "--world-size");
     if (!r.coordinator_grace.empty()) {
       char* end = nullptr;
       auto grace = std::strtod(r.coordinator_grace.c_str(), &end);
@@ -138,13 +142,8 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
                           + ": expected seconds from 0 to 86400");
     }
     train_options o;
-    option_parser p{"troupe launch"};
-    add_train_options(p, o, rest);
-    if (!p.parse(rest))
+    if (!parse_launch_train_flags(rest, o, "the world size"))
       return 0;
-    o.given = p.given();
-    if (o.expect > 0)
-      throw usage_error("troupe launch: --expect is set from the world size");
     std::string listen_host = "0.0.0.0";
     if (!o.listen.empty()) {
       try {
@@ -175,20 +174,17 @@ int ranked_launch_main(ranked_launch r, std::vector<std::string> rest) {
       return explain(place, o, listen_host, workers, r);
     // Every rank checks the flags as rank 0 will (a node would otherwise
     // wait --join-timeout for a coordinator that refused them).
-    auto as_rank0 = o;
-    if (place.world_size > 1) {
-      as_rank0.listen = listen_host + ":" + std::to_string(place.port);
-      as_rank0.expect = place.world_size - 1;
+    if (place.world_size > 1) { // rank 0's listen on every rank
+      o.listen = listen_host + ":" + std::to_string(place.port);
+      o.expect = place.world_size - 1;
     }
-    check_train_flags(as_rank0);
+    check_train_flags(o);
     auto& log = actors::detail::log();
     if (r.auto_resume && place.rank == 0)
       resume_if_any(o);
     if (place.world_size == 1)
       return train_main_with(o);
     if (place.rank == 0) {
-      o.listen = listen_host + ":" + std::to_string(place.port);
-      o.expect = place.world_size - 1;
       log.info("rank 0 of {} ({}): the coordinator, on {}; nodes join at {}",
                place.world_size, place.launcher, o.listen, dial(place));
       return train_main_with(o);

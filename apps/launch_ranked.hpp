@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apps/launcher_env.hpp"
+#include "apps/train_command.hpp"
 
 namespace troupe::apps {
 
@@ -21,6 +22,11 @@ struct ranked_launch {
   std::string node_shards = "0";
   std::string direct_links = "true";
 };
+
+/// troupe launch's train flags into `o` (its given flags recorded); false
+/// when --help was asked. Refuses --expect, which comes from `expect_from`.
+bool parse_launch_train_flags(const std::vector<std::string>& rest,
+                              train_options& o, const char* expect_from);
 
 /// One rank of a job whose processes a launcher started with the same
 /// command line: rank 0 runs troupe train --listen with the other ranks as

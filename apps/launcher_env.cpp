@@ -1,6 +1,8 @@
 #include "apps/launcher_env.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 
 #include "apps/cli.hpp"
@@ -14,15 +16,6 @@ constexpr std::uint16_t default_port = 7400;
 
 [[noreturn]] void fail(const std::string& why) {
   throw usage_error("troupe launch: " + why);
-}
-
-/// A decimal number of at most 18 digits (a job id may have 10), or an
-/// error naming `what`.
-std::uint64_t number(const std::string& text, const std::string& what) {
-  if (text.empty() || text.size() > 18
-      || text.find_first_not_of("0123456789") != std::string::npos)
-    fail(what + "=" + text.substr(0, 40) + " is not a number");
-  return std::stoull(text);
 }
 
 /// HOST[:PORT]; port 0 when absent.
@@ -41,7 +34,7 @@ std::pair<std::string, std::uint16_t> host_port(const std::string& text,
   } else if (colon == std::string::npos || text.find(':') != colon) {
     return {text, 0};
   }
-  auto port = number(text.substr(colon + 1), what + " port");
+  auto port = launch_count(text.substr(colon + 1), what + " port");
   if (port == 0 || port > 65535)
     fail(what + "=" + text + ": the port must be from 1 to 65535");
   auto host
@@ -51,7 +44,6 @@ std::pair<std::string, std::uint16_t> host_port(const std::string& text,
 
 struct reader {
   const env_reader& env;
-  launcher_place& place;
   std::optional<std::string> get(const char* name) const {
     return env(name);
   }
@@ -59,7 +51,7 @@ struct reader {
     return env(name).has_value();
   }
   std::uint64_t num(const char* name) const {
-    return number(*env(name), name);
+    return launch_count(*env(name), name);
   }
 };
 
@@ -99,13 +91,14 @@ std::pair<std::uint64_t, std::string> pod_rank(const reader& r,
   auto ordinal
       = dash == std::string::npos ? std::string{} : hostname.substr(dash + 1);
   if (auto index = r.get("JOB_COMPLETION_INDEX"))
-    return {number(*index, "JOB_COMPLETION_INDEX"), "JOB_COMPLETION_INDEX"};
+    return {launch_count(*index, "JOB_COMPLETION_INDEX"),
+            "JOB_COMPLETION_INDEX"};
   if (ordinal.empty()
       || ordinal.find_first_not_of("0123456789") != std::string::npos)
     fail("the host name " + hostname
          + " is not a StatefulSet pod's (NAME-ORDINAL) and "
            "JOB_COMPLETION_INDEX is not set: give --rank");
-  return {number(ordinal, "the host name's ordinal"), "the host name"};
+  return {launch_count(ordinal, "the host name's ordinal"), "the host name"};
 }
 
 /// Rank 0's host as the launcher tells it, or "" when it cannot.
@@ -181,6 +174,13 @@ std::uint16_t launcher_port(const reader& r, const std::string& launcher,
 
 } // namespace
 
+std::uint64_t launch_count(const std::string& text, const std::string& what) {
+  if (text.empty() || text.size() > 18
+      || text.find_first_not_of("0123456789") != std::string::npos)
+    fail(what + "=" + text.substr(0, 40) + " is not a number");
+  return std::stoull(text);
+}
+
 env_reader process_env() {
   return [](const char* name) -> std::optional<std::string> {
     const char* v = std::getenv(name);
@@ -226,35 +226,19 @@ std::string fqdn_from_hosts(const std::string& hosts,
                             const std::string& hostname) {
   if (hostname.empty())
     return {};
-  std::size_t start = 0;
-  while (start < hosts.size()) {
-    auto end = hosts.find('\n', start);
-    if (end == std::string::npos)
-      end = hosts.size();
-    auto line = hosts.substr(start, end - start);
-    start = end + 1;
-    line = line.substr(0, line.find('#'));
+  std::istringstream lines{hosts};
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words{line.substr(0, line.find('#'))};
     std::vector<std::string> names;
-    std::size_t at = 0;
-    while (at < line.size()) {
-      auto a = line.find_first_not_of(" \t", at);
-      if (a == std::string::npos)
-        break;
-      auto b = line.find_first_of(" \t", a);
-      names.push_back(line.substr(a, b == std::string::npos ? b : b - a));
-      at = b == std::string::npos ? line.size() : b;
-    }
-    if (names.size() < 2)
-      continue; // an address without names
-    bool mine = false;
-    for (std::size_t i = 1; i < names.size(); ++i)
-      mine = mine || names[i] == hostname;
-    if (!mine)
-      continue;
-    for (std::size_t i = 1; i < names.size(); ++i)
-      if (names[i].size() > hostname.size() + 1
-          && names[i].compare(0, hostname.size() + 1, hostname + ".") == 0)
-        return names[i];
+    for (std::string w; words >> w;)
+      names.push_back(w);
+    if (names.size() < 2
+        || std::find(names.begin() + 1, names.end(), hostname) == names.end())
+      continue; // an address without names, or not this host's
+    for (auto n = names.begin() + 1; n != names.end(); ++n)
+      if (n->size() > hostname.size() + 1
+          && n->compare(0, hostname.size() + 1, hostname + ".") == 0)
+        return *n;
   }
   return {};
 }
@@ -267,7 +251,7 @@ std::uint64_t rank_workers(std::uint64_t workers, std::uint64_t rank,
 launcher_place resolve_place(const launcher_flags& flags,
                              const env_reader& env) {
   launcher_place p;
-  reader r{env, p};
+  reader r{env};
   const auto& l = flags.launcher;
   if (l != "auto" && l != "slurm" && l != "mpi" && l != "kubernetes"
       && l != "flags")

@@ -18,6 +18,10 @@ namespace troupe::apps {
 /// Reads a variable of the environment (nullopt: unset).
 using env_reader = std::function<std::optional<std::string>(const char*)>;
 
+/// A decimal number of at most 18 digits (a job id may have 10), or a
+/// usage_error naming `what` ("SLURM_PROCID=two is not a number").
+std::uint64_t launch_count(const std::string& text, const std::string& what);
+
 /// The process's own environment.
 env_reader process_env();
 
