@@ -6,6 +6,7 @@
 
 #include "apps/launch_ranked.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -94,20 +95,23 @@ void resume_if_any(train_options& o) {
   if (!o.resume.empty())
     throw usage_error("troupe launch: give --auto-resume or --resume, not "
                       "both");
-  std::vector<std::string> skipped;
-  std::optional<optim::checkpoint> ck;
+  // The manifests only: troupe train --resume reads and checks the files
+  // (and names a damaged newer checkpoint it skips).
+  std::vector<std::uint64_t> steps;
   std::error_code ec;
   if (std::filesystem::is_directory(o.checkpoint_dir, ec))
-    ck = optim::latest_checkpoint(o.checkpoint_dir, &skipped);
-  for (const auto& s : skipped)
-    actors::detail::log().warn("--auto-resume: skipped {}", s);
-  if (!ck) {
+    steps = optim::checkpoint_steps(o.checkpoint_dir);
+  if (steps.empty()) {
     actors::detail::log().info("--auto-resume: no complete checkpoint in {}: "
                                "starting the job",
                                o.checkpoint_dir);
     return;
   }
-  actors::detail::log().info("--auto-resume: continuing {}", ck->path);
+  char step[32];
+  std::snprintf(step, sizeof step, "step-%012llu",
+                static_cast<unsigned long long>(steps.back()));
+  actors::detail::log().info("--auto-resume: continuing {}/{}",
+                             o.checkpoint_dir, step);
   o.resume = o.checkpoint_dir;
 }
 
