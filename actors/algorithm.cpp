@@ -135,6 +135,10 @@ algorithm::peer_ranks(const job_config& job, messages::worker_id w) const {
   return out;
 }
 
+bool algorithm::any_peer(const job_config&) const {
+  return false;
+}
+
 bool algorithm::peer_to_peer() const noexcept {
   return false;
 }

@@ -202,6 +202,13 @@ public:
   virtual std::vector<messages::worker_id>
   peer_ranks(const job_config& job, messages::worker_id w) const;
 
+  /// A worker of this peer-to-peer job may exchange with any other, a few
+  /// at a time (DS-Sync's random groups): instead of peer_ranks' handles,
+  /// every worker gets one table of all handles, shared by the workers of a
+  /// process (messages::handle_table), and is told of every loss; its
+  /// policy keeps state only for the peers it meets. The default: false.
+  virtual bool any_peer(const job_config& job) const;
+
   /// Workers stay alive after their last step, answering fetches, until
   /// the job ends (their models are the evaluated ones).
   virtual bool lingers() const noexcept;

@@ -148,6 +148,10 @@ public:
                         const std::vector<messages::worker_id>& /*ranks*/,
                         const std::vector<caf::actor>& /*handles*/) {}
 
+  /// Or, for an algorithm with any_peer, every worker's handle by rank (the
+  /// worker's own among them; a null handle: gone), before the start.
+  virtual void on_peer_table(worker_context&, const messages::handle_table&) {}
+
   /// Peer `rank` finished or died: no longer a target, no longer awaited.
   virtual void on_peer_gone(worker_context&, messages::worker_id) {}
 
@@ -303,6 +307,9 @@ struct peer_policy_options {
   /// The ranks this worker exchanges with (the algorithm's peer_ranks for
   /// it, increasing): its peer state is kept for these only.
   std::vector<messages::worker_id> neighbours;
+  /// Or any worker may be a peer (the algorithm's any_peer): no
+  /// neighbours, and a table of every worker's handle comes instead.
+  bool any_peer = false;
   /// The workers' optimizer and rate (schedule: over their own steps).
   optim::optimizer_options optimizer;
   double lr = 0.01;

@@ -153,9 +153,22 @@ void begin(self_ptr self) {
   }
   if (is_peer_to_peer(st.config)) {
     // Before the start (same sender, so it arrives first): the handles of
-    // the ranks each worker exchanges with, and no others.
+    // the ranks each worker exchanges with, and no others; or one table of
+    // them all, shared.
+    handle_table all;
+    if (st.config.algorithm->any_peer(st.config)) {
+      auto table = std::make_shared<std::vector<caf::actor>>();
+      for (auto& h : st.workers)
+        table->push_back(caf::actor_cast<caf::actor>(h));
+      all.handles = std::move(table);
+    }
     for (std::size_t w = 0; w < st.workers.size(); ++w) {
       peer_list_msg m;
+      if (all.size() > 0) {
+        m.all = all;
+        self->send(st.workers[w], peers_atom::value, std::move(m));
+        continue;
+      }
       m.ranks = st.config.algorithm->peer_ranks(st.config,
                                                 static_cast<worker_id>(w));
       for (auto r : m.ranks)

@@ -114,8 +114,16 @@ void lose_workers(coordinator_ptr self, const std::vector<std::size_t>& ws,
   // Peer-to-peer algorithms: the lost workers' neighbours (peer_ranks)
   // stop sending to them and waiting for them. (They monitor their peers too,
   // but a down message does not cross an indirect route between two nodes.)
+  // With any_peer, every worker may meet any other: all are told.
+  bool everyone = is_peer_to_peer(c) && c.algorithm->any_peer(c);
   for (auto w : ws) {
-    if (is_peer_to_peer(c))
+    if (everyone)
+      for (std::size_t i = 0; i < st.workers.size(); ++i) {
+        if (i != w && st.live[i])
+          self->send(st.workers[i], leave_atom::value,
+                     static_cast<worker_id>(w));
+      }
+    else if (is_peer_to_peer(c))
       for (auto i : c.algorithm->peer_ranks(c, static_cast<worker_id>(w)))
         if (i < st.workers.size() && st.live[i])
           self->send(st.workers[i], leave_atom::value,

@@ -118,7 +118,7 @@ public:
   bool sent_by_peer(messages::worker_id r) const noexcept;
   /// Why a peer list is refused ("" if not): not from the coordinator's
   /// node, not one handle per rank, ranks not increasing, or this worker's
-  /// own rank among them.
+  /// own rank among them; a table with ranks, or not holding this worker.
   std::string peer_list_problem(const messages::peer_list_msg& m);
 
   // -- used by the behavior --------------------------------------------------
@@ -160,6 +160,9 @@ public:
   /// (increasing) and their handles (monitored; null once down).
   std::vector<messages::worker_id> peer_ranks;
   std::vector<caf::actor> peers;
+  /// Or, with any_peer, every worker's handle (shared, not monitored: the
+  /// coordinator tells of every loss).
+  messages::handle_table peer_table;
   /// Steps in a row whose gradient had a non-finite value.
   std::uint32_t non_finite_run = 0;
   /// Messages that neither the core nor the policy handles.

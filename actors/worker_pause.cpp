@@ -55,6 +55,10 @@ bool worker_state::from_coordinator() noexcept {
 }
 
 bool worker_state::sent_by_peer(messages::worker_id r) const noexcept {
+  if (peer_table.size() > 0)
+    return actor && r < peer_table.size() && peer_table[r]
+           && caf::actor_cast<caf::actor_addr>(actor->current_sender())
+                  == peer_table[r].address();
   auto it = std::lower_bound(peer_ranks.begin(), peer_ranks.end(), r);
   if (!actor || it == peer_ranks.end() || *it != r)
     return false;
@@ -67,6 +71,15 @@ bool worker_state::sent_by_peer(messages::worker_id r) const noexcept {
 std::string worker_state::peer_list_problem(const messages::peer_list_msg& m) {
   if (!from_coordinator())
     return "not sent from the coordinator's node";
+  if (m.all.size() > 0) {
+    if (!m.ranks.empty() || !m.handles.empty())
+      return "a handle table and ranks at once";
+    if (config.id >= m.all.size() || !actor
+        || m.all[config.id].address() != actor->address())
+      return "a handle table of " + std::to_string(m.all.size())
+             + " workers without this worker at its rank";
+    return {};
+  }
   if (m.ranks.size() != m.handles.size())
     return std::to_string(m.ranks.size()) + " ranks but "
            + std::to_string(m.handles.size()) + " handles";

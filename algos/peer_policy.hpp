@@ -3,7 +3,8 @@
 // The base of the peer-to-peer policies (SGP, DS-Sync, all-reduce SGD,
 // GADMM): the neighbours (only the ranks the worker exchanges with) and who
 // is gone, the optimizer, and one pending continuation with its deadline.
-// Shared by algos/sgp/gossip_policy.cpp, algos/dssync/dssync_policy.cpp,
+// Defined in algos/peer_policy.cpp and here; shared by
+// algos/sgp/gossip_policy.cpp, algos/dssync/dssync_policy.cpp,
 // algos/allreduce/allreduce_policy.cpp and algos/gadmm/gadmm_policy.cpp
 // only; their settings
 // (actors::peer_policy_options) travel in the job.
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,26 +83,14 @@ public:
   /// The neighbours' handles; one without a handle is gone, a rank that is
   /// not a neighbour is ignored.
   void on_peers(actors::worker_context&, const std::vector<worker_id>& ranks,
-                const std::vector<caf::actor>& handles) override {
-    for (std::size_t i = 0; i < ranks.size() && i < handles.size(); ++i)
-      if (auto* e = peer(ranks[i]))
-        e->handle = handles[i];
-    for (auto& e : peers_) {
-      e.gone = !e.handle;
-      e.markers = 0;
-    }
-    have_peers_ = true;
-  }
+                const std::vector<caf::actor>& handles) override;
 
-  void on_peer_gone(actors::worker_context& ctx, worker_id r) override {
-    auto* e = peer(r);
-    if (!e || e->gone)
-      return;
-    e->gone = true;
-    actors::detail::log().debug("worker {}: peer {} left or died", ctx.id(), r);
-    recheck(ctx);
-    check_markers();
-  }
+  /// With any_peer: every worker's handle. Nothing per peer is kept but
+  /// the ranks gone and the markers of a pause.
+  void on_peer_table(actors::worker_context& ctx,
+                     const handle_table& t) override;
+
+  void on_peer_gone(actors::worker_context& ctx, worker_id r) override;
 
   /// A checkpoint's pause (a Chandy-Lamport cut): a marker to every live
   /// peer, after every message sent to it; then, once a marker came from
@@ -109,38 +99,11 @@ public:
   /// Every worker pauses at a step boundary or while its step waits for
   /// its peers (before_compute), so every marker comes.
   void quiesce(actors::worker_context& ctx,
-               std::function<void()> done) override {
-    for (auto& e : peers_)
-      if (live(e)) {
-        ctx.self()->send(caf::actor_cast<peer_worker_actor>(e.handle),
-                         flush_atom::value, ctx.id());
-        ctx.count_sent(actors::msg_type::other, actors::small_message_bytes);
-      }
-    quiescing_ = std::move(done);
-    check_markers();
-  }
+               std::function<void()> done) override;
 
-  void on_finish(actors::worker_context& ctx) override {
-    waiting_ = nullptr;
-    for (auto& e : peers_)
-      if (live(e)) {
-        ctx.self()->send(caf::actor_cast<peer_worker_actor>(e.handle),
-                         leave_atom::value, ctx.id());
-        ctx.count_sent(actors::msg_type::leave, actors::small_message_bytes);
-      }
-  }
+  void on_finish(actors::worker_context& ctx) override;
 
-  void on_timeout(actors::worker_context& ctx, std::uint64_t seq) override {
-    if (!waiting_ || seq != wait_seq_)
-      return;
-    actors::detail::log().warn(
-        "worker {}: {} within the request timeout; going on "
-        "without",
-        ctx.id(), missing(ctx));
-    ctx.count_timeout();
-    give_up(ctx);
-    resume(ctx);
-  }
+  void on_timeout(actors::worker_context& ctx, std::uint64_t seq) override;
 
 protected:
   /// The marker's handler (quiesce), to compose into handlers().
@@ -149,8 +112,12 @@ protected:
       auto scope
           = actors::on_message(ctx.probe(), ctx.self(), actors::msg_type::other,
                                actors::small_message_bytes);
-      if (check_sender(ctx, "pause marker", from))
-        ++peer(from)->markers;
+      if (check_sender(ctx, "pause marker", from)) {
+        if (table_.size() == 0)
+          ++peer(from)->markers;
+        else if (table_markers_[from]++ == 0 && live(from))
+          ++marked_;
+      }
       check_markers();
     }};
   }
@@ -163,48 +130,18 @@ protected:
 
   /// The base's state in a checkpoint: the optimizer, what was heard from
   /// each neighbour and robust mixing's counts.
-  void save_base(optim::state_writer& w, const std::string& prefix) const {
-    opt_->save(w, prefix + "opt.");
-    std::vector<std::uint64_t> ranks, heard;
-    for (auto& e : peers_) {
-      ranks.push_back(e.rank);
-      heard.push_back(e.heard);
-    }
-    w.put(prefix + "heard.ranks", ranks);
-    w.put(prefix + "heard", heard);
-    std::uint64_t mixed[] = {clipped_, discarded_};
-    w.put(prefix + "robust_mix", mixed, 2);
+  void save_base(optim::state_writer& w, const std::string& prefix) const;
+
+  void load_base(const optim::state_reader& r, const std::string& prefix);
+
+  /// With any_peer, the ranks told when this worker finishes (the others
+  /// learn it at their deadline): none unless the algorithm says.
+  virtual std::vector<worker_id> told_of_finish(actors::worker_context&) {
+    return {};
   }
 
-  void load_base(const optim::state_reader& r, const std::string& prefix) {
-    opt_->load(r, prefix + "opt.");
-    auto heard = r.u64(prefix + "heard");
-    for (auto& e : peers_)
-      e.heard = 0;
-    if (r.has(prefix + "heard.ranks")) { // written since wire version 20
-      auto ranks = r.u64(prefix + "heard.ranks");
-      if (ranks.size() != heard.size())
-        throw r.error(prefix + "heard.ranks", "not one rank per entry heard");
-      for (std::size_t i = 0; i < ranks.size(); ++i) {
-        if (ranks[i] >= opts_.workers)
-          throw r.error(prefix + "heard.ranks",
-                        "rank " + std::to_string(ranks[i]) + " of a job of "
-                            + std::to_string(opts_.workers) + " workers");
-        if (auto* e = peer(static_cast<worker_id>(ranks[i])))
-          e->heard = heard[i];
-      }
-    } else { // one entry per worker
-      if (heard.size() != opts_.workers)
-        throw r.error(prefix + "heard", "not one entry per worker");
-      for (auto& e : peers_)
-        e.heard = heard[e.rank];
-    }
-    clipped_ = discarded_ = 0;
-    if (r.has(prefix + "robust_mix")) { // written since wire version 17
-      auto mixed = r.u64(prefix + "robust_mix", 2);
-      clipped_ = mixed[0];
-      discarded_ = mixed[1];
-    }
+  bool is_gone(worker_id r) const noexcept {
+    return std::binary_search(gone_.begin(), gone_.end(), r);
   }
 
   /// Neighbour r's state (nullptr: not a neighbour).
@@ -223,6 +160,9 @@ protected:
     return have_peers_ && !e.gone;
   }
   bool live(std::size_t r) const noexcept {
+    if (table_.size() > 0)
+      return have_peers_ && r < table_.size() && r != me_
+             && !is_gone(static_cast<worker_id>(r));
     auto* e = r < opts_.workers ? peer(static_cast<worker_id>(r)) : nullptr;
     return e && live(*e);
   }
@@ -236,6 +176,8 @@ protected:
   /// Rank r's handle (null: not a neighbour, or no handle yet).
   template <class Handle = peer_worker_actor>
   Handle handle(std::size_t r) const {
+    if (table_.size() > 0)
+      return r < table_.size() ? caf::actor_cast<Handle>(table_[r]) : Handle{};
     auto* e = r < opts_.workers ? peer(static_cast<worker_id>(r)) : nullptr;
     return e ? caf::actor_cast<Handle>(e->handle) : Handle{};
   }
@@ -272,6 +214,12 @@ protected:
   /// per-sender checks of robust mixing). Without the handles (before
   /// on_peers) a neighbour's rank is taken as it says.
   bool sent_by(actors::worker_context& ctx, worker_id sender) const {
+    if (opts_.any_peer && !have_peers_)
+      return sender < opts_.workers && sender != ctx.id();
+    if (table_.size() > 0)
+      return sender < table_.size() && sender != me_ && table_[sender]
+             && caf::actor_cast<caf::actor_addr>(ctx.self()->current_sender())
+                    == table_[sender].address();
     auto* e = peer(sender);
     if (!e)
       return false;
@@ -325,39 +273,10 @@ protected:
   /// Valid payload of n values from rank `sender` (sent by its actor), all
   /// finite.
   bool acceptable(actors::worker_context& ctx, const char* what,
-                  worker_id sender, const tensor& values, std::size_t n) const {
-    const char* why = nullptr;
-    if (!sent_by(ctx, sender))
-      why = "not sent by that rank's actor";
-    else if (values.size() != n)
-      why = "not one value per parameter";
-    for (std::size_t i = 0; !why && i < n; ++i)
-      if (!std::isfinite(values.data()[i]))
-        why = "a NaN or infinite value";
-    // The first few are logged; a peer that keeps sending them (a NaN
-    // attacker) is counted, not logged every round.
-    if (why)
-      refused(ctx,
-              "worker {}: ignoring a {} from {}: {} ({} values, expected {})",
-              ctx.id(), what, sender, why, values.size(), n);
-    bool ok = why == nullptr;
-    return ok;
-  }
+                  worker_id sender, const tensor& values, std::size_t n) const;
 
   /// The pause is answered once every live peer's marker is here.
-  void check_markers() {
-    if (!quiescing_)
-      return;
-    for (auto& e : peers_)
-      if (live(e) && e.markers == 0)
-        return;
-    for (auto& e : peers_)
-      if (live(e))
-        --e.markers;
-    auto done = std::move(quiescing_);
-    quiescing_ = nullptr;
-    done();
-  }
+  void check_markers();
 
   /// Resumes if the awaited messages are here.
   virtual void recheck(actors::worker_context& ctx) = 0;
@@ -369,8 +288,16 @@ protected:
   actors::peer_policy_options opts_;
   std::unique_ptr<optim::optimizer<float>> opt_;
   std::optional<optim::schedule> schedule_;
-  /// The neighbours, by increasing rank.
+  /// The neighbours, by increasing rank (none with any_peer).
   std::vector<peer_entry> peers_;
+  /// With any_peer: every worker's handle, this worker's rank, the ranks
+  /// gone (increasing), and pause markers received by rank (marked_: the
+  /// live ranks among them).
+  handle_table table_;
+  worker_id me_ = 0;
+  std::vector<worker_id> gone_;
+  std::map<worker_id, std::uint64_t> table_markers_;
+  std::size_t marked_ = 0;
   /// on_peers came (the neighbours' handles are known).
   bool have_peers_ = false;
   std::function<void()> waiting_;

@@ -58,6 +58,21 @@ double calibrate(const actors::job_config& job) {
   return samples > 0 ? s / static_cast<double>(samples) : 0;
 }
 
+/// Seconds of a real evaluation of the job's initial model on its test
+/// set, here (the second of two: the first warms up), 0 without one.
+double calibrate_eval(const actors::job_config& job) {
+  if (!job.evaluate || !job.init || job.init->empty())
+    return 0;
+  double best = 0;
+  for (int i = 0; i < 2; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    job.evaluate(job.init->data(), job.init->size());
+    best = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+               .count();
+  }
+  return best;
+}
+
 /// MemAvailable of /proc/meminfo in bytes (0: unknown).
 double available_bytes() {
   std::ifstream in{"/proc/meminfo"};
@@ -144,6 +159,11 @@ nlohmann::json choose_compute(sim::sim_options& so, const compute_flags& f,
     // The real model's times here, for a model D/d times its size.
     so.compute.sample_seconds = calibrate(job) * scale;
     so.compute.value_seconds = calibrate_update(job);
+    // An evaluation as it runs here (its batches' forward passes, which a
+    // share of a training step's cost does not price), unless given.
+    if (so.compute.eval_seconds < 0)
+      if (auto e = calibrate_eval(job); e > 0)
+        so.compute.eval_seconds = e * scale;
     source = "calibrated";
   } else if (so.compute.sample_seconds <= 0) {
     so.compute.sample_seconds = step_flops(cj) * scale / (f.node_gflops * 1e9);

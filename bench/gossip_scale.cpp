@@ -1,12 +1,15 @@
 // SGP at scale in one process: N gossip peers (worker actors, default 256)
 // train a synthetic LOGREG problem (each peer 16 examples, batch 16) with
-// push-sum on the exponential graph; reported: the optimality gap of the
+// push-sum on the exponential graph, or with --dssync=M DS-Sync's group
+// averaging in random groups of M (any worker may meet any other: one
+// shared table of handles); reported: the optimality gap of the
 // mean model, gossip messages per second, the resident memory each peer
 // adds, and, as a baseline measured in the same run, one replica stepping
 // the same total number of steps serially without actors. Prints one JSON
 // object on stdout; progress goes to stderr.
 //
 //   gossip_scale [--peers=256] [--steps=200] [--dim=10] [--seed=101]
+//                [--dssync=0]
 
 #include <chrono>
 #include <cstdlib>
@@ -17,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/job.hpp"
+#include "algos/dssync/dssync.hpp"
 #include "algos/registry.hpp"
 #include "algos/sgp/sgp.hpp"
 #include "optim/optimizer.hpp"
@@ -32,7 +36,7 @@ using bench::status_kb;
 using clock_type = bench::clock_type;
 
 constexpr const char* usage = "usage: gossip_scale [--peers=256] [--steps=200] "
-                              "[--dim=10] [--seed=101]\n";
+                              "[--dim=10] [--seed=101] [--dssync=0]\n";
 
 } // namespace
 
@@ -42,8 +46,10 @@ int main(int argc, char** argv) try {
   auto steps = flag(argc, argv, "steps", 200, usage);
   auto dim = flag(argc, argv, "dim", 10, usage);
   auto seed = flag(argc, argv, "seed", 101, usage);
-  if (peers < 2 || steps < 1 || dim < 1) {
-    std::cerr << "error: need --peers >= 2, --steps >= 1, --dim >= 1\n";
+  auto group = flag(argc, argv, "dssync", 0, usage);
+  if (peers < 2 || steps < 1 || dim < 1 || group == 1) {
+    std::cerr << "error: need --peers >= 2, --steps >= 1, --dim >= 1, "
+                 "--dssync 0 or >= 2\n";
     return 2;
   }
   optim::logreg_options lo;
@@ -79,13 +85,23 @@ int main(int argc, char** argv) try {
   }
   double serial_secs = seconds_since(t0);
 
-  std::cerr << peers << " gossip peers\n";
+  std::cerr << peers << (group > 0 ? " DS-Sync peers\n" : " gossip peers\n");
   actors::job_config job;
-  auto sgp = std::make_shared<algos::sgp>();
-  sgp->local.optimizer = {"sgd", 0, 0};
-  sgp->local.lr = sched.base_lr;
-  sgp->local.schedule = sched;
-  job.algorithm = sgp;
+  if (group > 0) {
+    auto ds = std::make_shared<algos::dssync>();
+    ds->local.optimizer = {"sgd", 0, 0};
+    ds->local.lr = sched.base_lr;
+    ds->local.schedule = sched;
+    ds->settings.group_size = static_cast<std::uint32_t>(group);
+    ds->settings.seed = seed;
+    job.algorithm = ds;
+  } else {
+    auto sgp = std::make_shared<algos::sgp>();
+    sgp->local.optimizer = {"sgd", 0, 0};
+    sgp->local.lr = sched.base_lr;
+    sgp->local.schedule = sched;
+    job.algorithm = sgp;
+  }
   job.workers = peers;
   job.shards = 0;
   job.init = std::make_shared<const std::vector<float>>(dim, 0.0f);
@@ -112,6 +128,8 @@ int main(int argc, char** argv) try {
   double total_steps = out["steps"].get<double>();
   nlohmann::json j{
       {"benchmark", "gossip_scale"},
+      {"algo", group > 0 ? "dssync" : "sgp"},
+      {"group_size", group},
       {"peers", peers},
       {"steps_per_peer", steps},
       {"dim", dim},
@@ -124,7 +142,9 @@ int main(int argc, char** argv) try {
       {"messages_per_sec", messages / secs},
       {"bytes_sent", out["bytes_sent"]},
       {"steps_per_sec", total_steps / secs},
-      {"weight_sum", out["sgp"]["weight_sum"]},
+      {"weight_sum",
+       group > 0 ? nlohmann::json(nullptr) : out["sgp"]["weight_sum"]},
+      {"schedule", group > 0 ? out["dssync"]["schedule"] : "exponential"},
       {"rss_before_kb", rss_before},
       {"peak_rss_kb", hwm},
       {"memory_per_peer_kb", (hwm - rss_before) / peers},

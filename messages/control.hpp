@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -196,20 +197,50 @@ typename Inspector::result_type inspect(Inspector& f, eval_msg& x) {
 
 // -- peer_list_msg ------------------------------------------------------------
 
+/// Every worker's handle by rank (a null handle: gone before the start),
+/// for algorithms whose workers may exchange with any other (DS-Sync's
+/// random groups: actors::algorithm::any_peer). The workers of one process
+/// share one table: a message sent to many local actors carries the
+/// pointer, and only one that crosses processes is read into a table of its
+/// own.
+struct handle_table {
+  std::shared_ptr<const std::vector<caf::actor>> handles;
+  std::size_t size() const noexcept {
+    return handles ? handles->size() : 0;
+  }
+  const caf::actor& operator[](std::size_t i) const {
+    return (*handles)[i];
+  }
+  /// The most handles a table read from the wire may hold.
+  static constexpr std::uint64_t max_size = std::uint64_t{1} << 22;
+};
+
+/// Writes the count (uint64), then the handles.
+caf::error inspect(caf::serializer& f, handle_table& x);
+
+/// Reads what the serializer overload wrote; a count above max_size is
+/// refused before anything is read.
+caf::error inspect(caf::deserializer& f, handle_table& x);
+
+/// "N handles".
+std::string to_string(const handle_table& x);
+
 /// The coordinator's word to a peer-to-peer worker before its start: the
 /// handles of the ranks it exchanges with (actors::algorithm::peer_ranks),
 /// ranks in increasing order, one handle each (a null handle: a rank gone
 /// before the start). Only the neighbours: a worker's state does not grow
-/// with the job.
+/// with the job. Or, for an algorithm whose workers may exchange with any
+/// other, no ranks and every worker's handle in `all` (one table shared).
 struct peer_list_msg {
   std::vector<worker_id> ranks;
   std::vector<caf::actor> handles;
+  handle_table all;
 };
 
 /// Serializes or prints a peer_list_msg.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_list_msg& x) {
-  return f(caf::meta::type_name("peer_list_msg"), x.ranks, x.handles);
+  return f(caf::meta::type_name("peer_list_msg"), x.ranks, x.handles, x.all);
 }
 
 /// Returns one-line descriptions for logs.

@@ -124,7 +124,43 @@ std::uint64_t wire_size(const pull_msg& x) {
   return 8 + 1 + 4 + 8 + 8 + 4 * std::uint64_t{x.values.size()};
 }
 
+caf::error inspect(caf::serializer& f, handle_table& x) {
+  auto count = static_cast<std::uint64_t>(x.size());
+  if (auto err = f(count))
+    return err;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    auto h = (*x.handles)[i];
+    if (auto err = f(h))
+      return err;
+  }
+  return caf::none;
+}
+
+caf::error inspect(caf::deserializer& f, handle_table& x) {
+  std::uint64_t count = 0;
+  if (auto err = f(count))
+    return err;
+  if (count > handle_table::max_size)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "handle table above handle_table::max_size", count);
+  auto table = std::make_shared<std::vector<caf::actor>>();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    caf::actor h;
+    if (auto err = f(h))
+      return err;
+    table->push_back(std::move(h));
+  }
+  x.handles = count > 0 ? std::move(table) : nullptr;
+  return caf::none;
+}
+
+std::string to_string(const handle_table& x) {
+  return std::to_string(x.size()) + " handles";
+}
+
 std::string to_string(const peer_list_msg& x) {
+  if (x.all.size() > 0)
+    return "peer_list_msg(all " + std::to_string(x.all.size()) + " workers)";
   std::string out
       = "peer_list_msg(" + std::to_string(x.ranks.size()) + " ranks:";
   for (std::size_t i = 0; i < x.ranks.size() && i < 8; ++i)

@@ -1,21 +1,50 @@
 #include "optim/gadmm.hpp"
 
-#include <numeric>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
-#include "optim/rng.hpp"
+#include "optim/gossip.hpp"
 
 namespace troupe::optim {
+
+namespace {
+
+/// The chains' key: not DS-Sync's shuffle under the same seed.
+std::uint64_t chain_seed(std::uint64_t seed) noexcept {
+  return seed ^ 0x6AD33A1Dull;
+}
+
+} // namespace
+
+std::uint32_t gadmm_place(std::uint32_t rank, std::uint32_t n,
+                          std::uint64_t change, std::uint64_t seed) {
+  if (change == 0) {
+    if (rank >= n)
+      throw std::invalid_argument("gadmm_place: rank " + std::to_string(rank)
+                                  + " of " + std::to_string(n));
+    return rank;
+  }
+  return shuffle_place(rank, n, change, chain_seed(seed));
+}
+
+std::uint32_t gadmm_rank_at(std::uint32_t place, std::uint32_t n,
+                            std::uint64_t change, std::uint64_t seed) {
+  if (change == 0) {
+    if (place >= n)
+      throw std::invalid_argument("gadmm_rank_at: place "
+                                  + std::to_string(place) + " of "
+                                  + std::to_string(n));
+    return place;
+  }
+  return shuffle_rank(place, n, change, chain_seed(seed));
+}
 
 std::vector<std::uint32_t> gadmm_chain(std::uint32_t n, std::uint64_t change,
                                        std::uint64_t seed) {
   std::vector<std::uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  if (change == 0)
-    return order;
-  rng gen{(seed ^ 0x6AD33A1Dull) * 0x9E3779B97F4A7C15ull + change};
-  for (std::uint32_t i = n; i > 1; --i)
-    std::swap(order[i - 1], order[gen.below(i)]);
+  for (std::uint32_t p = 0; p < n; ++p)
+    order[p] = gadmm_rank_at(p, n, change, seed);
   return order;
 }
 

@@ -17,9 +17,18 @@ namespace troupe::optim {
 
 /// The chain of workers 0..n-1 used from chain change `change` on (0: the
 /// first): the positions' ranks. Change 0 is the identity; later ones are
-/// permutations drawn from `seed` and `change` (the same on every worker).
+/// keyed shuffles of `seed` and `change` (optim::shuffle_rank, the same on
+/// every worker). O(n); a worker's own place is gadmm_place's O(1).
 std::vector<std::uint32_t> gadmm_chain(std::uint32_t n, std::uint64_t change,
                                        std::uint64_t seed);
+
+/// Rank `rank`'s position on chain `change` (gadmm_chain's inverse).
+std::uint32_t gadmm_place(std::uint32_t rank, std::uint32_t n,
+                          std::uint64_t change, std::uint64_t seed);
+
+/// The rank at position `place` of chain `change`.
+std::uint32_t gadmm_rank_at(std::uint32_t place, std::uint32_t n,
+                            std::uint64_t change, std::uint64_t seed);
 
 /// The augmented Lagrangian's gradient at x in place of the loss's
 /// gradient g: g <- g - mu + rho (d x - s), where mu = lambda_left -

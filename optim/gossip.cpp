@@ -6,8 +6,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "optim/rng.hpp"
-
 namespace troupe::optim {
 
 namespace {
@@ -171,18 +169,103 @@ std::vector<std::uint32_t> digit_groups(std::uint32_t n, std::uint32_t m,
   return out;
 }
 
+namespace {
+
+/// SplitMix64's finalizer: the Feistel rounds' mixing function.
+std::uint64_t mix64(std::uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// The Feistel network's half width in bits for a domain of n values.
+unsigned half_bits(std::uint32_t n) noexcept {
+  unsigned bits = 2;
+  while (bits < 32 && (std::uint64_t{1} << bits) < n)
+    bits += 2;
+  return bits / 2;
+}
+
+constexpr int feistel_rounds = 8;
+
+std::uint64_t feistel_key(std::uint64_t seed, std::uint64_t k) noexcept {
+  return mix64(seed * 0x9E3779B97F4A7C15ull + mix64(k + 0x632BE59BD9B4E019ull));
+}
+
+std::uint64_t round_function(std::uint64_t key, int round, std::uint64_t half,
+                             std::uint64_t mask) noexcept {
+  return mix64(key ^ (static_cast<std::uint64_t>(round) << 56) ^ half) & mask;
+}
+
+/// One pass of the network over [0, 4^h) (forward or back).
+std::uint64_t feistel(std::uint64_t x, unsigned h, std::uint64_t key,
+                      bool forward) noexcept {
+  std::uint64_t mask = (std::uint64_t{1} << h) - 1;
+  std::uint64_t left = x >> h, right = x & mask;
+  if (forward) {
+    for (int r = 0; r < feistel_rounds; ++r) {
+      auto next = left ^ round_function(key, r, right, mask);
+      left = right;
+      right = next;
+    }
+  } else {
+    for (int r = feistel_rounds - 1; r >= 0; --r) {
+      auto prev = right ^ round_function(key, r, left, mask);
+      right = left;
+      left = prev;
+    }
+  }
+  return (left << h) | right;
+}
+
+/// Cycle-walks the network until the value is in [0, n): a permutation
+/// of [0, n) (the walk back inverts the walk forward).
+std::uint32_t walk(std::uint32_t x, std::uint32_t n, std::uint64_t k,
+                   std::uint64_t seed, bool forward, const char* who) {
+  if (x >= n)
+    throw std::invalid_argument(std::string{who} + ": " + std::to_string(x)
+                                + " is not below " + std::to_string(n));
+  auto h = half_bits(n);
+  auto key = feistel_key(seed, k);
+  std::uint64_t y = x;
+  do
+    y = feistel(y, h, key, forward);
+  while (y >= n);
+  return static_cast<std::uint32_t>(y);
+}
+
+} // namespace
+
+std::uint32_t shuffle_place(std::uint32_t rank, std::uint32_t n,
+                            std::uint64_t k, std::uint64_t seed) {
+  return walk(rank, n, k, seed, true, "shuffle_place");
+}
+
+std::uint32_t shuffle_rank(std::uint32_t place, std::uint32_t n,
+                           std::uint64_t k, std::uint64_t seed) {
+  return walk(place, n, k, seed, false, "shuffle_rank");
+}
+
 std::vector<std::uint32_t> random_groups(std::uint32_t n, std::uint32_t m,
                                          std::uint64_t k, std::uint64_t seed) {
   if (m < 1)
     throw std::invalid_argument("random_groups: groups of at least 1");
-  std::vector<std::uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  rng gen{seed * 0x9E3779B97F4A7C15ull + k};
-  for (std::uint32_t i = n; i > 1; --i)
-    std::swap(order[i - 1], order[gen.below(i)]);
   std::vector<std::uint32_t> out(n);
-  for (std::uint32_t pos = 0; pos < n; ++pos)
-    out[order[pos]] = pos / m;
+  for (std::uint32_t r = 0; r < n; ++r)
+    out[r] = shuffle_place(r, n, k, seed) / m;
+  return out;
+}
+
+std::vector<std::uint32_t>
+random_group_members(std::uint32_t rank, std::uint32_t n, std::uint32_t m,
+                     std::uint64_t k, std::uint64_t seed) {
+  if (m < 1)
+    throw std::invalid_argument("random_group_members: groups of at least 1");
+  auto first = shuffle_place(rank, n, k, seed) / m * std::uint64_t{m};
+  std::vector<std::uint32_t> out;
+  for (auto p = first; p < first + m && p < n; ++p)
+    out.push_back(shuffle_rank(static_cast<std::uint32_t>(p), n, k, seed));
+  std::sort(out.begin(), out.end());
   return out;
 }
 

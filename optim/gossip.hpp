@@ -86,11 +86,28 @@ std::vector<std::uint32_t> digit_group_members(std::uint32_t rank,
 std::vector<std::uint32_t> digit_neighbours(std::uint32_t rank, std::uint32_t n,
                                             std::uint32_t m);
 
-/// A uniformly random partition of n ranks into groups of m (the last one
-/// smaller if m does not divide n), from (seed, k) alone. Returns each
-/// rank's group id.
+/// A pseudo-random permutation of [0, n) keyed by (seed, k): an eight-round
+/// Feistel network on the smallest even number of bits covering n, walked
+/// until the value falls in [0, n). O(1) expected per rank, in both
+/// directions, with no table: a rank's place in round k's shuffle.
+std::uint32_t shuffle_place(std::uint32_t rank, std::uint32_t n,
+                            std::uint64_t k, std::uint64_t seed);
+
+/// The rank at place `place` of shuffle_place's permutation (its inverse).
+std::uint32_t shuffle_rank(std::uint32_t place, std::uint32_t n,
+                           std::uint64_t k, std::uint64_t seed);
+
+/// A random partition of n ranks into groups of m (the last one smaller if
+/// m does not divide n), from (seed, k) alone: the places of shuffle_place
+/// cut into runs of m. Returns each rank's group id (O(n)).
 std::vector<std::uint32_t> random_groups(std::uint32_t n, std::uint32_t m,
                                          std::uint64_t k, std::uint64_t seed);
+
+/// The members of `rank`'s group in random_groups(n, m, k, seed), in
+/// increasing order, `rank` included: O(m), not O(n).
+std::vector<std::uint32_t>
+random_group_members(std::uint32_t rank, std::uint32_t n, std::uint32_t m,
+                     std::uint64_t k, std::uint64_t seed);
 
 /// The members of each group, ranks in increasing order, from a group id
 /// per rank.

@@ -92,7 +92,16 @@ struct compute_options {
   /// has cores of its own): compute and (de)serialization each take a core,
   /// the earliest free one, and wait for one when all are taken.
   std::uint32_t host_cores = 0;
+  /// A process warming up (page faults of fresh buffers, allocators
+  /// settling; measured, docs/simulation.md): at simulated second t, CPU
+  /// work (steps, evaluations, (de)serialization) costs 1 + warmup_factor
+  /// e^(-t / warmup_seconds) times its steady cost (0: none).
+  double warmup_factor = 0;
+  double warmup_seconds = 0;
 };
+
+/// The warm-up's cost factor at simulated second t (compute_options).
+double warmup_at(const compute_options& c, double t) noexcept;
 
 /// exp(sigma z - sigma^2 / 2) with sigma^2 = ln(1 + cv^2) and z standard
 /// normal from the uniforms u1 in (0, 1] and u2 in [0, 1) (Box-Muller): a

@@ -68,10 +68,19 @@ nanos scheduler::on_core(nanos t, nanos d) {
   return best + d;
 }
 
+double warmup_at(const compute_options& c, double t) noexcept {
+  if (c.warmup_factor <= 0 || c.warmup_seconds <= 0)
+    return 1;
+  return 1 + c.warmup_factor * std::exp(-t / c.warmup_seconds);
+}
+
 nanos scheduler::serialize_time(std::uint64_t bytes) const noexcept {
-  return compute_.serialize_gbps > 0
-             ? link_model::wire_time(bytes, compute_.serialize_gbps)
-             : 0;
+  if (compute_.serialize_gbps <= 0)
+    return 0;
+  auto d = link_model::wire_time(bytes, compute_.serialize_gbps);
+  auto w = warmup_at(compute_, static_cast<double>(now_ns()) * 1e-9);
+  return w == 1 ? d
+                : static_cast<nanos>(std::llround(static_cast<double>(d) * w));
 }
 
 bool scheduler::decode(event& e) {
@@ -120,6 +129,7 @@ void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
       s *= lognormal_factor(u1, uniform(), compute_.jitter);
     }
   }
+  s *= warmup_at(compute_, static_cast<double>(now_ns()) * 1e-9);
   charge(self, static_cast<nanos>(std::llround(s * 1e9)));
 }
 

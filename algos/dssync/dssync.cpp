@@ -29,7 +29,9 @@ void dssync::configure_worker(const actors::job_config& job,
                               actors::worker_config& config,
                               std::vector<actors::shard_ref>) const {
   auto opts = peer_options(job, settings, local);
-  opts.neighbours = peer_ranks(job, config.id);
+  opts.any_peer = any_peer(job);
+  if (!opts.any_peer)
+    opts.neighbours = peer_ranks(job, config.id);
   config.make_policy = [opts = std::move(opts),
                         steps = job.steps_per_worker](std::size_t params) {
     return make_dssync_policy(opts, params, steps);
@@ -47,7 +49,13 @@ dssync::peer_ranks(const actors::job_config& job, messages::worker_id w) const {
   opts.workers = job.workers;
   if (digit_schedule(opts))
     return optim::digit_neighbours(w, opts.workers, opts.group_size);
-  return algorithm::peer_ranks(job, w); // random groups: anyone
+  return algorithm::peer_ranks(job, w); // one group, or random groups
+}
+
+bool dssync::any_peer(const actors::job_config& job) const {
+  auto opts = settings;
+  opts.workers = job.workers;
+  return !digit_schedule(opts) && opts.group_size < opts.workers;
 }
 
 bool dssync::lingers() const noexcept {

@@ -37,6 +37,9 @@ public:
   std::vector<messages::worker_id>
   peer_ranks(const actors::job_config& job,
              messages::worker_id w) const override;
+  /// Random groups: any worker may share a round's group (the workers get
+  /// one shared table of handles).
+  bool any_peer(const actors::job_config& job) const override;
   bool lingers() const noexcept override;
   /// The workers' state is all of it (markers settle the group copies in
   /// flight, peer_policy::quiesce).

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
 #include <string>
 
 #include "actors/comm_policy.hpp"
@@ -50,12 +53,16 @@ dssync_members(const actors::peer_policy_options& opts, std::uint64_t k,
                std::uint32_t rank) {
   if (digit_schedule(opts))
     return optim::digit_group_members(rank, opts.workers, opts.group_size, k);
-  auto groups = dssync_groups(opts, k);
-  std::vector<std::uint32_t> out;
-  for (std::uint32_t r = 0; r < groups.size(); ++r)
-    if (groups[r] == groups.at(rank))
-      out.push_back(r);
-  return out;
+  auto n = opts.workers, m = opts.group_size;
+  if (rank >= n)
+    throw std::invalid_argument("dssync_members: rank " + std::to_string(rank)
+                                + " of " + std::to_string(n));
+  if (n <= 1 || m >= n) { // one group
+    std::vector<std::uint32_t> out(n);
+    std::iota(out.begin(), out.end(), 0u);
+    return out;
+  }
+  return optim::random_group_members(rank, n, m, k, opts.seed);
 }
 
 namespace {
@@ -196,6 +203,18 @@ public:
   }
 
 protected:
+  /// With random groups (any_peer), the members of this worker's groups
+  /// of the rounds after its last: a worker with steps left (adopted from
+  /// a lost one) meets them there. Later rounds find it at the deadline.
+  std::vector<worker_id> told_of_finish(actors::worker_context& ctx) override {
+    std::set<worker_id> out;
+    for (std::uint64_t k = round_ + 1; k <= round_ + finish_horizon; ++k)
+      for (auto r : dssync_members(opts_, k, ctx.id()))
+        if (r != ctx.id())
+          out.insert(r);
+    return {out.begin(), out.end()};
+  }
+
   void recheck(actors::worker_context& ctx) override {
     if (!waiting_)
       return;
@@ -316,6 +335,8 @@ private:
   std::vector<double> sum_;
   /// Rounds a group copy may be ahead of this worker's.
   static constexpr std::uint64_t max_ahead = 64;
+  /// Rounds after its last whose members a finishing worker tells.
+  static constexpr std::uint64_t finish_horizon = 16;
   /// The rule of robust mixing other than mean and cclip.
   std::unique_ptr<optim::aggregation_rule> rule_;
   std::uint64_t round_ = 0, next_round_ = 0, late_ = 0;

@@ -29,7 +29,7 @@ std::vector<std::uint32_t>
 dssync_groups(const actors::peer_policy_options& opts, std::uint64_t k);
 
 /// The members of `rank`'s group of round k, increasing, `rank` included:
-/// O(m) on the digit schedule, O(n) with random groups.
+/// O(m) on either schedule (O(n) for one group of all).
 std::vector<std::uint32_t>
 dssync_members(const actors::peer_policy_options& opts, std::uint64_t k,
                std::uint32_t rank);

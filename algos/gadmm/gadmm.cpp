@@ -86,7 +86,9 @@ void gadmm::configure_worker(const actors::job_config& job,
   actors::peer_policy_options q;
   q.seed = seed;
   auto opts = peer_options(job, q, local);
-  opts.neighbours = peer_ranks(job, config.id);
+  opts.any_peer = any_peer(job);
+  if (!opts.any_peer)
+    opts.neighbours = peer_ranks(job, config.id);
   config.make_policy = [opts = std::move(opts), g = settings,
                         steps = job.steps_per_worker](std::size_t params) {
     return make_gadmm_policy(opts, g, params, steps);
@@ -96,6 +98,10 @@ void gadmm::configure_worker(const actors::job_config& job,
 
 bool gadmm::peer_to_peer() const noexcept {
   return true;
+}
+
+bool gadmm::any_peer(const actors::job_config& job) const {
+  return settings.rechain > 0 && job.workers > 3;
 }
 
 std::vector<messages::worker_id>

@@ -8,21 +8,6 @@
 
 namespace troupe::algos {
 
-const gadmm_chains::drawn& gadmm_chains::chain(std::uint64_t change) const {
-  for (std::size_t i = 0; i < 2; ++i)
-    if (filled_[i] && kept_[i].change == change)
-      return kept_[i];
-  auto& d = kept_[oldest_];
-  filled_[oldest_] = true;
-  oldest_ = 1 - oldest_;
-  d.change = change;
-  d.order = optim::gadmm_chain(workers_, change, seed_);
-  d.pos.assign(workers_, 0);
-  for (std::uint32_t p = 0; p < workers_; ++p)
-    d.pos[d.order[p]] = p;
-  return d;
-}
-
 gadmm_chain_view gadmm_chains::view(std::uint64_t k, std::uint32_t rank) const {
   gadmm_chain_view v;
   auto change = rechain_ > 0 ? k / rechain_ : 0;
@@ -34,12 +19,12 @@ gadmm_chain_view gadmm_chains::view(std::uint64_t k, std::uint32_t rank) const {
       v.right = rank + 1;
     return v;
   }
-  const auto& d = chain(change);
-  v.pos = d.pos[rank];
+  // O(1): the keyed shuffle's place and its neighbours' ranks.
+  v.pos = optim::gadmm_place(rank, workers_, change, seed_);
   if (v.pos > 0)
-    v.left = d.order[v.pos - 1];
+    v.left = optim::gadmm_rank_at(v.pos - 1, workers_, change, seed_);
   if (v.pos + 1 < workers_)
-    v.right = d.order[v.pos + 1];
+    v.right = optim::gadmm_rank_at(v.pos + 1, workers_, change, seed_);
   return v;
 }
 

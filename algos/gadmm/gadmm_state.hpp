@@ -30,10 +30,8 @@ struct gadmm_chain_view {
 };
 
 /// The chains of a job: the ranks in order until the first change, then
-/// optim::gadmm_chain's. A changing chain is drawn (O(workers)) once per
-/// change and kept with its positions, so a step or a message looks its
-/// place up in O(1); the two chains drawn last are kept (an iteration and
-/// the models sent at its end see two).
+/// optim::gadmm_chain's. A place and its neighbours are computed in O(1)
+/// (a keyed shuffle, optim::gadmm_place): nothing grows with the job.
 class gadmm_chains {
 public:
   gadmm_chains(std::uint32_t workers, const gadmm_settings& g,
@@ -48,17 +46,8 @@ public:
                                         std::uint32_t rank) const;
 
 private:
-  struct drawn {
-    std::uint64_t change = 0;
-    std::vector<std::uint32_t> order, pos;
-  };
-  const drawn& chain(std::uint64_t change) const;
-
   std::uint32_t workers_;
   std::uint64_t rechain_, seed_;
-  mutable drawn kept_[2];
-  mutable bool filled_[2] = {false, false};
-  mutable std::size_t oldest_ = 0;
 };
 
 /// A GADMM worker's state between two steps.

@@ -18,7 +18,9 @@
 #include "algos/gadmm/gadmm.hpp"
 #include "algos/peer_policy.hpp"
 #include "algos/sgp/sgp.hpp"
+#include "harness.hpp"
 #include "optim/gossip.hpp"
+#include "optim/rng.hpp"
 #include "optim/state_file.hpp"
 
 using namespace troupe;
@@ -142,6 +144,11 @@ TEST_CASE("each algorithm's peer ranks: sorted, symmetric, few") {
   check_relation(
       12, [&](worker_id w) { return ds.peer_ranks(job_of(12), w); }, 11);
   CHECK(ds.peer_ranks(job_of(12), 3).size() == 11);
+  // ... so its workers get one shared table instead of lists.
+  CHECK(ds.any_peer(job_of(12)));
+  CHECK_FALSE(ds.any_peer(job_of(64)));
+  CHECK_FALSE(ds.any_peer(job_of(4))); // one group of all
+  CHECK_FALSE(algos::sgp{}.any_peer(job_of(12)));
   // GADMM: a chain of ranks in order, two neighbours at most; changing
   // chains: anyone.
   algos::gadmm chain;
@@ -152,6 +159,8 @@ TEST_CASE("each algorithm's peer ranks: sorted, symmetric, few") {
   CHECK(chain.peer_ranks(job_of(5), 3) == std::vector<worker_id>{2, 4});
   chain.settings.rechain = 4;
   CHECK(chain.peer_ranks(job_of(5), 3).size() == 4);
+  CHECK(chain.any_peer(job_of(5)));
+  CHECK_FALSE(algos::gadmm{}.any_peer(job_of(5)));
 }
 
 TEST_CASE("a peer policy's checkpoint keeps what it heard per neighbour and "
@@ -202,4 +211,50 @@ TEST_CASE("a peer policy's checkpoint keeps what it heard per neighbour and "
   optim::state_reader r3{w3.encode(), "test3.state"};
   CHECK_THROWS_WITH(c.load_state(r3, "bad."),
                     Catch::Contains("rank 99 of a job of 16 workers"));
+}
+
+TEST_CASE("DS-Sync's random groups through one shared handle table: every "
+          "round averages the groups optim's shuffle draws, bit for bit") {
+  const std::uint64_t seed = 97;
+  std::cout << "dssync random groups: seed " << seed << std::endl;
+  auto prob = test::lsq_512x20(seed);
+  const std::uint32_t n = 12, m = 5;
+  const std::uint64_t rounds = 6;
+  optim::rng gen{seed};
+  std::vector<std::vector<float>> starts(n, std::vector<float>(20));
+  for (auto& s : starts)
+    for (auto& v : s)
+      v = static_cast<float>(gen.normal());
+  auto job = test::lsq_job(prob, n, 0, "sgd", 1, 16, rounds, seed);
+  auto ds = test::install<algos::dssync>(job);
+  ds->local.optimizer = {"sgd", 0, 0};
+  ds->local.lr = 0; // pure averaging
+  ds->settings.group_size = m;
+  ds->settings.seed = seed;
+  REQUIRE(ds->any_peer(job));
+  auto lasts = test::record_workers(job, prob, starts, seed);
+  auto out = test::run_seeded(std::move(job), seed);
+  INFO(out.dump().substr(0, 3000));
+  REQUIRE_FALSE(out.contains("error"));
+  CHECK(out["dssync"]["schedule"] == "random");
+  auto xs = starts;
+  for (std::uint64_t k = 0; k < rounds; ++k)
+    optim::average_groups(xs, optim::random_groups(n, m, k, seed));
+  for (std::uint32_t w = 0; w < n; ++w) {
+    INFO("worker " << w);
+    CHECK(*lasts[w] == xs[w]);
+    CHECK(out["worker_stats"][w]["mixes"].get<std::uint64_t>() == rounds);
+    CHECK(out["worker_stats"][w]["timeouts"].get<std::uint64_t>() == 0);
+  }
+  // Averaging within groups keeps the sum; the workers drew together.
+  double spread0 = 0, spread = 0;
+  for (std::uint32_t w = 1; w < n; ++w)
+    for (std::size_t i = 0; i < 20; ++i) {
+      spread0
+          = std::max<double>(spread0, std::abs(starts[w][i] - starts[0][i]));
+      spread
+          = std::max<double>(spread, std::abs((*lasts[w])[i] - (*lasts[0])[i]));
+    }
+  std::cout << "  spread " << spread0 << " -> " << spread << std::endl;
+  CHECK(spread < 0.1 * spread0);
 }

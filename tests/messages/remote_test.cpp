@@ -318,9 +318,23 @@ TEST_CASE("special floats and every message type cross a process boundary",
   same_payload(delta_msg{5, tensor{special_values()}}, values);
   same_payload(ring_chunk_msg{2, 17, 0, 1, 3, 48, tensor{special_values()}},
                values);
-  auto peers = round_trip(self, remote, peer_list_msg{{1, 5, 9}, {{}, {}, {}}});
+  auto peers
+      = round_trip(self, remote, peer_list_msg{{1, 5, 9}, {{}, {}, {}}, {}});
   CHECK(peers.ranks == std::vector<worker_id>{1, 5, 9});
   CHECK(peers.handles.size() == 3);
+  CHECK(peers.all.size() == 0);
+  // A handle table: the remote end reads a table of its own, with the
+  // handles (the remote actor's comes back as itself) and the gaps.
+  handle_table table;
+  table.handles = std::make_shared<const std::vector<caf::actor>>(
+      std::vector<caf::actor>{{}, remote, {}});
+  auto all = round_trip(self, remote, peer_list_msg{{}, {}, table});
+  REQUIRE(all.all.size() == 3);
+  CHECK(all.all.handles != table.handles);
+  CHECK_FALSE(all.all[0]);
+  CHECK(all.all[1] == remote);
+  CHECK_FALSE(all.all[2]);
+  CHECK(to_string(all) == "peer_list_msg(all 3 workers)");
   same_payload(shadow_msg{1, 9, 4, tensor{special_values()}},
                [](const shadow_msg& m) { return m.sum; });
   // Compressed blocks: every byte value, NUL included, crosses intact.

@@ -160,6 +160,27 @@ TEST_CASE("hostile tensor counts are rejected before allocating",
   }
 }
 
+TEST_CASE("a hostile handle table's count is refused before reading",
+          "[messages]") {
+  auto read = [](std::uint64_t count, std::size_t trailing_bytes) {
+    std::vector<char> buf;
+    caf::binary_serializer sink{nullptr, buf};
+    REQUIRE(!sink(count));
+    buf.resize(buf.size() + trailing_bytes);
+    handle_table x;
+    caf::binary_deserializer source{nullptr, buf};
+    auto err = source(x);
+    CHECK(x.size() == 0);
+    return err;
+  };
+  auto err = read(handle_table::max_size + 1, 64);
+  REQUIRE(err);
+  CHECK(caf::to_string(err).find("max_size") != std::string::npos);
+  CHECK(read(std::uint64_t{1} << 63, 64));
+  CHECK(read(1000, 3)); // fewer bytes than handles
+  CHECK_FALSE(read(0, 0));
+}
+
 TEST_CASE("every message type round-trips", "[messages]") {
   push_msg push{7, 42, 3, 1000, 5, 64, tensor{special_values()}};
   CHECK(deserialize<push_msg>(serialize(push)) == push);
@@ -201,7 +222,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       stage_done_msg{1, 2, 3, 4, real{0.75}, 5, 6},
       stage_wiring_msg{9, caf::actor{}, {caf::actor{}, caf::actor{}}},
       ring_chunk_msg{3, 41, 1, 2, 5, 96, tensor{special_values()}},
-      peer_list_msg{{2, 7}, {caf::actor{}, caf::actor{}}},
+      peer_list_msg{{2, 7}, {caf::actor{}, caf::actor{}}, {}},
       dual_msg{5, 8, tensor{special_values()}}, ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
