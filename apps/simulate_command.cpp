@@ -39,7 +39,6 @@ struct sim_flags {
   std::string stragglers;     ///< P:F
   double jitter = 0;
   double eval_seconds = -1;      ///< S (< 0: forward passes)
-  std::string warmup;            ///< A:T
   std::uint64_t timing_seed = 0; ///< 0: the job's --seed
   std::string slow_nodes;        ///< K:F
   std::string shard_nodes = "own";
@@ -88,9 +87,6 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
   p.add(f.eval_seconds, "eval-seconds",
         "S: an evaluation takes S seconds (< 0, the default: a forward pass "
         "per test sample on the coordinator's node)");
-  p.add(f.warmup, "warmup",
-        "A:T: CPU work costs 1 + A e^(-t/T) times at simulated second t "
-        "(processes warming up; measured here: docs/simulation.md)");
   p.add(f.timing_seed, "timing-seed",
         "seed of the stragglers' and the jitter's draws (0: --seed): the "
         "same job under other timing");
@@ -109,8 +105,8 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
        "sample-seconds", "value-seconds", "node-gflops", "serialize-gbps",
        "host-cores",     "host-shm",      "shm-share",   "calibrate",
        "virtual-params", "stragglers",    "jitter",      "timing-seed",
-       "eval-seconds",   "warmup",        "slow-nodes",  "shard-nodes",
-       "crash",          "max-events",    "wall-seconds"});
+       "eval-seconds",   "slow-nodes",    "shard-nodes", "crash",
+       "max-events",     "wall-seconds"});
 }
 
 /// "P:F" into its two numbers; throws usage_error naming `flag`.
@@ -227,15 +223,6 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
     throw usage_error("troupe simulate: --eval-seconds must be at most 86400 "
                       "(< 0: forward passes)");
   so.compute.eval_seconds = f.eval_seconds;
-  if (!f.warmup.empty()) {
-    auto [a, t] = pair_of(f.warmup, "warmup", "A:T with A >= 0 and T >= 0");
-    if (a < 0 || a > 100 || t < 0 || t > 86400)
-      throw usage_error("troupe simulate: --warmup=" + f.warmup
-                        + " is not A:T with A in [0, 100] and T in [0, "
-                          "86400] seconds");
-    so.compute.warmup_factor = a;
-    so.compute.warmup_seconds = t;
-  }
   if (!f.stragglers.empty()) {
     auto [p, x] = pair_of(f.stragglers, "stragglers",
                           "P:F with P in [0, 1] and F >= 1");

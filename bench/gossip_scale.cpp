@@ -2,14 +2,16 @@
 // train a synthetic LOGREG problem (each peer 16 examples, batch 16) with
 // push-sum on the exponential graph, or with --dssync=M DS-Sync's group
 // averaging in random groups of M (any worker may meet any other: one
-// shared table of handles); reported: the optimality gap of the
+// shared table of handles; with --lists=1 every worker gets its own list
+// of all n handles instead, as before wire version 22: the baseline of
+// the memory per peer); reported: the optimality gap of the
 // mean model, gossip messages per second, the resident memory each peer
 // adds, and, as a baseline measured in the same run, one replica stepping
 // the same total number of steps serially without actors. Prints one JSON
 // object on stdout; progress goes to stderr.
 //
 //   gossip_scale [--peers=256] [--steps=200] [--dim=10] [--seed=101]
-//                [--dssync=0]
+//                [--dssync=0] [--lists=0]
 
 #include <chrono>
 #include <cstdlib>
@@ -36,7 +38,16 @@ using bench::status_kb;
 using clock_type = bench::clock_type;
 
 constexpr const char* usage = "usage: gossip_scale [--peers=256] [--steps=200] "
-                              "[--dim=10] [--seed=101] [--dssync=0]\n";
+                              "[--dim=10] [--seed=101] [--dssync=0] "
+                              "[--lists=0]\n";
+
+/// DS-Sync as it was before wire version 22: every worker gets the list of
+/// all n handles (and keeps an entry per peer).
+struct dssync_lists : algos::dssync {
+  bool any_peer(const actors::job_config&) const override {
+    return false;
+  }
+};
 
 } // namespace
 
@@ -47,6 +58,7 @@ int main(int argc, char** argv) try {
   auto dim = flag(argc, argv, "dim", 10, usage);
   auto seed = flag(argc, argv, "seed", 101, usage);
   auto group = flag(argc, argv, "dssync", 0, usage);
+  auto lists = flag(argc, argv, "lists", 0, usage) != 0;
   if (peers < 2 || steps < 1 || dim < 1 || group == 1) {
     std::cerr << "error: need --peers >= 2, --steps >= 1, --dim >= 1, "
                  "--dssync 0 or >= 2\n";
@@ -88,7 +100,8 @@ int main(int argc, char** argv) try {
   std::cerr << peers << (group > 0 ? " DS-Sync peers\n" : " gossip peers\n");
   actors::job_config job;
   if (group > 0) {
-    auto ds = std::make_shared<algos::dssync>();
+    auto ds = lists ? std::make_shared<dssync_lists>()
+                    : std::make_shared<algos::dssync>();
     ds->local.optimizer = {"sgd", 0, 0};
     ds->local.lr = sched.base_lr;
     ds->local.schedule = sched;
@@ -130,6 +143,7 @@ int main(int argc, char** argv) try {
       {"benchmark", "gossip_scale"},
       {"algo", group > 0 ? "dssync" : "sgp"},
       {"group_size", group},
+      {"handle_lists", lists},
       {"peers", peers},
       {"steps_per_peer", steps},
       {"dim", dim},

@@ -263,9 +263,7 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
         {"serialize_gbps", o.compute.serialize_gbps},
         {"host_cores", o.compute.host_cores},
         {"host_shm", o.compute.shared_memory},
-        {"shm_share", o.compute.shm_share},
-        {"warmup_factor", o.compute.warmup_factor},
-        {"warmup_seconds", o.compute.warmup_seconds}}}};
+        {"shm_share", o.compute.shm_share}}}};
   return result;
 }
 

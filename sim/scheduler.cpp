@@ -70,7 +70,7 @@ void scheduler::configure(std::uint32_t nodes, network_options net,
   links_ = std::make_unique<link_model>(net, nodes);
   compute_ = std::move(compute);
   cores_.assign(compute_.host_cores, {});
-  decoder_free_.assign(nodes, 0);
+  broker_free_.assign(nodes, 0);
   straggle_state_.resize(nodes);
   for (std::uint32_t n = 0; n < nodes; ++n) {
     std::uint64_t s = compute_.seed ^ (0xa0761d6478bd642fULL * (n + 1));
@@ -197,11 +197,16 @@ void scheduler::sweep(caf::scheduled_actor* a, record& r) {
         }
         stats_.payload_bytes += payload;
         ++stats_.remote;
-        // Its sender serializes it (busy, on a core) before it leaves.
-        if (auto ser = serialize_time(e.cpu_bytes);
-            ser > 0 && from == running_) {
-          auto end = on_core(at, ser);
-          clock_.offset += clock_type::duration_type{end - at};
+        // Its node's broker serializes it (on a core) before it leaves:
+        // CAF 0.17 encodes a remote message in its process's multiplexer
+        // thread (middleman.workers = 0, net/system.cpp), which decodes
+        // what arrives too, one message at a time; the sending actor goes
+        // on meanwhile.
+        if (auto ser = serialize_time(e.cpu_bytes); ser > 0) {
+          if (broker_free_.size() <= src)
+            broker_free_.resize(nodes(), 0);
+          auto end = on_core(std::max(at, broker_free_[src]), ser);
+          broker_free_[src] = end;
           stats_.serialize_ns += static_cast<std::uint64_t>(ser);
           at = e.sent = e.at = end;
         }

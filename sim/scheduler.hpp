@@ -74,9 +74,10 @@ struct compute_options {
   /// Seeds the stragglers' and the jitter's draws (per node).
   std::uint64_t seed = 1;
   /// The CPU cost of a message between nodes, in Gb/s of its costed bytes
-  /// (0: free): the sender is busy serializing it before it leaves, and the
-  /// receiver's node deserializes it (one message at a time a node, as CAF's
-  /// one broker does) before its actor gets it.
+  /// (0: free): the sender's node's broker serializes it before it leaves
+  /// (the sending actor goes on), and the receiver's node's deserializes it
+  /// before its actor gets it (one message at a time a node, encoding and
+  /// decoding in turn, as CAF's one broker does).
   double serialize_gbps = 0;
   /// Pushes and fetch replies between nodes go through shared memory (as
   /// between the processes of one host, troupe launch --local): only a
@@ -92,16 +93,7 @@ struct compute_options {
   /// has cores of its own): compute and (de)serialization each take a core,
   /// the earliest free one, and wait for one when all are taken.
   std::uint32_t host_cores = 0;
-  /// A process warming up (page faults of fresh buffers, allocators
-  /// settling; measured, docs/simulation.md): at simulated second t, CPU
-  /// work (steps, evaluations, (de)serialization) costs 1 + warmup_factor
-  /// e^(-t / warmup_seconds) times its steady cost (0: none).
-  double warmup_factor = 0;
-  double warmup_seconds = 0;
 };
-
-/// The warm-up's cost factor at simulated second t (compute_options).
-double warmup_at(const compute_options& c, double t) noexcept;
 
 /// exp(sigma z - sigma^2 / 2) with sigma^2 = ln(1 + cv^2) and z standard
 /// normal from the uniforms u1 in (0, 1] and u2 in [0, 1) (Box-Muller): a
@@ -262,7 +254,7 @@ private:
   std::vector<nanos> crashed_at_; ///< per node (max: never)
   /// Per host core: its busy intervals [from, to), in order.
   std::vector<std::vector<std::pair<nanos, nanos>>> cores_;
-  std::vector<nanos> decoder_free_; ///< per node: its broker busy until
+  std::vector<nanos> broker_free_; ///< per node: its broker busy until
 };
 
 } // namespace troupe::sim

@@ -68,19 +68,10 @@ nanos scheduler::on_core(nanos t, nanos d) {
   return best + d;
 }
 
-double warmup_at(const compute_options& c, double t) noexcept {
-  if (c.warmup_factor <= 0 || c.warmup_seconds <= 0)
-    return 1;
-  return 1 + c.warmup_factor * std::exp(-t / c.warmup_seconds);
-}
-
 nanos scheduler::serialize_time(std::uint64_t bytes) const noexcept {
-  if (compute_.serialize_gbps <= 0)
-    return 0;
-  auto d = link_model::wire_time(bytes, compute_.serialize_gbps);
-  auto w = warmup_at(compute_, static_cast<double>(now_ns()) * 1e-9);
-  return w == 1 ? d
-                : static_cast<nanos>(std::llround(static_cast<double>(d) * w));
+  return compute_.serialize_gbps > 0
+             ? link_model::wire_time(bytes, compute_.serialize_gbps)
+             : 0;
 }
 
 bool scheduler::decode(event& e) {
@@ -89,10 +80,10 @@ bool scheduler::decode(event& e) {
     return false;
   // The node's broker takes its messages one at a time, each on a core.
   auto node = node_of(e.to->id());
-  if (decoder_free_.size() <= node)
-    decoder_free_.resize(nodes(), 0);
-  auto end = on_core(std::max(now_ns(), decoder_free_[node]), d);
-  decoder_free_[node] = end;
+  if (broker_free_.size() <= node)
+    broker_free_.resize(nodes(), 0);
+  auto end = on_core(std::max(now_ns(), broker_free_[node]), d);
+  broker_free_[node] = end;
   stats_.serialize_ns += static_cast<std::uint64_t>(d);
   e.decoded = true;
   e.at = end;
@@ -129,7 +120,6 @@ void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
       s *= lognormal_factor(u1, uniform(), compute_.jitter);
     }
   }
-  s *= warmup_at(compute_, static_cast<double>(now_ns()) * 1e-9);
   charge(self, static_cast<nanos>(std::llround(s * 1e9)));
 }
 

@@ -13,6 +13,7 @@
 
 #include "actors/stop_request.hpp"
 #include "algos/diloco/diloco.hpp"
+#include "algos/dssync/dssync.hpp"
 #include "algos/gadmm/gadmm.hpp"
 #include "algos/parle/parle.hpp"
 #include "algos/registry.hpp"
@@ -205,6 +206,25 @@ TEST_CASE("gadmm jobs, on one chain and on changing chains, resumed from "
     };
     resumes_bit_for_bit(make, seed, 17, 3); // inside iterations
   }
+}
+
+TEST_CASE("a dssync job in random groups (one shared handle table, markers "
+          "to every worker) resumed from any checkpoint ends bit for bit") {
+  const std::uint64_t seed = 16, steps = 30;
+  std::cout << "checkpoint dssync random groups: seed " << seed << std::endl;
+  auto d = data(seed);
+  auto make = [&] {
+    auto job = make_job("dssync", d, 6, steps, seed);
+    job.shards = 0;
+    auto a = test::install<algos::dssync>(job);
+    a->settings.group_size = 4; // 6 workers: a group of 4 and one of 2
+    a->settings.seed = seed;
+    a->local.optimizer = {"momentum", 0.9, 0};
+    a->local.lr = 0.05;
+    REQUIRE(a->any_peer(job));
+    return job;
+  };
+  resumes_bit_for_bit(make, seed, 7, 3);
 }
 
 TEST_CASE("a downpour job with compressed pushes resumes with every worker's "
