@@ -355,27 +355,9 @@ caf::behavior worker(caf::stateful_actor<worker_state>* self,
       [self](peers_atom, peer_list_msg& m) {
         auto& st = self->state;
         auto scope = on_message(st.probe_.get(), self, msg_type::peers,
-                                small_message_bytes * m.handles.size());
-        if (!st.policy || !st.peer_ranks.empty() || st.peer_table.size() > 0)
-          return;
-        if (auto why = st.peer_list_problem(m); !why.empty()) {
-          detail::log().warn("worker {}: ignoring a peer list ({}): {}",
-                             st.config.id, to_string(m), why);
-          if (st.probe_)
-            st.probe_->error();
-          return;
-        }
-        if (m.all.size() > 0) {
-          st.peer_table = std::move(m.all);
-          st.policy->on_peer_table(st, st.peer_table);
-          return;
-        }
-        st.peer_ranks = std::move(m.ranks);
-        st.peers = std::move(m.handles);
-        for (auto& p : st.peers)
-          if (p)
-            self->monitor(p);
-        st.policy->on_peers(st, st.peer_ranks, st.peers);
+                                small_message_bytes
+                                    * (m.handles.size() + m.all.size()));
+        st.take_peers(m);
       },
       [self](leave_atom, worker_id peer) {
         auto& st = self->state;

@@ -120,6 +120,9 @@ public:
   /// node, not one handle per rank, ranks not increasing, or this worker's
   /// own rank among them; a table with ranks, or not holding this worker.
   std::string peer_list_problem(const messages::peer_list_msg& m);
+  /// peers_atom: the first acceptable peer list or table, to the policy
+  /// (a peer list's handles are monitored).
+  void take_peers(messages::peer_list_msg& m);
 
   // -- used by the behavior --------------------------------------------------
 

@@ -92,6 +92,29 @@ std::string worker_state::peer_list_problem(const messages::peer_list_msg& m) {
   return {};
 }
 
+void worker_state::take_peers(messages::peer_list_msg& m) {
+  if (!policy || !peer_ranks.empty() || peer_table.size() > 0)
+    return;
+  if (auto why = peer_list_problem(m); !why.empty()) {
+    detail::log().warn("worker {}: ignoring a peer list ({}): {}", config.id,
+                       to_string(m), why);
+    if (probe_)
+      probe_->error();
+    return;
+  }
+  if (m.all.size() > 0) {
+    peer_table = std::move(m.all);
+    policy->on_peer_table(*this, peer_table);
+    return;
+  }
+  peer_ranks = std::move(m.ranks);
+  peers = std::move(m.handles);
+  for (auto& p : peers)
+    if (p)
+      actor->monitor(p);
+  policy->on_peers(*this, peer_ranks, peers);
+}
+
 caf::message_handler
 checkpoint_handlers(caf::stateful_actor<worker_state>* self) {
   return {

@@ -6,6 +6,18 @@
 
 namespace troupe::algos::detail {
 
+namespace {
+
+/// (atom, the worker's rank) to a peer, counted as a small message.
+template <class Atom>
+void notify(actors::worker_context& ctx, const caf::actor& to, Atom atom,
+            actors::msg_type kind) {
+  ctx.self()->send(caf::actor_cast<peer_worker_actor>(to), atom, ctx.id());
+  ctx.count_sent(kind, actors::small_message_bytes);
+}
+
+} // namespace
+
 void peer_policy::on_peers(actors::worker_context&,
                            const std::vector<worker_id>& ranks,
                            const std::vector<caf::actor>& handles) {
@@ -55,35 +67,27 @@ void peer_policy::on_peer_gone(actors::worker_context& ctx, worker_id r) {
 
 void peer_policy::quiesce(actors::worker_context& ctx,
                           std::function<void()> done) {
+  auto other = actors::msg_type::other;
   for (worker_id r = 0; r < table_.size(); ++r) // any_peer: every worker
-    if (live(r)) {
-      ctx.self()->send(handle(r), flush_atom::value, ctx.id());
-      ctx.count_sent(actors::msg_type::other, actors::small_message_bytes);
-    }
+    if (live(r))
+      notify(ctx, table_[r], flush_atom::value, other);
   for (auto& e : peers_)
-    if (live(e)) {
-      ctx.self()->send(caf::actor_cast<peer_worker_actor>(e.handle),
-                       flush_atom::value, ctx.id());
-      ctx.count_sent(actors::msg_type::other, actors::small_message_bytes);
-    }
+    if (live(e))
+      notify(ctx, e.handle, flush_atom::value, other);
   quiescing_ = std::move(done);
   check_markers();
 }
 
 void peer_policy::on_finish(actors::worker_context& ctx) {
   waiting_ = nullptr;
+  auto leave = actors::msg_type::leave;
   if (table_.size() > 0)
     for (auto r : told_of_finish(ctx))
-      if (live(r)) {
-        ctx.self()->send(handle(r), leave_atom::value, ctx.id());
-        ctx.count_sent(actors::msg_type::leave, actors::small_message_bytes);
-      }
+      if (live(r))
+        notify(ctx, table_[r], leave_atom::value, leave);
   for (auto& e : peers_)
-    if (live(e)) {
-      ctx.self()->send(caf::actor_cast<peer_worker_actor>(e.handle),
-                       leave_atom::value, ctx.id());
-      ctx.count_sent(actors::msg_type::leave, actors::small_message_bytes);
-    }
+    if (live(e))
+      notify(ctx, e.handle, leave_atom::value, leave);
 }
 
 void peer_policy::on_timeout(actors::worker_context& ctx, std::uint64_t seq) {

@@ -108,7 +108,8 @@ TEST_CASE("a ring worker takes only its predecessor's next chunk; a garbled "
   wc.linger = true;
   wc.request_timeout = caf::duration{30s};
   auto worker = sys.spawn(actors::worker, wc);
-  boss->send(worker, peers_atom::value, peer_list_msg{{0, 2}, {pred, succ}});
+  boss->send(worker, peers_atom::value,
+             peer_list_msg{{0, 2}, {pred, succ}, {}});
   boss->send(worker, start_atom::value, std::uint64_t{0});
   // Its own chunk 1 goes to its successor first.
   auto first = next_chunk(succ, 5000);

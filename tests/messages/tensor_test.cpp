@@ -129,18 +129,29 @@ TEST_CASE("tensor equality compares bits", "[messages]") {
   CHECK(tensor{std::vector<float>{nan}} == tensor{std::vector<float>{nan}});
 }
 
+namespace {
+
+/// Reads a T from a count and `trailing_bytes` zeros: the error, and T
+/// left empty.
+template <class T>
+caf::error read_count(std::uint64_t count, std::size_t trailing_bytes) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{nullptr, buf};
+  REQUIRE(!sink(count));
+  buf.resize(buf.size() + trailing_bytes);
+  T x;
+  caf::binary_deserializer source{nullptr, buf};
+  auto err = source(x);
+  CHECK(x.size() == 0);
+  return err;
+}
+
+} // namespace
+
 TEST_CASE("hostile tensor counts are rejected before allocating",
           "[messages]") {
   auto hostile = [](std::uint64_t count, std::size_t trailing_bytes) {
-    std::vector<char> buf;
-    caf::binary_serializer sink{nullptr, buf};
-    REQUIRE(!sink(count));
-    buf.resize(buf.size() + trailing_bytes);
-    tensor x;
-    caf::binary_deserializer source{nullptr, buf};
-    auto err = source(x);
-    CHECK(err);
-    CHECK(x.empty());
+    CHECK(read_count<tensor>(count, trailing_bytes));
   };
   SECTION("above tensor::max_size") {
     hostile(tensor::max_size + 1, 16);
@@ -162,17 +173,7 @@ TEST_CASE("hostile tensor counts are rejected before allocating",
 
 TEST_CASE("a hostile handle table's count is refused before reading",
           "[messages]") {
-  auto read = [](std::uint64_t count, std::size_t trailing_bytes) {
-    std::vector<char> buf;
-    caf::binary_serializer sink{nullptr, buf};
-    REQUIRE(!sink(count));
-    buf.resize(buf.size() + trailing_bytes);
-    handle_table x;
-    caf::binary_deserializer source{nullptr, buf};
-    auto err = source(x);
-    CHECK(x.size() == 0);
-    return err;
-  };
+  auto read = read_count<handle_table>;
   auto err = read(handle_table::max_size + 1, 64);
   REQUIRE(err);
   CHECK(caf::to_string(err).find("max_size") != std::string::npos);

@@ -132,9 +132,8 @@ TEST_CASE("a node's broker encodes what its actors send while they go on, "
   auto got = std::make_shared<std::vector<nanos>>();
   auto& sched = s.sched;
   auto timer = s.sys.spawn([got, &sched](caf::event_based_actor*) {
-    return caf::behavior{[got, &sched](const std::string&) {
-      got->push_back(sched.elapsed());
-    }};
+    return caf::behavior{
+        [got, &sched](const std::string&) { got->push_back(sched.elapsed()); }};
   });
   s.sched.place_next(1);
   s.sys.spawn([sink, timer](caf::event_based_actor* self) {
