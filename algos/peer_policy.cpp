@@ -49,17 +49,14 @@ void peer_policy::on_peer_gone(actors::worker_context& ctx, worker_id r) {
     if (r >= table_.size() || r == me_ || is_gone(r))
       return;
     gone_.insert(std::upper_bound(gone_.begin(), gone_.end(), r), r);
-    if (auto it = table_markers_.find(r); it != table_markers_.end())
+    if (table_markers_.count(r) > 0)
       --marked_;
-    actors::detail::log().debug("worker {}: peer {} left or died", ctx.id(), r);
-    recheck(ctx);
-    check_markers();
-    return;
+  } else {
+    auto* e = peer(r);
+    if (!e || e->gone)
+      return;
+    e->gone = true;
   }
-  auto* e = peer(r);
-  if (!e || e->gone)
-    return;
-  e->gone = true;
   actors::detail::log().debug("worker {}: peer {} left or died", ctx.id(), r);
   recheck(ctx);
   check_markers();

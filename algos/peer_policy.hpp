@@ -135,9 +135,28 @@ protected:
   void load_base(const optim::state_reader& r, const std::string& prefix);
 
   /// With any_peer, the ranks told when this worker finishes (the others
-  /// learn it at their deadline): none unless the algorithm says.
+  /// learn it at their deadline): none unless the algorithm says, most
+  /// often its peers of the rounds ahead (rounds_ahead).
   virtual std::vector<worker_id> told_of_finish(actors::worker_context&) {
     return {};
+  }
+
+  /// Rounds after its last whose peers a finishing worker tells.
+  static constexpr std::uint64_t finish_horizon = 16;
+
+  /// The ranks `peers_of(k)` names for rounds [from, from + finish_horizon),
+  /// increasing, this worker left out.
+  template <class F>
+  std::vector<worker_id> rounds_ahead(actors::worker_context& ctx,
+                                      std::uint64_t from, F peers_of) const {
+    std::vector<worker_id> out;
+    for (std::uint64_t k = from; k < from + finish_horizon; ++k)
+      for (auto r : peers_of(k))
+        if (r != ctx.id())
+          out.push_back(r);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
   }
 
   bool is_gone(worker_id r) const noexcept {

@@ -63,14 +63,15 @@ double calibrate(const actors::job_config& job) {
 double calibrate_eval(const actors::job_config& job) {
   if (!job.evaluate || !job.init || job.init->empty())
     return 0;
-  double best = 0;
+  double seconds = 0;
   for (int i = 0; i < 2; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     job.evaluate(job.init->data(), job.init->size());
-    best = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-               .count();
+    seconds
+        = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count();
   }
-  return best;
+  return seconds;
 }
 
 /// MemAvailable of /proc/meminfo in bytes (0: unknown).

@@ -203,12 +203,7 @@ void scheduler::sweep(caf::scheduled_actor* a, record& r) {
         // what arrives too, one message at a time; the sending actor goes
         // on meanwhile.
         if (auto ser = serialize_time(e.cpu_bytes); ser > 0) {
-          if (broker_free_.size() <= src)
-            broker_free_.resize(nodes(), 0);
-          auto end = on_core(std::max(at, broker_free_[src]), ser);
-          broker_free_[src] = end;
-          stats_.serialize_ns += static_cast<std::uint64_t>(ser);
-          at = e.sent = e.at = end;
+          at = e.sent = e.at = on_broker(src, at, ser);
         }
         // The network carries it when it leaves: a message computed into
         // the future does not hold the links before then.

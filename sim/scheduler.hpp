@@ -229,6 +229,9 @@ private:
   nanos on_core(nanos t, nanos d);
   /// The (de)serialization time of `bytes` (0: free).
   nanos serialize_time(std::uint64_t bytes) const noexcept;
+  /// `node`'s broker (de)serializes for d from `at` on, after what it took
+  /// before and on a core; returns when it is done.
+  nanos on_broker(std::uint32_t node, nanos at, nanos d);
   /// A message that reached its node: deserialized there first, then
   /// delivered (false: it is delivered now).
   bool decode(event& e);

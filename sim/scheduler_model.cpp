@@ -74,19 +74,20 @@ nanos scheduler::serialize_time(std::uint64_t bytes) const noexcept {
              : 0;
 }
 
+nanos scheduler::on_broker(std::uint32_t node, nanos at, nanos d) {
+  auto end = on_core(std::max(at, broker_free_.at(node)), d);
+  broker_free_[node] = end;
+  stats_.serialize_ns += static_cast<std::uint64_t>(d);
+  return end;
+}
+
 bool scheduler::decode(event& e) {
   auto d = e.decoded ? 0 : serialize_time(e.cpu_bytes);
   if (d <= 0)
     return false;
   // The node's broker takes its messages one at a time, each on a core.
-  auto node = node_of(e.to->id());
-  if (broker_free_.size() <= node)
-    broker_free_.resize(nodes(), 0);
-  auto end = on_core(std::max(now_ns(), broker_free_[node]), d);
-  broker_free_[node] = end;
-  stats_.serialize_ns += static_cast<std::uint64_t>(d);
   e.decoded = true;
-  e.at = end;
+  e.at = on_broker(node_of(e.to->id()), now_ns(), d);
   push_event(std::move(e));
   return true;
 }

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -207,12 +206,9 @@ protected:
   /// of the rounds after its last: a worker with steps left (adopted from
   /// a lost one) meets them there. Later rounds find it at the deadline.
   std::vector<worker_id> told_of_finish(actors::worker_context& ctx) override {
-    std::set<worker_id> out;
-    for (std::uint64_t k = round_ + 1; k <= round_ + finish_horizon; ++k)
-      for (auto r : dssync_members(opts_, k, ctx.id()))
-        if (r != ctx.id())
-          out.insert(r);
-    return {out.begin(), out.end()};
+    return rounds_ahead(ctx, round_ + 1, [&](std::uint64_t k) {
+      return dssync_members(opts_, k, ctx.id());
+    });
   }
 
   void recheck(actors::worker_context& ctx) override {
@@ -335,8 +331,6 @@ private:
   std::vector<double> sum_;
   /// Rounds a group copy may be ahead of this worker's.
   static constexpr std::uint64_t max_ahead = 64;
-  /// Rounds after its last whose members a finishing worker tells.
-  static constexpr std::uint64_t finish_horizon = 16;
   /// The rule of robust mixing other than mean and cclip.
   std::unique_ptr<optim::aggregation_rule> rule_;
   std::uint64_t round_ = 0, next_round_ = 0, late_ = 0;

@@ -100,8 +100,8 @@ bool gadmm::peer_to_peer() const noexcept {
   return true;
 }
 
-bool gadmm::any_peer(const actors::job_config& job) const {
-  return settings.rechain > 0 && job.workers > 3;
+bool gadmm::any_peer(const actors::job_config&) const {
+  return settings.rechain > 0;
 }
 
 std::vector<messages::worker_id>

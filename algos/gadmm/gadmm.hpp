@@ -42,7 +42,7 @@ public:
   std::vector<messages::worker_id>
   peer_ranks(const actors::job_config& job,
              messages::worker_id w) const override;
-  /// With --rechain (over 3 workers): any worker may become a neighbour
+  /// With --rechain: any worker may become a neighbour
   /// (the workers get one shared table of handles).
   bool any_peer(const actors::job_config& job) const override;
   bool lingers() const noexcept override;

@@ -350,15 +350,10 @@ private:
   /// With changing chains (any_peer): the neighbours of this worker's
   /// chains of the iterations from its last on.
   std::vector<worker_id> told_of_finish(actors::worker_context& ctx) override {
-    std::vector<worker_id> out;
-    for (std::uint64_t k = st_.k; k <= st_.k + finish_horizon; ++k)
-      for (auto r : chains_.neighbours(k, ctx.id()))
-        out.push_back(r);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
+    return rounds_ahead(ctx, st_.k, [&](std::uint64_t k) {
+      return chains_.neighbours(k, ctx.id());
+    });
   }
-  static constexpr std::uint64_t finish_horizon = 16;
 
   gadmm_chain_view view(std::uint64_t k, worker_id me) const {
     return chains_.view(k, me);
