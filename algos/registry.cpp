@@ -10,6 +10,7 @@
 #include "algos/dssync/dssync.hpp"
 #include "algos/easgd/easgd.hpp"
 #include "algos/gadmm/gadmm.hpp"
+#include "algos/gaia/gaia.hpp"
 #include "algos/lsgd/lsgd.hpp"
 #include "algos/parle/parle.hpp"
 #include "algos/sandblaster/sandblaster.hpp"
@@ -37,7 +38,7 @@ std::vector<algorithm_entry> builtin() {
       {"dssync", make<dssync>()},     {"shadow", make<shadow>()},
       {"lbfgs", make<sandblaster>()}, {"allreduce", make<allreduce>()},
       {"diloco", make<diloco>()},     {"parle", make<parle>()},
-      {"gadmm", make<gadmm>()},
+      {"gadmm", make<gadmm>()},       {"gaia", make<gaia>()},
   };
 }
 

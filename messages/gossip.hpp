@@ -104,10 +104,33 @@ typename Inspector::result_type inspect(Inspector& f, shadow_msg& x) {
            x.sum);
 }
 
+// -- mirror_msg ---------------------------------------------------------------
+
+/// Gaia (algos/gaia): server `group`'s significant changes since its last
+/// mirror message (optim/gaia.hpp's packed block: a uint32 index and a
+/// float change per entry, `size` values in the model), its `seq`-th to
+/// the receiver, and its clock (the updates it applied, in rounds of its
+/// group's workers). The receiver adds the changes to its replica.
+struct mirror_msg {
+  std::uint32_t group = 0;
+  std::uint64_t seq = 0;
+  std::uint64_t clock = 0;
+  std::uint64_t size = 0;
+  std::string packed;
+};
+
+/// Serializes or prints a mirror_msg.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, mirror_msg& x) {
+  return f(caf::meta::type_name("mirror_msg"), x.group, x.seq, x.clock, x.size,
+           x.packed);
+}
+
 /// One-line descriptions for logs.
 std::string to_string(const gossip_msg& x);
 std::string to_string(const group_msg& x);
 std::string to_string(const dual_msg& x);
+std::string to_string(const mirror_msg& x);
 std::string to_string(const delta_msg& x);
 std::string to_string(const shadow_msg& x);
 
@@ -115,6 +138,7 @@ std::string to_string(const shadow_msg& x);
 std::uint64_t wire_size(const gossip_msg& x);
 std::uint64_t wire_size(const group_msg& x);
 std::uint64_t wire_size(const dual_msg& x);
+std::uint64_t wire_size(const mirror_msg& x);
 std::uint64_t wire_size(const delta_msg& x);
 std::uint64_t wire_size(const shadow_msg& x);
 

@@ -227,6 +227,16 @@ std::uint64_t wire_size(const compressed_gossip_msg& x) {
   return 4 + 8 + 8 + 8 + 8 + 8 + std::uint64_t{x.packed.size()};
 }
 
+std::string to_string(const mirror_msg& x) {
+  return "mirror_msg(" + std::to_string(x.group) + ", " + std::to_string(x.seq)
+         + ", " + std::to_string(x.clock) + ", " + std::to_string(x.size) + ", "
+         + std::to_string(x.packed.size()) + " bytes)";
+}
+
+std::uint64_t wire_size(const mirror_msg& x) {
+  return 4 + 8 + 8 + 8 + 8 + std::uint64_t{x.packed.size()};
+}
+
 std::uint64_t wire_size(const compressed_push_msg& x) {
   return 4 + 8 * 4 + 4 + 8 + 8 + std::uint64_t{x.packed.size()};
 }

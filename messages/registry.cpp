@@ -70,6 +70,7 @@ void for_each_type(F f) {
   f(type_tag<ring_chunk_msg>{}, "troupe::ring_chunk_msg");
   f(type_tag<peer_list_msg>{}, "troupe::peer_list_msg");
   f(type_tag<dual_msg>{}, "troupe::dual_msg");
+  f(type_tag<mirror_msg>{}, "troupe::mirror_msg");
 }
 
 // CAF keeps each option type's meta state (check, store, get, parse, name) in

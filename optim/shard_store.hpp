@@ -139,6 +139,11 @@ public:
   const T* params() const noexcept {
     return params_.data();
   }
+  /// The values, for changes made outside the optimizer (another replica's
+  /// updates: Gaia's servers, algos/gaia); the version does not move.
+  T* mutable_params() noexcept {
+    return params_.data();
+  }
 
   /// Number of applied pushes so far.
   std::uint64_t version() const noexcept {

@@ -183,7 +183,7 @@ void scheduler::sweep(caf::scheduled_actor* a, record& r) {
       e.to = r.self ? r.self : caf::strong_actor_ptr{a->ctrl()};
       e.from = from;
       if (src != r.node) {
-        auto size = measure(x->content());
+        auto size = measure(x->content(), &system());
         auto payload = payloads_.apply(size.payload);
         e.bytes = e.cpu_bytes = size.header + payload;
         if (compute_.shared_memory && by_reference(x->content())) {

@@ -5,9 +5,12 @@
 #include <sstream>
 #include <typeinfo>
 
+#include <caf/actor_system.hpp>
+#include <caf/scoped_execution_unit.hpp>
 #include <caf/type_erased_tuple.hpp>
 
 #include "messages/compressed.hpp"
+#include "messages/gossip.hpp"
 
 namespace troupe::sim {
 
@@ -25,8 +28,8 @@ std::size_t varbyte_size(std::size_t n) noexcept {
   return bytes;
 }
 
-/// The packed block of a compressed message at `pos` of `content` (0 if
-/// the element is no compressed message).
+/// The packed block of a compressed message or of Gaia's significant
+/// changes at `pos` of `content` (0 if the element is neither).
 std::uint64_t packed_bytes(const caf::type_erased_tuple& content,
                            std::size_t pos) {
   const auto* type = content.type(pos).second;
@@ -37,6 +40,9 @@ std::uint64_t packed_bytes(const caf::type_erased_tuple& content,
         ->packed.size();
   if (*type == typeid(messages::compressed_gossip_msg))
     return static_cast<const messages::compressed_gossip_msg*>(content.get(pos))
+        ->packed.size();
+  if (*type == typeid(messages::mirror_msg))
+    return static_cast<const messages::mirror_msg*>(content.get(pos))
         ->packed.size();
   return 0;
 }
@@ -143,8 +149,9 @@ caf::error size_counter::apply_impl(std::u32string& x) {
   return fixed(varbyte_size(x.size()) + x.size() * sizeof(std::uint32_t));
 }
 
-message_size measure(const caf::type_erased_tuple& content) {
-  size_counter f;
+message_size measure(const caf::type_erased_tuple& content,
+                     caf::actor_system* sys) {
+  size_counter f{sys ? sys->dummy_execution_unit() : nullptr};
   if (content.save(f))
     return {64, 0};
   auto size = f.result();

@@ -13,6 +13,7 @@
 #include <caf/serializer.hpp>
 
 namespace caf {
+class actor_system;
 class type_erased_tuple;
 }
 
@@ -78,9 +79,12 @@ private:
 
 /// Measures `content` (a message's elements) as sim/scheduler.cpp sends it:
 /// the tensors' values and the packed blocks of compressed pushes and
-/// gossip (messages/compressed.hpp) are payload. Falls back to 64 header
-/// bytes if the content cannot be serialized.
-message_size measure(const caf::type_erased_tuple& content);
+/// gossip (messages/compressed.hpp) are payload. `sys` is the serializer's
+/// context: without one, CAF 0.17 refuses to save a message that was built
+/// from type-erased values (a request's reply is one) and actor handles.
+/// Falls back to 64 header bytes if the content cannot be serialized.
+message_size measure(const caf::type_erased_tuple& content,
+                     caf::actor_system* sys = nullptr);
 
 /// Payload bytes counted as if the model had `virtual_params` parameters
 /// instead of `real_params`: bytes × virtual / real, rounded to the

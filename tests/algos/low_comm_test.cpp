@@ -2,15 +2,18 @@
 // interleavings: DiLoCo's synchronous rounds and its asynchronous variant
 // reach x* on LSQ with one push a round; with H = 1, SGD inside and outer
 // SGD at rate 1 it follows synchronous SGD. Parle's replicas reach x* and
-// the shards hold their mean.
+// the shards hold their mean. Gaia's groups reach x* sending only their
+// significant changes between groups.
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 
 #include <catch2/catch.hpp>
 
 #include "algos/diloco/diloco.hpp"
+#include "algos/gaia/gaia.hpp"
 #include "algos/parle/parle.hpp"
 #include "algos/sync/sync.hpp"
 #include "harness.hpp"
@@ -176,4 +179,50 @@ TEST_CASE("Parle: 4 replicas reach x* on LSQ, the shards holding the mean of "
   }
   for (std::size_t i = 0; i < 20; ++i)
     CHECK((*final_params)[i] == Approx(mean[i]).margin(1e-5));
+}
+
+TEST_CASE("Gaia: 4 workers in 2 groups reach x* on LSQ; every push is "
+          "applied by its group's server, and a higher threshold sends fewer "
+          "changes between the groups") {
+  const std::uint64_t seed = 977;
+  auto prob = test::lsq_512x20(seed);
+  auto start = test::lsq_gap(*prob, std::vector<float>(20, 0.0f));
+  const std::uint64_t steps = 400;
+  std::map<double, std::uint64_t> sent;
+  for (double s : {0.0, 0.05, 0.05}) {
+    bool bounded = sent.count(s) > 0; // the second 0.05: a mirror bound
+    std::cout << "gaia: significance " << s << (bounded ? ", bound 1" : "")
+              << ", seed " << seed << std::endl;
+    auto job = test::lsq_job(prob, 4, 0, "sgd", 0.02, 16, steps, seed);
+    job.server.lr_schedule = test::decay(0.02, steps / 2);
+    auto algo = test::install<algos::gaia>(job);
+    algo->significance = s;
+    if (bounded)
+      algo->mirror_bound = 1;
+    auto final_params = job.final_params;
+    auto out = test::run_seeded(std::move(job), seed);
+    INFO(out.dump().substr(0, 3000));
+    REQUIRE_FALSE(out.contains("error"));
+    for (auto& w : out["worker_stats"])
+      CHECK(w["steps"].get<std::uint64_t>() == steps);
+    const auto& g = out["gaia"];
+    REQUIRE(g["servers"].size() == 2);
+    std::uint64_t updates = 0, entries = 0;
+    for (auto& server : g["servers"]) {
+      updates += server["updates"].get<std::uint64_t>();
+      entries += server["entries_sent"].get<std::uint64_t>();
+      CHECK(server["refused_blocks"].get<std::uint64_t>() == 0);
+    }
+    CHECK(updates == 4 * steps);
+    auto gap = test::lsq_gap(*prob, *final_params);
+    std::cout << "  group 0's replica: f - f* = " << gap << " from " << start
+              << "; changes sent " << entries << " of " << 20 * 4 * steps
+              << std::endl;
+    CHECK(gap < 1e-3 * start);
+    if (!bounded)
+      sent[s] = entries;
+  }
+  // At 0 every change crosses; at 5% far fewer do.
+  CHECK(sent[0.0] > 20 * 4 * steps * 9 / 10);
+  CHECK(sent[0.05] < sent[0.0] / 2);
 }

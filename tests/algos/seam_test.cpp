@@ -199,7 +199,7 @@ TEST_CASE("an algorithm's roles reach every node through the registry") {
   // The shared roles and the built-in algorithms' own.
   auto before = algos::node_roles();
   for (const char* role : {"shard", "worker", "shadow_syncer", "lbfgs_shard",
-                           "lbfgs_worker", "pipeline_stage"}) {
+                           "lbfgs_worker", "pipeline_stage", "gaia_server"}) {
     INFO(role);
     CHECK(before->contains(role));
   }

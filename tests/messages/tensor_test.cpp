@@ -224,7 +224,8 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       stage_wiring_msg{9, caf::actor{}, {caf::actor{}, caf::actor{}}},
       ring_chunk_msg{3, 41, 1, 2, 5, 96, tensor{special_values()}},
       peer_list_msg{{2, 7}, {caf::actor{}, caf::actor{}}, {}},
-      dual_msg{5, 8, tensor{special_values()}}, ack_atom::value);
+      dual_msg{5, 8, tensor{special_values()}},
+      mirror_msg{1, 4, 9, 3, std::string(16, '\x01')}, ack_atom::value);
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(msg));
@@ -239,7 +240,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
           delta_msg, shadow_msg, compressed_push_msg, compressed_gossip_msg,
           lbfgs_vec_msg, lbfgs_point_msg, lbfgs_grad_msg, lbfgs_done_msg,
           cede_msg, stage_batch_msg, stage_tensor_msg, stage_done_msg,
-          stage_wiring_msg, ring_chunk_msg, peer_list_msg, dual_msg,
+          stage_wiring_msg, ring_chunk_msg, peer_list_msg, dual_msg, mirror_msg,
           ack_atom>());
   require_bits_equal(copy.get_as<tensor>(0), msg.get_as<tensor>(0));
   CHECK(copy.get_as<push_msg>(1) == msg.get_as<push_msg>(1));
@@ -288,6 +289,12 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   CHECK(to_string(copy.get_as<peer_list_msg>(31))
         == "peer_list_msg(2 ranks: 2 7)");
   CHECK(wire_size(ring) == 37 + 4 * ring.values.size());
+  const auto& mirror = copy.get_as<mirror_msg>(33);
+  CHECK(mirror.group == 1);
+  CHECK(mirror.clock == 9);
+  CHECK(mirror.packed == std::string(16, '\x01'));
+  CHECK(to_string(mirror) == "mirror_msg(1, 4, 9, 3, 16 bytes)");
+  CHECK(wire_size(mirror) == 36 + 16);
   CHECK(to_string(act)
         == "stage_tensor_msg(replica 1, gen 2, step 3, micro 4, backward, "
                + std::to_string(act.values.size()) + " values)");

@@ -1,14 +1,19 @@
 // Gradient compression (algorithms.md §8 T1-T3, §9): round trips, the
 // error-feedback invariant, AdaComp's selection on hand-built bins, the
 // decoder against garbage, ratio against bin length, and SGD with each
-// compressor reaching the LOGREG optimum.
+// compressor reaching the LOGREG optimum. Gaia's significance filter: what
+// it sends, and two replicas that exchange only significant changes stay
+// within the threshold of each other.
 
 #include <cmath>
+#include <cstring>
 #include <iostream>
 
 #include <catch2/catch.hpp>
 
 #include "optim/compress.hpp"
+#include "optim/dataset.hpp"
+#include "optim/gaia.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/replica.hpp"
 #include "optim/rng.hpp"
@@ -244,5 +249,114 @@ TEST_CASE("SGD with each compressor (error feedback) reaches the LOGREG "
     auto gap = run(c);
     std::cout << "  " << to_string(c) << ": f - f* = " << gap << std::endl;
     CHECK(gap < 1e-3 * start);
+  }
+}
+
+TEST_CASE("Gaia's filter sends exactly the significant changes and marks them "
+          "sent") {
+  std::vector<float> w{1.0f, 1.0f, 0.0f, -2.0f, 5.0f};
+  std::vector<float> base{0.995f, 0.9f, 0.0f, -2.5f, 5.0f};
+  std::string packed;
+  // |change| > 1% of |value|: entries 1 (0.1) and 3 (0.5); 0 is 0.5%.
+  auto n = take_significant(w.data(), base.data(), w.size(), 0.01, packed);
+  REQUIRE(n == 2);
+  REQUIRE(significant_entries(packed) == 2);
+  CHECK(base[1] == 1.0f);
+  CHECK(base[3] == -2.0f);
+  CHECK(base[0] == 0.995f);
+  // Another replica takes them: its values and its base move alike.
+  std::vector<float> v(5, 0.0f), vb(5, 0.0f);
+  apply_significant(packed, v.data(), vb.data(), 5);
+  CHECK(v[1] == Approx(0.1f));
+  CHECK(v[3] == Approx(0.5f));
+  CHECK(vb[1] == v[1]);
+  CHECK(v[0] == 0.0f);
+  // Threshold 0: every changed entry; nothing left: nothing sent.
+  packed.clear();
+  CHECK(take_significant(w.data(), base.data(), 5, 0.0, packed) == 1);
+  packed.clear();
+  CHECK(take_significant(w.data(), base.data(), 5, 0.0, packed) == 0);
+  CHECK(packed.empty());
+  CHECK(significance_at(0.01, 0.05, 0.1) == Approx(0.005));
+  CHECK(significance_at(0.01, 0.05, 0.0) == 0.01);
+}
+
+TEST_CASE("Gaia's filter refuses a hostile block whole") {
+  std::vector<float> w(4, 1.0f), base(4, 1.0f);
+  auto entry = [](std::uint32_t i, float x) {
+    std::string e(8, '\0');
+    std::memcpy(e.data(), &i, 4);
+    std::memcpy(e.data() + 4, &x, 4);
+    return e;
+  };
+  auto good = entry(1, 0.5f);
+  CHECK_THROWS_AS(apply_significant(good + "x", w.data(), base.data(), 4),
+                  data_error);
+  CHECK_THROWS_WITH(
+      apply_significant(good + entry(4, 1.0f), w.data(), base.data(), 4),
+      Catch::Contains("index 4"));
+  CHECK_THROWS_WITH(apply_significant(good + entry(2, std::nanf("")), w.data(),
+                                      base.data(), 4),
+                    Catch::Contains("not finite"));
+  // Nothing of the refused blocks was applied.
+  CHECK(w == std::vector<float>(4, 1.0f));
+}
+
+TEST_CASE("Two Gaia replicas exchanging only significant changes agree on "
+          "what was sent and differ only by what was not; at threshold 0 "
+          "they agree") {
+  for (double s : {0.0, 0.05}) {
+    const std::uint64_t seed = 4242;
+    std::cout << "gaia replicas: threshold " << s << ", seed " << seed
+              << std::endl;
+    rng gen{seed};
+    const std::size_t n = 300;
+    auto init = gaussian(gen, n);
+    std::vector<float> w0 = init, w1 = init, b0 = init, b1 = init;
+    std::vector<double> total(init.begin(), init.end());
+    std::size_t sent = 0;
+    double unsent_excess = 0;
+    for (int round = 0; round < 200; ++round) {
+      for (int side = 0; side < 2; ++side) {
+        auto& w = side ? w1 : w0;
+        auto& b = side ? b1 : b0;
+        auto step = gaussian(gen, n, 0.01);
+        for (std::size_t j = 0; j < n; ++j) {
+          w[j] += step[j];
+          total[j] += step[j];
+        }
+        std::string packed;
+        sent += take_significant(w.data(), b.data(), n, s, packed);
+        // What stays unsent is within the threshold.
+        for (std::size_t j = 0; j < n; ++j)
+          unsent_excess
+              = std::max(unsent_excess, std::abs(double{w[j]} - double{b[j]})
+                                            - s * std::abs(double{w[j]}));
+        auto& v = side ? w0 : w1;
+        auto& vb = side ? b0 : b1;
+        apply_significant(packed, v.data(), vb.data(), n);
+      }
+    }
+    double shared = 0, excess = 0, drift = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      shared = std::max(shared, std::abs(double{b0[j]} - double{b1[j]}));
+      double gap = std::abs(double{w0[j]} - double{w1[j]});
+      double unsent = std::abs(double{w0[j]} - double{b0[j]})
+                      + std::abs(double{w1[j]} - double{b1[j]});
+      excess = std::max(excess, gap - unsent);
+      drift = std::max(drift, std::abs(double{w0[j]} - total[j]));
+    }
+    std::cout << "  entries sent " << sent << " of " << 400 * n
+              << "; max |base0 - base1| " << shared << std::endl;
+    CHECK(unsent_excess < 1e-6);
+    CHECK(shared < 1e-5); // both hold every change sent
+    CHECK(excess < 1e-5); // they differ by the unsent changes only
+    if (s == 0) {
+      // Every change (one that rounds away to nothing in float is none).
+      CHECK(sent > 400 * n * 99 / 100);
+      CHECK(drift < 1e-4); // every change of both sides, up to rounding
+    } else {
+      CHECK(sent < 400 * n / 2);
+    }
   }
 }

@@ -1,0 +1,227 @@
+#include "algos/gaia/gaia_run.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include <caf/actor_cast.hpp>
+
+#include "actors/coordinator.hpp"
+#include "actors/detail/coordinator_ops.hpp"
+#include "actors/detail/log.hpp"
+#include "actors/roles.hpp"
+#include "algos/gaia/gaia.hpp"
+
+namespace troupe::algos {
+
+using namespace actors;
+using namespace messages;
+
+gaia_server_config gaia_server_config_of(const gaia& algo,
+                                         const job_config& job, std::uint32_t g,
+                                         std::uint32_t groups,
+                                         std::uint32_t members) {
+  gaia_server_config sc;
+  sc.group = g;
+  sc.groups = groups;
+  sc.members = std::max<std::uint32_t>(members, 1);
+  sc.init = job.init;
+  sc.store = job.server;
+  sc.significance = algo.significance;
+  if (algo.mirror_bound >= 0)
+    sc.mirror_bound = static_cast<std::uint64_t>(algo.mirror_bound);
+  sc.bound_wait = caf::duration{std::chrono::milliseconds{
+      static_cast<std::int64_t>(algo.bound_wait * 1000)}};
+  return sc;
+}
+
+namespace {
+
+caf::actor spawn_server(role_context& ctx, const std::uint32_t& g,
+                        const std::uint32_t& groups,
+                        const std::uint32_t& members) {
+  const auto& job = ctx.job();
+  const auto* algo = dynamic_cast<const gaia*>(job.algorithm.get());
+  if (!algo)
+    throw std::invalid_argument("spawn of a Gaia server in a job of another "
+                                "algorithm");
+  if (groups == 0 || g >= groups || groups > job.workers || members == 0
+      || members > job.workers)
+    throw std::invalid_argument("a Gaia server's group " + std::to_string(g)
+                                + " of " + std::to_string(groups)
+                                + " does not fit the job");
+  auto sc = gaia_server_config_of(*algo, job, g, groups, members);
+  if (auto sender = ctx.self()->current_sender())
+    sc.owner = sender->node();
+  return ctx.host(caf::actor_cast<caf::actor>(
+      ctx.self()->spawn(gaia_server, std::move(sc))));
+}
+
+} // namespace
+
+void add_gaia_roles(role_registry& roles) {
+  roles.register_role<std::uint32_t, std::uint32_t, std::uint32_t>(
+      "gaia_server", spawn_server);
+}
+
+void gaia::add_roles(role_registry& roles) const {
+  add_gaia_roles(roles);
+}
+
+gaia_run::gaia_run(const gaia& algo, const job_config&) : algo_(algo) {
+  // the groups wait for the placement (provision)
+}
+
+void gaia_run::provision(coordinator_ptr self, std::function<void()> ready) {
+  auto& st = self->state;
+  auto& c = st.config;
+  group_of_ = gaia_groups(algo_, c);
+  std::uint32_t count = 0;
+  for (auto g : group_of_)
+    count = std::max(count, g + 1);
+  members_.assign(count, 0);
+  for (auto g : group_of_)
+    ++members_[g];
+  servers_.resize(count);
+  auto pending = std::make_shared<std::size_t>(0);
+  for (std::uint32_t g = 0; g < count; ++g) {
+    int node = -1;
+    for (std::uint32_t w = 0; w < c.workers && node < 0; ++w)
+      if (group_of_[w] == g)
+        node = c.placement.worker_at(w);
+    if (node < 0) {
+      auto sc = gaia_server_config_of(algo_, c, g, count, members_[g]);
+      sc.owner = self->node();
+      servers_[g] = self->spawn(gaia_server, std::move(sc));
+      self->monitor(servers_[g]);
+      continue;
+    }
+    ++*pending;
+    auto agent = c.placement.nodes.at(static_cast<std::size_t>(node));
+    self->request(agent, c.request_timeout, spawn_atom::value,
+                  std::string{"gaia_server"},
+                  caf::make_message(g, count, members_[g]))
+        .then(
+            [this, self, g, pending, ready](caf::actor& h) {
+              servers_[g] = caf::actor_cast<gaia_server_actor>(h);
+              self->monitor(h);
+              if (--*pending == 0)
+                wire(self, ready);
+            },
+            [self, g](caf::error& err) {
+              actors::detail::placement_failed(
+                  self, "a node could not start Gaia "
+                        "server "
+                            + std::to_string(g) + ": "
+                            + self->system().render(err));
+            });
+  }
+  if (*pending == 0)
+    wire(self, std::move(ready));
+}
+
+void gaia_run::wire(coordinator_ptr self, std::function<void()> ready) {
+  auto& st = self->state;
+  std::vector<caf::actor> all;
+  for (auto& s : servers_)
+    all.push_back(caf::actor_cast<caf::actor>(s));
+  for (auto& s : servers_)
+    self->send(s, peers_atom::value, all);
+  // Each worker's one "shard" is its group's server; every worker answers
+  // before the start.
+  auto pending = std::make_shared<std::size_t>(st.workers.size());
+  auto answered = [pending, ready] {
+    if (--*pending == 0)
+      ready();
+  };
+  if (*pending == 0)
+    return ready();
+  for (std::size_t w = 0; w < st.workers.size(); ++w)
+    self->request(caf::actor_cast<caf::actor>(st.workers[w]),
+                  st.config.request_timeout, rebind_atom::value,
+                  std::uint32_t{0}, all[group_of_[w]])
+        .then([answered] { answered(); },
+              [self, w](caf::error& err) {
+                actors::detail::placement_failed(
+                    self, "worker " + std::to_string(w)
+                              + " did not take its Gaia server: "
+                              + self->system().render(err));
+              });
+}
+
+caf::actor gaia_run::evaluation_source() const {
+  return servers_.empty() ? caf::actor{}
+                          : caf::actor_cast<caf::actor>(servers_[0]);
+}
+
+std::uint32_t gaia_run::groups() const noexcept {
+  return static_cast<std::uint32_t>(servers_.size());
+}
+
+bool gaia_run::on_down(coordinator_ptr self, const caf::down_msg& msg) {
+  for (std::size_t g = 0; g < servers_.size(); ++g)
+    if (servers_[g] && servers_[g].address() == msg.source) {
+      actors::detail::log().error("Gaia server {} was lost: {}", g,
+                                  self->system().render(msg.reason));
+      servers_[g] = nullptr;
+      return true;
+    }
+  return false;
+}
+
+void gaia_run::finish(coordinator_ptr self, std::function<void()> done) {
+  auto remaining = std::make_shared<std::size_t>(0);
+  for (auto& s : servers_)
+    if (s)
+      ++*remaining;
+  if (*remaining == 0)
+    return done();
+  figures_.assign(servers_.size(), nlohmann::json{});
+  auto timeout = self->state.config.request_timeout;
+  for (std::size_t g = 0; g < servers_.size(); ++g) {
+    if (!servers_[g])
+      continue;
+    self->request(servers_[g], timeout, stats_atom::value, members_atom::value)
+        .then(
+            [this, g, remaining, done](std::string& text) {
+              figures_[g] = nlohmann::json::parse(text, nullptr, false);
+              if (--*remaining == 0)
+                done();
+            },
+            [remaining, done](caf::error&) {
+              if (--*remaining == 0)
+                done();
+            });
+  }
+}
+
+void gaia_run::stop(coordinator_ptr self) {
+  for (auto& s : servers_)
+    if (s)
+      self->send_exit(s, caf::exit_reason::user_shutdown);
+}
+
+void gaia_run::report(const coordinator_state&, nlohmann::json& out,
+                      std::uint64_t& messages, std::uint64_t& bytes) const {
+  auto servers = nlohmann::json::array();
+  std::uint64_t mirror_bytes = 0, sent = 0, checked = 0;
+  for (auto& f : figures_) {
+    if (!f.is_object())
+      continue;
+    mirror_bytes += f.value("mirror_bytes", std::uint64_t{0});
+    sent += f.value("entries_sent", std::uint64_t{0});
+    checked += f.value("entries_checked", std::uint64_t{0});
+    messages += f.value("messages", std::uint64_t{0});
+    bytes += f.value("bytes", std::uint64_t{0});
+    servers.push_back(f);
+  }
+  auto& g = out["gaia"];
+  g["groups"] = servers_.size();
+  g["servers"] = std::move(servers);
+  g["mirror_bytes"] = mirror_bytes;
+  g["significant_share"]
+      = checked > 0 ? static_cast<double>(sent) / static_cast<double>(checked)
+                    : 0.0;
+}
+
+} // namespace troupe::algos
