@@ -37,7 +37,9 @@ public:
   void configure_worker(const actors::job_config& job,
                         actors::worker_config& config,
                         std::vector<actors::shard_ref> shards) const override;
-  std::string checkpoint_refusal() const override;
+  /// The servers' states are the run's (gaia_run::save), the rest the
+  /// workers' policies'.
+  bool checkpointable() const noexcept override;
   std::unique_ptr<actors::algorithm_run>
   start(const actors::job_config& job) const override;
   void report(const actors::coordinator_state& st,

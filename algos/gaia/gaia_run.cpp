@@ -11,6 +11,7 @@
 #include "actors/detail/log.hpp"
 #include "actors/roles.hpp"
 #include "algos/gaia/gaia.hpp"
+#include "optim/dataset.hpp"
 
 namespace troupe::algos {
 
@@ -35,11 +36,19 @@ gaia_server_config gaia_server_config_of(const gaia& algo,
   return sc;
 }
 
+void check_gaia_state(const gaia_server_config& sc, const std::string& state) {
+  gaia_server_state probe;
+  probe.config = sc;
+  probe.store = std::make_unique<optim::shard_store<float>>(
+      optim::slice{0, sc.init->size()}, sc.init->data(), sc.store);
+  probe.base.assign(sc.init->begin(), sc.init->end());
+  load_gaia_server(probe, state);
+}
+
 namespace {
 
-caf::actor spawn_server(role_context& ctx, const std::uint32_t& g,
-                        const std::uint32_t& groups,
-                        const std::uint32_t& members) {
+caf::actor host_server(role_context& ctx, std::uint32_t g, std::uint32_t groups,
+                       std::uint32_t members, const std::string* state) {
   const auto& job = ctx.job();
   const auto* algo = dynamic_cast<const gaia*>(job.algorithm.get());
   if (!algo)
@@ -53,8 +62,25 @@ caf::actor spawn_server(role_context& ctx, const std::uint32_t& g,
   auto sc = gaia_server_config_of(*algo, job, g, groups, members);
   if (auto sender = ctx.self()->current_sender())
     sc.owner = sender->node();
+  if (state) {
+    check_gaia_state(sc, *state);
+    sc.state = std::make_shared<const std::string>(*state);
+  }
   return ctx.host(caf::actor_cast<caf::actor>(
       ctx.self()->spawn(gaia_server, std::move(sc))));
+}
+
+caf::actor spawn_server(role_context& ctx, const std::uint32_t& g,
+                        const std::uint32_t& groups,
+                        const std::uint32_t& members) {
+  return host_server(ctx, g, groups, members, nullptr);
+}
+
+caf::actor spawn_resumed_server(role_context& ctx, const std::uint32_t& g,
+                                const std::uint32_t& groups,
+                                const std::uint32_t& members,
+                                const std::string& state) {
+  return host_server(ctx, g, groups, members, &state);
 }
 
 } // namespace
@@ -62,6 +88,8 @@ caf::actor spawn_server(role_context& ctx, const std::uint32_t& g,
 void add_gaia_roles(role_registry& roles) {
   roles.register_role<std::uint32_t, std::uint32_t, std::uint32_t>(
       "gaia_server", spawn_server);
+  roles.register_role<std::uint32_t, std::uint32_t, std::uint32_t, std::string>(
+      "resumed_gaia_server", spawn_resumed_server);
 }
 
 void gaia::add_roles(role_registry& roles) const {
@@ -82,6 +110,13 @@ void gaia_run::provision(coordinator_ptr self, std::function<void()> ready) {
   members_.assign(count, 0);
   for (auto g : group_of_)
     ++members_[g];
+  if (!resumed_from_.empty() && states_.size() != count) {
+    actors::detail::placement_failed(
+        self, "cannot resume from " + resumed_from_ + ": it holds the state of "
+                  + std::to_string(states_.size())
+                  + " Gaia servers, this job has " + std::to_string(count));
+    return;
+  }
   servers_.resize(count);
   auto pending = std::make_shared<std::size_t>(0);
   for (std::uint32_t g = 0; g < count; ++g) {
@@ -89,9 +124,20 @@ void gaia_run::provision(coordinator_ptr self, std::function<void()> ready) {
     for (std::uint32_t w = 0; w < c.workers && node < 0; ++w)
       if (group_of_[w] == g)
         node = c.placement.worker_at(w);
+    const std::string* state = g < states_.size() ? &states_[g] : nullptr;
     if (node < 0) {
       auto sc = gaia_server_config_of(algo_, c, g, count, members_[g]);
       sc.owner = self->node();
+      if (state) {
+        try {
+          check_gaia_state(sc, *state);
+        } catch (const std::exception& e) {
+          actors::detail::placement_failed(
+              self, "cannot resume from " + resumed_from_ + ": " + e.what());
+          return;
+        }
+        sc.state = std::make_shared<const std::string>(*state);
+      }
       servers_[g] = self->spawn(gaia_server, std::move(sc));
       self->monitor(servers_[g]);
       continue;
@@ -99,8 +145,9 @@ void gaia_run::provision(coordinator_ptr self, std::function<void()> ready) {
     ++*pending;
     auto agent = c.placement.nodes.at(static_cast<std::size_t>(node));
     self->request(agent, c.request_timeout, spawn_atom::value,
-                  std::string{"gaia_server"},
-                  caf::make_message(g, count, members_[g]))
+                  std::string{state ? "resumed_gaia_server" : "gaia_server"},
+                  state ? caf::make_message(g, count, members_[g], *state)
+                        : caf::make_message(g, count, members_[g]))
         .then(
             [this, self, g, pending, ready](caf::actor& h) {
               servers_[g] = caf::actor_cast<gaia_server_actor>(h);
@@ -193,6 +240,27 @@ void gaia_run::finish(coordinator_ptr self, std::function<void()> done) {
                 done();
             });
   }
+}
+
+void gaia_run::save(coordinator_ptr self,
+                    std::function<void(state_files, std::string)> done) {
+  std::vector<saved_role> roles;
+  for (std::uint32_t g = 0; g < servers_.size(); ++g) {
+    if (!servers_[g])
+      return done({}, "Gaia server " + std::to_string(g) + " was lost");
+    roles.push_back({caf::actor_cast<caf::actor>(servers_[g]),
+                     gaia_server_file(g), "Gaia server " + std::to_string(g)});
+  }
+  save_roles(self, std::move(roles), std::move(done));
+}
+
+void gaia_run::restore(const resume_point& from) {
+  resumed_from_ = from.path;
+  states_.clear();
+  for (std::uint32_t g = 0; from.files.count(gaia_server_file(g)); ++g)
+    states_.push_back(from.files.at(gaia_server_file(g)));
+  if (states_.empty())
+    throw optim::data_error(from.path + ": no " + gaia_server_file(0));
 }
 
 void gaia_run::stop(coordinator_ptr self) {

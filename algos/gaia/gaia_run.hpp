@@ -25,7 +25,12 @@ gaia_server_config gaia_server_config_of(const gaia& algo,
                                          std::uint32_t g, std::uint32_t groups,
                                          std::uint32_t members);
 
-/// Registers the node agent's role "gaia_server" (group, groups, members).
+/// Throws optim::data_error naming what in a checkpoint's server state
+/// does not fit server `sc`.
+void check_gaia_state(const gaia_server_config& sc, const std::string& state);
+
+/// Registers the node agent's roles "gaia_server" (group, groups, members)
+/// and "resumed_gaia_server" (the same and its checkpoint file).
 void add_gaia_roles(actors::role_registry& roles);
 
 class gaia_run : public actors::algorithm_run {
@@ -42,6 +47,11 @@ public:
   void stop(actors::coordinator_ptr self) override;
   void report(const actors::coordinator_state& st, nlohmann::json& out,
               std::uint64_t& messages, std::uint64_t& bytes) const override;
+  /// Each server's state, once it holds every change the others sent
+  /// before the checkpoint (their markers).
+  void save(actors::coordinator_ptr self,
+            std::function<void(state_files, std::string)> done) override;
+  void restore(const actors::resume_point& from) override;
 
 private:
   /// Every server exists: peers to each, each worker its server, then
@@ -53,6 +63,9 @@ private:
   std::vector<std::uint32_t> members_;
   std::vector<gaia_server_actor> servers_;
   std::vector<nlohmann::json> figures_;
+  /// A resumed job's server states, by group.
+  std::string resumed_from_;
+  std::vector<std::string> states_;
 };
 
 } // namespace troupe::algos

@@ -156,7 +156,23 @@ void on_mirror(gaia_self self, mirror_msg& m) {
   st.received_entries += m.packed.size() / optim::significant_entry_bytes;
   ++st.received_messages;
   st.peer_clocks[g] = std::max(st.peer_clocks[g], m.clock);
+  st.peer_quiet[g] = false;
   serve_held(st, false);
+}
+
+/// The save under way is answered once every live peer's marker of its
+/// round came: each one's changes sent before it are applied here.
+void check_save(gaia_server_state& st) {
+  if (!st.saving)
+    return;
+  const auto& got = st.markers[st.save_round];
+  for (std::size_t g = 0; g < st.peers.size(); ++g)
+    if (st.peer_live[g] && !got.count(static_cast<std::uint32_t>(g)))
+      return;
+  auto promise = std::move(*st.saving);
+  st.saving.reset();
+  st.markers.erase(st.markers.begin(), st.markers.upper_bound(st.save_round));
+  promise.deliver(save_gaia_server(st));
 }
 
 std::string figures(const gaia_server_state& st) {
@@ -191,6 +207,8 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
       optim::slice{0, n}, config.init->data(), config.store);
   st.base.assign(config.init->begin(), config.init->end());
   st.config = std::move(config);
+  if (st.config.state) // checked by the run before the spawn
+    load_gaia_server(st, *st.config.state);
   st.probe = actors::make_probe(
       self, "gaia server " + std::to_string(st.config.group), "shard", true);
   st.probe->activity("serving");
@@ -203,6 +221,7 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
                                    st.config.group, g);
       }
     serve_held(st, false);
+    check_save(st);
   });
   return {
       [self](push_msg& p) {
@@ -242,7 +261,13 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
         if (self->current_sender() != self->ctrl() || st.held.empty()
             || st.held.front().tick > tick)
           return;
-        ++st.bound_timeouts; // a peer too slow or gone quiet: go on
+        // The slowest peers held it too long (their workers may all be
+        // gone): left out of the bound until they send again.
+        ++st.bound_timeouts;
+        if (auto least = slowest_peer(st))
+          for (std::size_t g = 0; g < st.peers.size(); ++g)
+            if (st.peer_live[g] && st.peer_clocks[g] == *least)
+              st.peer_quiet[g] = true;
         serve_held(st, true);
       },
       [self](track_atom, worker_id, std::uint64_t) {
@@ -274,8 +299,31 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
       [self](stats_atom, members_atom) { return figures(self->state); },
       [self](flush_atom) { return self->state.store->version(); },
       [self](save_atom) -> caf::result<std::string> {
-        return make_error(errc::bad_request,
-                          "Gaia's group servers keep no checkpoint");
+        auto& st = self->state;
+        if (!actors::detail::from_owner_node(self, st.config.owner))
+          return actors::detail::refuse(
+              self, "Gaia server " + std::to_string(st.config.group), "save",
+              "the coordinator's node");
+        if (st.saving)
+          return make_error(errc::bad_request, "a save is under way");
+        ++st.save_round;
+        for (std::size_t g = 0; g < st.peers.size(); ++g)
+          if (st.peer_live[g])
+            self->send(st.peers[g], flush_atom::value, st.config.group,
+                       st.save_round);
+        st.saving = self->make_response_promise<std::string>();
+        auto promise = *st.saving;
+        check_save(st);
+        return promise;
+      },
+      [self](flush_atom, std::uint32_t g, std::uint64_t round) {
+        auto& st = self->state;
+        if (g >= st.peers.size() || !st.peers[g]
+            || caf::actor_cast<caf::actor_addr>(self->current_sender())
+                   != st.peers[g].address())
+          return;
+        st.markers[round].insert(g);
+        check_save(st);
       },
       [self](replicate_atom, caf::actor&) -> caf::result<bool> {
         return make_error(errc::bad_request, "Gaia's servers have no backups");
@@ -295,10 +343,12 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
         if (!st.peers.empty() || peers.size() != st.config.groups)
           return;
         for (auto& p : peers)
-          st.peers.push_back(
-              caf::actor_cast<caf::typed_actor<caf::reacts_to<mirror_msg>>>(p));
+          st.peers.push_back(caf::actor_cast<gaia_peer_actor>(p));
         st.peer_clocks.assign(st.peers.size(), 0);
+        if (st.saved_clocks.size() == st.peers.size())
+          st.peer_clocks = st.saved_clocks;
         st.peer_live.assign(st.peers.size(), false);
+        st.peer_quiet.assign(st.peers.size(), false);
         for (std::size_t g = 0; g < st.peers.size(); ++g) {
           if (g == st.config.group)
             st.peers[g] = nullptr;

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,9 +35,17 @@ namespace troupe::algos {
 using gaia_server_actor = actors::parameter_shard_actor::extend<
     caf::reacts_to<messages::peers_atom, std::vector<caf::actor>>,
     caf::reacts_to<messages::mirror_msg>,
+    // A checkpoint's marker from group g's server (its save round): every
+    // change it sent before is here.
+    caf::reacts_to<messages::flush_atom, std::uint32_t, std::uint64_t>,
     caf::reacts_to<messages::tick_atom, std::uint64_t>,
     caf::replies_to<messages::stats_atom,
                     messages::members_atom>::with<std::string>>;
+
+/// What a server sends another: its changes and its checkpoint markers.
+using gaia_peer_actor = caf::typed_actor<
+    caf::reacts_to<messages::mirror_msg>,
+    caf::reacts_to<messages::flush_atom, std::uint32_t, std::uint64_t>>;
 
 struct gaia_server_config {
   std::uint32_t group = 0;
@@ -51,8 +61,11 @@ struct gaia_server_config {
   std::optional<std::uint64_t> mirror_bound;
   /// Longest a fetch waits for the bound; then it is answered anyway.
   caf::duration bound_wait{std::chrono::seconds{2}};
-  /// The node allowed to give the peers (the coordinator's).
+  /// The node allowed to give the peers and ask for the state (the
+  /// coordinator's).
   caf::node_id owner;
+  /// A checkpoint's state to start from (save_gaia_server's bytes).
+  std::shared_ptr<const std::string> state;
 };
 
 /// A fetch held by the mirror bound.
@@ -68,9 +81,12 @@ struct gaia_server_state {
   /// The replica as the other groups know it: w - base is what is not sent.
   std::vector<float> base;
   /// The servers by group; null: this one.
-  std::vector<caf::typed_actor<caf::reacts_to<messages::mirror_msg>>> peers;
+  std::vector<gaia_peer_actor> peers;
   std::vector<std::uint64_t> peer_clocks;
   std::vector<bool> peer_live;
+  /// Peers whose clock held a fetch past the bound's wait: left out of the
+  /// bound until they send again (a group whose workers are all gone).
+  std::vector<bool> peer_quiet;
   double lr0 = 0;
   std::uint64_t seq = 0;
   std::uint64_t last_clock_sent = 0;
@@ -82,8 +98,22 @@ struct gaia_server_state {
   std::uint64_t received_entries = 0, received_messages = 0;
   std::uint64_t refused_blocks = 0, held_fetches = 0, bound_timeouts = 0;
   std::uint64_t messages = 0, bytes = 0;
+  /// Checkpoints: the peers' clocks a resumed server starts from, the
+  /// save rounds' markers by round, and the save waiting for them.
+  std::vector<std::uint64_t> saved_clocks;
+  std::uint64_t save_round = 0;
+  std::map<std::uint64_t, std::set<std::uint32_t>> markers;
+  std::optional<caf::typed_response_promise<std::string>> saving;
   actors::probe_ref probe;
 };
+
+/// Server g's file in a checkpoint ("algo-gaia-server-<g>.state").
+std::string gaia_server_file(std::uint32_t g);
+/// The server's state as a state file (optim/state_file.hpp).
+std::string save_gaia_server(const gaia_server_state& st);
+/// Reads save_gaia_server's bytes into `st` (its config, store and base
+/// set up for the job); throws optim::data_error naming what does not fit.
+void load_gaia_server(gaia_server_state& st, const std::string& bytes);
 
 gaia_server_actor::behavior_type
 gaia_server(gaia_server_actor::stateful_pointer<gaia_server_state> self,

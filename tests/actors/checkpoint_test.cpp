@@ -15,6 +15,7 @@
 #include "algos/diloco/diloco.hpp"
 #include "algos/dssync/dssync.hpp"
 #include "algos/gadmm/gadmm.hpp"
+#include "algos/gaia/gaia.hpp"
 #include "algos/parle/parle.hpp"
 #include "algos/registry.hpp"
 #include "harness.hpp"
@@ -256,6 +257,49 @@ TEST_CASE("a downpour job with compressed pushes resumes with every worker's "
   }
   // The shards' version counts every applied push, before and after.
   CHECK(r["server_updates"] == b["server_updates"]);
+}
+
+TEST_CASE("a gaia job resumes with both groups' servers, every push counted "
+          "once") {
+  const std::uint64_t seed = 15, steps = 40;
+  std::cout << "checkpoint gaia: seed " << seed << std::endl;
+  auto d = data(seed);
+  auto make = [&] {
+    auto job = make_job("gaia", d, 4, steps, seed);
+    job.shards = 0; // the group servers are Gaia's own
+    return job;
+  };
+  auto with = make();
+  auto points = std::make_shared<captured>();
+  capture_into(with, points, 30);
+  auto b = test::run_seeded(std::move(with), seed);
+  REQUIRE_FALSE(b.contains("error"));
+  REQUIRE(points->points.size() >= 2);
+  auto& [at, state] = points->points[points->points.size() / 2];
+  CHECK(state.files.count("algo-gaia-server-0.state") == 1);
+  CHECK(state.files.count("algo-gaia-server-1.state") == 1);
+  auto job = make();
+  job.resume = std::make_shared<const actors::resume_point>(state);
+  auto r = test::run_seeded(std::move(job), seed);
+  INFO(r.dump().substr(0, 600));
+  REQUIRE_FALSE(r.contains("error"));
+  CHECK(r["resumed_from"]["steps"] == at);
+  for (std::size_t w = 0; w < 4; ++w)
+    CHECK(r["worker_stats"][w]["steps"] == steps);
+  // The servers' counts go on from the checkpoint: every push applied once.
+  std::uint64_t updates = 0;
+  for (auto& server : r["gaia"]["servers"])
+    updates += server["updates"].get<std::uint64_t>();
+  CHECK(updates == 4 * steps);
+  // A checkpoint of two servers does not resume a job of three groups.
+  auto three = make();
+  auto algo = test::install<algos::gaia>(three);
+  algo->groups = 3;
+  algo->group_of = {0, 1, 2, 2};
+  three.resume = std::make_shared<const actors::resume_point>(state);
+  auto refused = test::run_seeded(std::move(three), seed);
+  CHECK_THAT(refused.value("error", std::string{}),
+             Catch::Contains("2 Gaia servers") && Catch::Contains("3"));
 }
 
 TEST_CASE("a stop request writes a checkpoint before the job ends") {

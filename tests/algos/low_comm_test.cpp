@@ -197,8 +197,7 @@ TEST_CASE("Gaia: 4 workers in 2 groups reach x* on LSQ; every push is "
     job.server.lr_schedule = test::decay(0.02, steps / 2);
     auto algo = test::install<algos::gaia>(job);
     algo->significance = s;
-    if (bounded)
-      algo->mirror_bound = 1;
+    algo->mirror_bound = bounded ? 1 : -1;
     auto final_params = job.final_params;
     auto out = test::run_seeded(std::move(job), seed);
     INFO(out.dump().substr(0, 3000));

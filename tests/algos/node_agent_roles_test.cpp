@@ -196,8 +196,9 @@ TEST_CASE("a user's own role deploys by name like a built-in one; unknown "
   INFO(text);
   CHECK_THAT(text,
              Catch::Contains(
-                 "no role 'nope' (registered: greeter, "
+                 "no role 'nope' (registered: gaia_server, greeter, "
                  "joined_worker, lbfgs_shard, lbfgs_worker, pipeline_stage, "
+                 "resumed_gaia_server, "
                  "resumed_shadow_syncer, "
                  "resumed_shard, resumed_worker, "
                  "shadow_syncer, shard, shard_backup, "

@@ -99,6 +99,7 @@ caf::behavior echo() {
       [](echo_atom, const ring_chunk_msg& x) { return x; },
       [](echo_atom, const peer_list_msg& x) { return x; },
       [](echo_atom, const dual_msg& x) { return x; },
+      [](echo_atom, const mirror_msg& x) { return x; },
       [](echo_atom, const std::vector<float>& x) { return x; },
   };
 }
@@ -256,7 +257,7 @@ TEST_CASE("special floats and every message type cross a process boundary",
   CHECK(back == push);
 
   // One value of each registered type; the count keeps this list honest.
-  CHECK(registered_type_names().size() == 33);
+  CHECK(registered_type_names().size() == 34);
   CHECK(round_trip(self, remote, tensor{special_values()})
         == tensor{special_values()});
   fetch_msg fetch{3, 4096, 12, 8};
@@ -318,6 +319,11 @@ TEST_CASE("special floats and every message type cross a process boundary",
   same_payload(delta_msg{5, tensor{special_values()}}, values);
   same_payload(ring_chunk_msg{2, 17, 0, 1, 3, 48, tensor{special_values()}},
                values);
+  auto mirror = round_trip(self, remote,
+                           mirror_msg{1, 7, 3, 20, std::string(24, '\x05')});
+  CHECK(mirror.group == 1);
+  CHECK(mirror.seq == 7);
+  CHECK(mirror.packed == std::string(24, '\x05'));
   auto peers
       = round_trip(self, remote, peer_list_msg{{1, 5, 9}, {{}, {}, {}}, {}});
   CHECK(peers.ranks == std::vector<worker_id>{1, 5, 9});
