@@ -3,6 +3,7 @@
 
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace troupe::algos {
@@ -11,5 +12,10 @@ namespace troupe::algos {
 /// not an optimizer.
 void check_server_optimizer(const std::string& name,
                             const std::string& flag = "--server-optimizer");
+
+/// The default rate of an asynchronous parameter server's plain SGD
+/// relative to the model's, with `workers` workers pushing (Downpour's
+/// shards, Gaia's group servers): min(4, 8 / workers).
+double async_server_lr_factor(std::uint64_t workers);
 
 } // namespace troupe::algos

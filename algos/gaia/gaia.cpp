@@ -61,10 +61,7 @@ void gaia::resolve(job_options& o, double model_lr) const {
   algorithm::resolve(o, model_lr);
   // As Downpour's shards: W workers' pushes move the replicas together.
   if (server_optimizer.empty() && o.lr == 0)
-    o.lr = std::min(
-               4.0,
-               8.0 / static_cast<double>(std::max<std::uint64_t>(o.workers, 1)))
-           * model_lr;
+    o.lr = async_server_lr_factor(o.workers) * model_lr;
 }
 
 bool gaia::uses_shards(const job_options&) const {

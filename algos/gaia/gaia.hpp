@@ -46,11 +46,11 @@ public:
               nlohmann::json& out) const override;
 
   // -- its flags --
-  std::uint64_t groups = 0;       ///< 0: one per node, or 2
-  double significance = 0.01;     ///< relative threshold
-  std::int64_t mirror_bound = -1; ///< clocks (-1: none)
-  std::string server_optimizer;   ///< empty: sgd
-  double bound_wait = 2;          ///< seconds a held fetch waits at most
+  std::uint64_t groups = 0;      ///< 0: one per node, or 2
+  double significance = 0.05;    ///< relative threshold
+  std::int64_t mirror_bound = 2; ///< clocks (-1: none)
+  std::string server_optimizer;  ///< empty: sgd
+  double bound_wait = 2;         ///< seconds a held fetch waits at most
 
   // -- resolved by build() --
   /// Each worker's group (empty: one group per node, from the placement).

@@ -147,3 +147,44 @@ TEST_CASE("the links carry a scaled payload, its header as it is") {
         == sim::link_model::wire_time(big, 10)
                - sim::link_model::wire_time(plain, 10));
 }
+
+TEST_CASE("a request's reply crosses at its size: the parameter server's "
+          "fetch reply is not free") {
+  // CAF 0.17 saves a reply (built from type-erased values) only with a
+  // context; without one the counter fell back to 64 header bytes, and
+  // every fetch reply crossed for nothing (docs/simulation.md, stop 54).
+  struct config : caf::actor_system_config {
+    config() {
+      messages::register_types(*this);
+      sim::scheduler::install(*this);
+    }
+  };
+  config cfg;
+  caf::actor_system sys{cfg};
+  sys.await_actors_before_shutdown(false);
+  auto& sched = sim::scheduler::of(sys);
+  sim::network_options net;
+  net.gbps = 10;
+  sched.configure(3, net, sim::compute_options{});
+  const std::size_t n = 50000;
+  sched.place_next(2);
+  auto server = sys.spawn([n](caf::event_based_actor*) {
+    return caf::behavior{[n](const messages::fetch_msg&) {
+      messages::params_msg reply;
+      reply.values = messages::tensor{std::vector<float>(n, 0.25f)};
+      return reply;
+    }};
+  });
+  auto got = std::make_shared<std::size_t>(0);
+  sched.place_next(1);
+  sys.spawn([server, got, n](caf::event_based_actor* self) {
+    self->request(server, caf::infinite, messages::fetch_msg{0, 0, n, 0})
+        .then([got](const messages::params_msg& p) { *got = p.values.size(); });
+  });
+  sched.run([got] { return *got > 0; });
+  CHECK(*got == n);
+  // The reply's values, and nothing else, are payload.
+  CHECK(sched.stats().payload_bytes == 4 * n);
+  CHECK(sched.network().bytes() > 4 * n);
+  sched.shutdown();
+}
