@@ -6,7 +6,8 @@
 // significant part of their changes (Approximate Synchronous Parallel:
 // |change| > --significance * |value|), and with --mirror-bound a group
 // more than that many clocks ahead of the slowest waits (the mirror
-// clock). The evaluated model is group 0's replica.
+// clock). The evaluated model is group 0's replica, or the first live
+// group's once group 0's server is lost.
 
 #pragma once
 

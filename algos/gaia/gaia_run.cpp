@@ -7,10 +7,12 @@
 #include <caf/actor_cast.hpp>
 
 #include "actors/coordinator.hpp"
+#include "actors/detail/caller.hpp"
 #include "actors/detail/coordinator_ops.hpp"
 #include "actors/detail/log.hpp"
 #include "actors/roles.hpp"
 #include "algos/gaia/gaia.hpp"
+#include "messages/errors.hpp"
 #include "optim/dataset.hpp"
 
 namespace troupe::algos {
@@ -81,6 +83,52 @@ caf::actor spawn_resumed_server(role_context& ctx, const std::uint32_t& g,
                                 const std::uint32_t& members,
                                 const std::string& state) {
   return host_server(ctx, g, groups, members, &state);
+}
+
+void ask_live(caf::event_based_actor* self,
+              std::shared_ptr<std::vector<caf::actor>> live, fetch_msg f,
+              caf::duration timeout,
+              caf::typed_response_promise<params_msg> promise,
+              std::size_t from) {
+  auto i = from;
+  while (i < live->size() && !(*live)[i])
+    ++i;
+  if (i >= live->size()) {
+    promise.deliver(
+        make_error(errc::bad_request, "no Gaia server is left to evaluate"));
+    return;
+  }
+  self->request((*live)[i], timeout, f)
+      .then([promise](params_msg& p) mutable { promise.deliver(std::move(p)); },
+            [self, live, f, timeout, promise, i](caf::error&) mutable {
+              ask_live(self, live, f, timeout, promise, i + 1);
+            });
+}
+
+/// The evaluated model: the first live server's replica (group 0's while
+/// its node lives), so that a lost server does not end the evaluations.
+caf::behavior gaia_source(caf::event_based_actor* self,
+                          std::vector<caf::actor> servers,
+                          caf::duration timeout) {
+  auto live = std::make_shared<std::vector<caf::actor>>(std::move(servers));
+  for (auto& s : *live)
+    if (s)
+      self->monitor(s);
+  self->set_down_handler([live](caf::down_msg& d) {
+    for (auto& s : *live)
+      if (s && s.address() == d.source)
+        s = nullptr;
+  });
+  return {
+      [self, live, timeout](const fetch_msg& f) -> caf::result<params_msg> {
+        if (!actors::detail::from_here(self))
+          return actors::detail::refuse(self, "Gaia's evaluation source",
+                                        "fetch", "this process");
+        auto promise = self->make_response_promise<params_msg>();
+        ask_live(self, live, f, timeout, promise, 0);
+        return promise;
+      },
+  };
 }
 
 } // namespace
@@ -174,6 +222,7 @@ void gaia_run::wire(coordinator_ptr self, std::function<void()> ready) {
     all.push_back(caf::actor_cast<caf::actor>(s));
   for (auto& s : servers_)
     self->send(s, peers_atom::value, all);
+  source_ = self->spawn(gaia_source, all, st.config.request_timeout);
   // Each worker's one "shard" is its group's server; every worker answers
   // before the start.
   auto pending = std::make_shared<std::size_t>(st.workers.size());
@@ -197,8 +246,7 @@ void gaia_run::wire(coordinator_ptr self, std::function<void()> ready) {
 }
 
 caf::actor gaia_run::evaluation_source() const {
-  return servers_.empty() ? caf::actor{}
-                          : caf::actor_cast<caf::actor>(servers_[0]);
+  return source_;
 }
 
 std::uint32_t gaia_run::groups() const noexcept {
@@ -267,6 +315,8 @@ void gaia_run::stop(coordinator_ptr self) {
   for (auto& s : servers_)
     if (s)
       self->send_exit(s, caf::exit_reason::user_shutdown);
+  if (source_)
+    self->send_exit(source_, caf::exit_reason::user_shutdown);
 }
 
 void gaia_run::report(const coordinator_state&, nlohmann::json& out,

@@ -62,6 +62,8 @@ private:
   std::vector<std::uint32_t> group_of_;
   std::vector<std::uint32_t> members_;
   std::vector<gaia_server_actor> servers_;
+  /// Answers the evaluator's fetches from the first live server.
+  caf::actor source_;
   std::vector<nlohmann::json> figures_;
   /// A resumed job's server states, by group.
   std::string resumed_from_;

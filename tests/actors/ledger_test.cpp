@@ -136,13 +136,14 @@ std::uint64_t u(const nlohmann::json& j, const char* key) {
 TEST_CASE("a lost node's workers are lost at once; every planned step is "
           "taken, those handed to a worker that then dies too") {
   const std::uint64_t seed = 17, steps = 300;
-  for (std::string algo :
-       {"downpour", "easgd", "lsgd", "sgp", "dssync", "shadow", "gadmm"}) {
+  for (std::string algo : {"downpour", "easgd", "lsgd", "sgp", "dssync",
+                           "shadow", "gadmm", "gaia"}) {
     std::cout << "ledger: " << algo << ", seed " << seed << std::endl;
     INFO("algo " << algo);
     config cfg;
     caf::actor_system sys{cfg};
-    // LSGD and ShadowSync: a group per node.
+    // LSGD, ShadowSync and Gaia: a group per node (Gaia: a server each,
+    // lost with its node).
     auto job = async_job(algo, 6, steps, seed, {0, 1, 0, 1, 2, 2});
     // Workers 0 and 2 survive: SGP's exponential graph over 6 ranks links
     // them both ways (0 -> 2, 2 -> 0), so push-sum keeps its mass.
@@ -244,4 +245,36 @@ TEST_CASE("a node holding two shards is lost: the job ends at once, naming "
     std::this_thread::sleep_for(1ms);
   CHECK(actors::job_failed(*reason));
   CHECK_THAT(*reason, Catch::Contains("shard lost"));
+}
+
+TEST_CASE("gaia: the node of group 0's server is lost; the job goes on and "
+          "its model is the other group's") {
+  const std::uint64_t seed = 19, steps = 300;
+  std::cout << "ledger: gaia, group 0's server lost, seed " << seed
+            << std::endl;
+  config cfg;
+  caf::actor_system sys{cfg};
+  auto job = async_job("gaia", 4, steps, seed);
+  auto prob = test::lsq_512x20(seed);
+  auto params = job.final_params;
+  auto agents = place(sys, job, {0, 0, 1, 1});
+  auto probe = job;
+  auto coord = sys.spawn(actors::coordinator, std::move(job));
+  wait_steps(probe, 0, 40);
+  kill_node(agents[0]); // workers 0 and 1, and group 0's server
+  auto out = result_of(sys, caf::actor_cast<caf::actor>(coord));
+  INFO(out.dump().substr(0, 3000));
+  REQUIRE_FALSE(out.contains("error"));
+  CHECK(out["stop_reason"] == "steps done");
+  CHECK(u(out, "steps_done") == 4 * steps);
+  CHECK(out["gaia"]["servers"].size() == 1); // group 1's answered
+  // The evaluated (and saved) model is group 1's replica, trained.
+  auto start = test::lsq_gap(*prob, std::vector<float>(20, 0.0f));
+  REQUIRE(params->size() == 20);
+  auto gap = test::lsq_gap(*prob, *params);
+  std::cout << "  group 1's replica: f - f* = " << gap << " from " << start
+            << std::endl;
+  CHECK(gap < 1e-2 * start);
+  for (auto& a : agents)
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
