@@ -88,6 +88,10 @@ void gaia::build(job_build& b) {
 }
 
 std::string gaia::servers(const actors::job_config& job) const {
+  // Before the placement (the job's description) a job without --groups
+  // has a group per node if it has nodes, which only the placement tells.
+  if (group_of.size() != job.workers && job.placement.worker_node.empty())
+    return "a group per node (2 in one process)";
   auto g = gaia_groups(*this, job);
   std::uint32_t count = 0;
   for (auto x : g)
