@@ -12,6 +12,7 @@
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
 #include "messages/errors.hpp"
+#include "messages/shm.hpp"
 #include "optim/dataset.hpp"
 #include "optim/gaia.hpp"
 #include "optim/param_hash.hpp"
@@ -51,12 +52,16 @@ bool within_bound(const gaia_server_state& st) {
   return !least || clock_of(st) <= *least + *st.config.mirror_bound;
 }
 
-params_msg snapshot(gaia_server_state& st) {
+/// The reply to a fetch, as a shard's: to another process of this host
+/// straight into its shared-memory segment (`remote`: the requester's
+/// node if in another process).
+params_msg snapshot(gaia_server_state& st, const caf::node_id& remote) {
   params_msg reply;
   reply.version = st.store->version();
   reply.offset = 0;
-  reply.values = tensor{std::vector<float>(
-      st.store->params(), st.store->params() + st.store->range().size)};
+  reply.values
+      = tensor::shared_copy(remote ? shm::channel_to(remote) : nullptr,
+                            st.store->params(), st.store->range().size);
   ++st.messages;
   st.bytes += wire_size(reply);
   return reply;
@@ -68,7 +73,7 @@ void serve_held(gaia_server_state& st, bool anyway) {
   auto held = std::move(st.held);
   st.held.clear();
   for (auto& h : held)
-    h.promise.deliver(snapshot(st));
+    h.promise.deliver(snapshot(st, h.remote));
 }
 
 /// Sends the significant changes not yet sent (and the clock, if it moved
@@ -247,11 +252,15 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
                             "Gaia server " + std::to_string(st.config.group)
                                 + ": a fetch of another range than [0, "
                                 + std::to_string(n) + ")");
+        caf::node_id remote;
+        if (auto& from = self->current_sender();
+            from && from->node() != self->node())
+          remote = from->node();
         if (within_bound(st))
-          return snapshot(st);
+          return snapshot(st, remote);
         ++st.held_fetches;
         auto promise = self->make_response_promise<params_msg>();
-        st.held.push_back({promise, ++st.ticks});
+        st.held.push_back({promise, ++st.ticks, remote});
         self->delayed_send(self, actors::to_chrono(st.config.bound_wait),
                            tick_atom::value, st.ticks);
         return promise;

@@ -72,6 +72,7 @@ struct gaia_server_config {
 struct gaia_held_fetch {
   caf::typed_response_promise<messages::params_msg> promise;
   std::uint64_t tick = 0;
+  caf::node_id remote; ///< the requester's node if in another process
 };
 
 struct gaia_server_state {
