@@ -32,6 +32,10 @@ struct sim_flags {
   double node_gflops = 25;
   double serialize_gbps = 0;
   std::uint64_t host_cores = 0;
+  std::string core_sharing = "fifo";
+  std::uint64_t node_threads = 0;
+  bool reply_copy = false;
+  double first_touch_gbps = 0;
   bool shared_memory = false;
   double shm_share = 0.5;
   bool calibrate = false;
@@ -66,6 +70,18 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
   p.add(f.host_cores, "host-cores",
         "all nodes share one host of this many cores (0: a node has its "
         "own)");
+  p.add(f.core_sharing, "core-sharing",
+        "with --host-cores: fifo (work waits for a free core) | fair "
+        "(all work shares the cores, as the kernel's scheduler does)");
+  p.add(f.node_threads, "node-threads",
+        "actor threads a node has (0: one an actor; fifo sharing only): "
+        "a handler waits for one of its node's threads");
+  p.add(f.reply_copy, "reply-copy",
+        "with --host-shm: a fetch reply's sender copies its values into "
+        "the segment in its handler, not its node's broker");
+  p.add(f.first_touch_gbps, "first-touch-gbps",
+        "with --host-shm: the first 64 MiB into each segment fault in "
+        "fresh pages at this rate, on top of the copy (0: free)");
   p.add(f.shared_memory, "host-shm",
         "pushes and fetch replies go through shared memory (one host): "
         "their values cost --serialize-gbps, not the links");
@@ -101,12 +117,13 @@ void add_sim_flags(option_parser& p, sim_flags& f) {
   p.add(f.wall_seconds, "wall-seconds", "stop after this many real seconds");
   p.section(
       "the simulated cluster",
-      {"link-gbps",      "latency-us",    "rack-size",   "oversubscription",
-       "sample-seconds", "value-seconds", "node-gflops", "serialize-gbps",
-       "host-cores",     "host-shm",      "shm-share",   "calibrate",
-       "virtual-params", "stragglers",    "jitter",      "timing-seed",
-       "eval-seconds",   "slow-nodes",    "shard-nodes", "crash",
-       "max-events",     "wall-seconds"});
+      {"link-gbps",        "latency-us",    "rack-size",    "oversubscription",
+       "sample-seconds",   "value-seconds", "node-gflops",  "serialize-gbps",
+       "host-cores",       "core-sharing",  "node-threads", "reply-copy",
+       "first-touch-gbps", "host-shm",      "shm-share",    "calibrate",
+       "virtual-params",   "stragglers",    "jitter",       "timing-seed",
+       "eval-seconds",     "slow-nodes",    "shard-nodes",  "crash",
+       "max-events",       "wall-seconds"});
 }
 
 /// "P:F" into its two numbers; throws usage_error naming `flag`.
@@ -211,6 +228,23 @@ sim::sim_options to_options(const sim_flags& f, const train_options& o) {
   so.compute.value_seconds = f.value_seconds;
   so.compute.serialize_gbps = f.serialize_gbps;
   so.compute.host_cores = static_cast<std::uint32_t>(f.host_cores);
+  if (f.core_sharing != "fifo" && f.core_sharing != "fair")
+    throw usage_error("troupe simulate: --core-sharing must be fifo or fair, "
+                      "not '"
+                      + f.core_sharing + "'");
+  so.compute.fair_share = f.core_sharing == "fair";
+  if (f.node_threads > 4096)
+    throw usage_error("troupe simulate: --node-threads must be at most 4096");
+  if (f.node_threads > 0 && so.compute.fair_share)
+    throw usage_error("troupe simulate: --node-threads needs "
+                      "--core-sharing=fifo");
+  so.compute.node_threads = static_cast<std::uint32_t>(f.node_threads);
+  so.compute.reply_copy_in_handler = f.reply_copy;
+  if (!std::isfinite(f.first_touch_gbps) || f.first_touch_gbps < 0
+      || f.first_touch_gbps > 1e6)
+    throw usage_error("troupe simulate: --first-touch-gbps must be in [0, "
+                      "1e6]");
+  so.compute.first_touch_gbps = f.first_touch_gbps;
   so.compute.shared_memory = f.shared_memory;
   if (!std::isfinite(f.shm_share) || f.shm_share < 0 || f.shm_share > 4)
     throw usage_error("troupe simulate: --shm-share must be in [0, 4]");

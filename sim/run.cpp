@@ -262,6 +262,10 @@ nlohmann::json run_simulation(actors::job_config job, const sim_options& o) {
         {"timing_seed", o.compute.seed},
         {"serialize_gbps", o.compute.serialize_gbps},
         {"host_cores", o.compute.host_cores},
+        {"core_sharing", o.compute.fair_share ? "fair" : "fifo"},
+        {"node_threads", o.compute.node_threads},
+        {"reply_copy", o.compute.reply_copy_in_handler},
+        {"first_touch_gbps", o.compute.first_touch_gbps},
         {"host_shm", o.compute.shared_memory},
         {"shm_share", o.compute.shm_share}}}};
   return result;

@@ -63,22 +63,6 @@ scheduler& scheduler::of(caf::actor_system& sys) {
   return *s;
 }
 
-void scheduler::configure(std::uint32_t nodes, network_options net,
-                          compute_options compute) {
-  if (nodes == 0)
-    throw std::invalid_argument("a simulated cluster needs a node");
-  links_ = std::make_unique<link_model>(net, nodes);
-  compute_ = std::move(compute);
-  cores_.assign(compute_.host_cores, {});
-  broker_free_.assign(nodes, 0);
-  straggle_state_.resize(nodes);
-  for (std::uint32_t n = 0; n < nodes; ++n) {
-    std::uint64_t s = compute_.seed ^ (0xa0761d6478bd642fULL * (n + 1));
-    splitmix(s);
-    straggle_state_[n] = s;
-  }
-}
-
 namespace {
 
 /// What a tensor sent by reference into a shared-memory segment takes in
@@ -91,6 +75,11 @@ bool by_reference(const caf::type_erased_tuple& x) {
   return x.size() > 0
          && (x.match_element<messages::push_msg>(0)
              || x.match_element<messages::params_msg>(0));
+}
+
+/// A fetch's reply, whose values its sender copies into the segment.
+bool is_reply_of_params(const caf::type_erased_tuple& x) {
+  return x.size() > 0 && x.match_element<messages::params_msg>(0);
 }
 
 } // namespace
@@ -194,15 +183,39 @@ void scheduler::sweep(caf::scheduled_actor* a, record& r) {
           e.cpu_bytes = size.header
                         + static_cast<std::uint64_t>(std::llround(
                             static_cast<double>(payload) * compute_.shm_share));
+          if (compute_.first_touch_gbps > 0) {
+            auto& used = touched_[{src, r.node}];
+            auto seg = compute_.shm_segment_bytes;
+            auto fresh
+                = std::min<std::uint64_t>(payload, used < seg ? seg - used : 0);
+            used += payload;
+            e.touch = link_model::wire_time(fresh, compute_.first_touch_gbps);
+          }
         }
         stats_.payload_bytes += payload;
         ++stats_.remote;
+        if (shared_) { // encoded when it leaves (scheduler_sharing.cpp)
+          e.msg = std::move(x);
+          if (deferred(from))
+            pending_.emplace_back(clock_.offset.count(), std::move(e));
+          else
+            leave(std::move(e));
+          continue;
+        }
         // Its node's broker serializes it (on a core) before it leaves:
         // CAF 0.17 encodes a remote message in its process's multiplexer
         // thread (middleman.workers = 0, net/system.cpp), which decodes
         // what arrives too, one message at a time; the sending actor goes
         // on meanwhile.
-        if (auto ser = serialize_time(e.cpu_bytes); ser > 0) {
+        auto ser = serialize_time(e.cpu_bytes) + e.touch;
+        if (ser > 0 && compute_.reply_copy_in_handler && from == running_
+            && compute_.shared_memory && is_reply_of_params(x->content())) {
+          // The answering actor copies the values into the segment.
+          auto end = on_core(at, ser);
+          clock_.offset += clock_type::duration_type{end - at};
+          stats_.serialize_ns += static_cast<std::uint64_t>(ser);
+          at = e.sent = e.at = end;
+        } else if (ser > 0) {
           at = e.sent = e.at = on_broker(src, at, ser);
         }
         // The network carries it when it leaves: a message computed into
@@ -213,7 +226,10 @@ void scheduler::sweep(caf::scheduled_actor* a, record& r) {
           e.at = links_->deliver(at, src, r.node, e.bytes);
       }
       e.msg = std::move(x);
-      push_event(std::move(e));
+      if (deferred(from))
+        pending_.emplace_back(clock_.offset.count(), std::move(e));
+      else
+        push_event(std::move(e));
     }
   } while (!mb.try_block() && !mb.closed());
 }
@@ -228,7 +244,7 @@ void scheduler::push_event(event e) {
 }
 
 void scheduler::make_ready(caf::actor_id id, record& r) {
-  if (r.queued || id == running_ || !r.has_work())
+  if (r.queued || id == running_ || !r.has_work() || r.computing)
     return;
   r.queued = true;
   if (r.busy_until > now_ns()) {
@@ -293,6 +309,23 @@ void scheduler::run_one(caf::actor_id id) {
     make_ready(id, r);
     return;
   }
+  std::size_t thread = 0;
+  if (compute_.node_threads > 0 && !shared_) {
+    // Its node's earliest free thread, once there is one.
+    auto& th = threads_free_.at(r.node);
+    if (th.empty())
+      th.assign(compute_.node_threads, 0);
+    thread = static_cast<std::size_t>(std::min_element(th.begin(), th.end())
+                                      - th.begin());
+    if (th[thread] > now_ns()) {
+      r.queued = true;
+      event e;
+      e.at = th[thread];
+      e.to = r.self;
+      push_event(std::move(e));
+      return;
+    }
+  }
   auto* a = r.actor;
   if (r.launch) {
     r.launch = false;
@@ -312,7 +345,12 @@ void scheduler::run_one(caf::actor_id id) {
   auto result = a->resume(unit_.get(), 1);
   if (result == caf::resumable::resume_later)
     sweep(a, r); // what it sent itself
-  r.busy_until = now_ns() + clock_.offset.count();
+  if (shared_)
+    handler_over(id, r);
+  else
+    r.busy_until = now_ns() + clock_.offset.count();
+  if (compute_.node_threads > 0 && !shared_ && r.busy_until > now_ns())
+    threads_free_[r.node][thread] = r.busy_until;
   clock_.offset = clock_type::duration_type{0};
   running_ = 0;
   if (result == caf::resumable::done) {
@@ -323,65 +361,6 @@ void scheduler::run_one(caf::actor_id id) {
     return;
   }
   make_ready(id, r);
-}
-
-bool scheduler::run(const std::function<bool()>& done, std::uint64_t max_events,
-                    std::chrono::nanoseconds wall) {
-  loop_thread_ = std::this_thread::get_id();
-  stop_reason_.clear();
-  // The simulator itself may read the wall clock: its budget is real time.
-  auto began = std::chrono::steady_clock::now();
-  auto cmp = [](const event& a, const event& b) {
-    return a.at != b.at ? a.at > b.at : a.seq > b.seq;
-  };
-  std::uint64_t spins = 0;
-  for (;;) {
-    take_foreign();
-    if (done && done())
-      return true;
-    if (max_events != 0 && stats_.handled >= max_events) {
-      stop_reason_ = "the simulation reached its cap of "
-                     + std::to_string(max_events) + " events";
-      return true;
-    }
-    if ((++spins & 1023) == 0
-        && std::chrono::steady_clock::now() - began > wall) {
-      stop_reason_ = "the simulation ran out of its real-time budget";
-      return true;
-    }
-    if (!ready_.empty()) {
-      auto id = ready_.front();
-      ready_.pop_front();
-      run_one(id);
-      continue;
-    }
-    caf::actor_clock::time_point due;
-    bool timer = clock_.next_due(due);
-    nanos t_timer = timer ? due.time_since_epoch().count() - 1 : never;
-    nanos t_event = events_.empty() ? never : events_.front().at;
-    if (!timer && events_.empty()) {
-      stop_reason_ = "nothing left to do";
-      return false;
-    }
-    if (timer && t_timer <= t_event) {
-      ++stats_.timers;
-      fold(stats_.trace_hash, static_cast<std::uint64_t>(t_timer));
-      clock_.trigger_timeout();
-      continue;
-    }
-    std::pop_heap(events_.begin(), events_.end(), cmp);
-    auto e = std::move(events_.back());
-    events_.pop_back();
-    if (e.at > now_ns())
-      clock_.current_time = caf::actor_clock::time_point{
-          caf::actor_clock::duration_type{e.at + 1}};
-    if (e.crash >= 0)
-      crash(static_cast<std::uint32_t>(e.crash));
-    else if (e.depart)
-      depart(std::move(e));
-    else
-      arrive(e);
-  }
 }
 
 } // namespace troupe::sim

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,7 @@
 
 #include "actors/clock.hpp"
 #include "sim/link_model.hpp"
+#include "sim/shared_cores.hpp"
 #include "sim/size_counter.hpp"
 
 namespace caf {
@@ -93,6 +95,30 @@ struct compute_options {
   /// has cores of its own): compute and (de)serialization each take a core,
   /// the earliest free one, and wait for one when all are taken.
   std::uint32_t host_cores = 0;
+  /// With host_cores: how the host's cores are shared. false: first come,
+  /// first served, each piece of work on the earliest free core until it is
+  /// done. true: fairly, every piece of work on the host at once at min(1,
+  /// cores / pieces) of a core (processor sharing, as the kernel's fair
+  /// scheduler shares them between runnable threads), so that what a
+  /// handler sends after its compute leaves when that compute is done.
+  bool fair_share = false;
+  /// Actor threads a node has (0: as many as its actors need; with first
+  /// come, first served sharing only): a handler waits until one of its
+  /// node's threads is free, as CAF's scheduler (scheduler.max-threads)
+  /// runs a process's actors on its threads. A node's broker is a thread
+  /// of its own.
+  std::uint32_t node_threads = 0;
+  /// With shared_memory: a fetch reply's values are copied into the
+  /// segment by the actor that answers, in its handler (as
+  /// parameter_shard's tensor::shared_copy does), not by its node's broker.
+  bool reply_copy_in_handler = false;
+  /// With shared_memory: the first shm_segment_bytes a node writes to
+  /// another's segment touch fresh pages, which the writer faults in at this
+  /// rate on top of its copy (0: free); troupe's segments are 64 MiB a
+  /// destination (messages/shm_layout.hpp), used once through before their
+  /// pages are reused.
+  double first_touch_gbps = 0;
+  std::uint64_t shm_segment_bytes = std::uint64_t{64} << 20;
 };
 
 /// exp(sigma z - sigma^2 / 2) with sigma^2 = ln(1 + cv^2) and z standard
@@ -206,6 +232,8 @@ public:
 private:
   struct record;
   struct event;
+  struct shared_work;
+  struct broker_job;
   class unit;
 
   record& rec(caf::actor_id id);
@@ -236,6 +264,22 @@ private:
   /// delivered (false: it is delivered now).
   bool decode(event& e);
 
+  // -- fair sharing of the host's cores (scheduler_sharing.cpp) -------------
+  /// A message between nodes that leaves now: encoded by its node's broker,
+  /// then on the links.
+  void leave(event e);
+  /// Queues (de)serialization of `work` on `node`'s broker.
+  void to_broker(std::uint32_t node, nanos work, event e, bool encode);
+  /// The running actor's handler is over: its work goes on the cores (or
+  /// it is free at once).
+  void handler_over(caf::actor_id id, record& r);
+  /// Runs what the shared cores reached by `t`.
+  void shared_until(nanos t);
+  /// Node `node` crashed: its work leaves the cores.
+  void drop_shared(std::uint32_t node);
+  /// Whether a send of the running actor waits for its compute to be done.
+  bool deferred(caf::actor_id from) const noexcept;
+
   clock_type clock_;
   std::unique_ptr<unit> unit_;
   std::unique_ptr<link_model> links_;
@@ -258,6 +302,16 @@ private:
   /// Per host core: its busy intervals [from, to), in order.
   std::vector<std::vector<std::pair<nanos, nanos>>> cores_;
   std::vector<nanos> broker_free_; ///< per node: its broker busy until
+  /// Per node (with node_threads): when each of its threads is free.
+  std::vector<std::vector<nanos>> threads_free_;
+  /// Per (writer, reader) node: bytes written into the reader's segment.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> touched_;
+  /// Fair sharing (null: first come, first served or nodes of their own).
+  std::unique_ptr<shared_cores> shared_;
+  std::map<shared_cores::task_id, shared_work> shared_work_; ///< stable
+  std::vector<std::deque<broker_job>> broker_queue_;         ///< per node
+  /// The running handler's sends after part of its compute.
+  std::vector<std::pair<nanos, event>> pending_;
 };
 
 } // namespace troupe::sim

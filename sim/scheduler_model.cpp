@@ -1,8 +1,9 @@
-// The simulator's time model (what work costs) and its faults (crashes), and
-// its end: parts of sim::scheduler (sim/scheduler.hpp).
+// The simulator's time model (what work costs), its event loop, its faults
+// (crashes) and its end: parts of sim::scheduler (sim/scheduler.hpp).
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include <caf/send.hpp>
@@ -14,6 +15,30 @@ namespace troupe::sim {
 
 using namespace detail;
 
+void scheduler::configure(std::uint32_t nodes, network_options net,
+                          compute_options compute) {
+  if (nodes == 0)
+    throw std::invalid_argument("a simulated cluster needs a node");
+  links_ = std::make_unique<link_model>(net, nodes);
+  compute_ = std::move(compute);
+  cores_.assign(compute_.host_cores, {});
+  broker_free_.assign(nodes, 0);
+  threads_free_.assign(compute_.node_threads > 0 ? nodes : 0, {});
+  touched_.clear();
+  shared_.reset();
+  if (compute_.host_cores > 0 && compute_.fair_share)
+    shared_ = std::make_unique<shared_cores>(compute_.host_cores);
+  shared_work_.clear();
+  broker_queue_.clear();
+  broker_queue_.resize(nodes);
+  straggle_state_.resize(nodes);
+  for (std::uint32_t n = 0; n < nodes; ++n) {
+    std::uint64_t s = compute_.seed ^ (0xa0761d6478bd642fULL * (n + 1));
+    splitmix(s);
+    straggle_state_[n] = s;
+  }
+}
+
 double lognormal_factor(double u1, double u2, double cv) noexcept {
   constexpr double two_pi = 6.283185307179586476925;
   double var = std::log1p(cv * cv);
@@ -24,6 +49,11 @@ double lognormal_factor(double u1, double u2, double cv) noexcept {
 void scheduler::charge(const caf::local_actor* self, nanos d) {
   if (d <= 0 || self->id() != running_)
     return;
+  if (shared_) { // on the cores when the handler is over
+    clock_.offset += clock_type::duration_type{d};
+    stats_.compute_ns += static_cast<std::uint64_t>(d);
+    return;
+  }
   auto t = now_ns() + clock_.offset.count();
   clock_.offset += clock_type::duration_type{on_core(t, d) - t};
   stats_.compute_ns += static_cast<std::uint64_t>(d);
@@ -86,6 +116,12 @@ bool scheduler::decode(event& e) {
   if (d <= 0)
     return false;
   // The node's broker takes its messages one at a time, each on a core.
+  if (shared_) {
+    stats_.serialize_ns += static_cast<std::uint64_t>(d);
+    auto node = node_of(e.to->id()); // before e moves
+    to_broker(node, d, std::move(e), false);
+    return true;
+  }
   e.decoded = true;
   e.at = on_broker(node_of(e.to->id()), now_ns(), d);
   push_event(std::move(e));
@@ -124,6 +160,73 @@ void scheduler::compute(const caf::local_actor* self, actors::work_kind kind,
   charge(self, static_cast<nanos>(std::llround(s * 1e9)));
 }
 
+bool scheduler::run(const std::function<bool()>& done, std::uint64_t max_events,
+                    std::chrono::nanoseconds wall) {
+  loop_thread_ = std::this_thread::get_id();
+  stop_reason_.clear();
+  // The simulator itself may read the wall clock: its budget is real time.
+  auto began = std::chrono::steady_clock::now();
+  auto cmp = [](const event& a, const event& b) {
+    return a.at != b.at ? a.at > b.at : a.seq > b.seq;
+  };
+  std::uint64_t spins = 0;
+  for (;;) {
+    take_foreign();
+    if (done && done())
+      return true;
+    if (max_events != 0 && stats_.handled >= max_events) {
+      stop_reason_ = "the simulation reached its cap of "
+                     + std::to_string(max_events) + " events";
+      return true;
+    }
+    if ((++spins & 1023) == 0
+        && std::chrono::steady_clock::now() - began > wall) {
+      stop_reason_ = "the simulation ran out of its real-time budget";
+      return true;
+    }
+    if (!ready_.empty()) {
+      auto id = ready_.front();
+      ready_.pop_front();
+      run_one(id);
+      continue;
+    }
+    caf::actor_clock::time_point due;
+    bool timer = clock_.next_due(due);
+    nanos t_timer = timer ? due.time_since_epoch().count() - 1 : never;
+    nanos t_event = events_.empty() ? never : events_.front().at;
+    nanos t_shared = shared_ ? shared_->next() : never;
+    if (!timer && events_.empty() && t_shared == never) {
+      stop_reason_ = "nothing left to do";
+      return false;
+    }
+    if (timer && t_timer <= std::min(t_event, t_shared)) {
+      ++stats_.timers;
+      fold(stats_.trace_hash, static_cast<std::uint64_t>(t_timer));
+      clock_.trigger_timeout();
+      continue;
+    }
+    if (t_shared <= t_event) {
+      if (t_shared > now_ns())
+        clock_.current_time = caf::actor_clock::time_point{
+            caf::actor_clock::duration_type{t_shared + 1}};
+      shared_until(t_shared);
+      continue;
+    }
+    std::pop_heap(events_.begin(), events_.end(), cmp);
+    auto e = std::move(events_.back());
+    events_.pop_back();
+    if (e.at > now_ns())
+      clock_.current_time = caf::actor_clock::time_point{
+          caf::actor_clock::duration_type{e.at + 1}};
+    if (e.crash >= 0)
+      crash(static_cast<std::uint32_t>(e.crash));
+    else if (e.depart)
+      depart(std::move(e));
+    else
+      arrive(e);
+  }
+}
+
 void scheduler::busy(const caf::local_actor* self, std::chrono::nanoseconds d) {
   charge(self, d.count());
 }
@@ -153,6 +256,7 @@ void scheduler::crash(std::uint32_t node) {
     crashed_at_.resize(nodes(), never);
   crashed_at_[node] = std::min(crashed_at_[node], now);
   fold(stats_.trace_hash, 0xdeadULL + node);
+  drop_shared(node);
   // Its actors die now, in the middle of a computation too: the kill goes
   // first, and the rest of their work is not done.
   for (caf::actor_id id = 0; id < records_.size(); ++id) {
@@ -174,6 +278,10 @@ void scheduler::crash(std::uint32_t node) {
 void scheduler::stop() {
   events_.clear();
   ready_.clear();
+  pending_.clear();
+  shared_work_.clear();
+  for (auto& q : broker_queue_)
+    q.clear();
   for (auto& r : records_) {
     r.clear();
     r.self.reset();

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include <caf/mailbox_element.hpp>
 
@@ -45,6 +47,9 @@ struct scheduler::record {
   bool queued = false; ///< in the ready list or waiting to wake
   bool launch = false; ///< not started yet
   bool done = false;
+  /// Its last handler's work is on the host's shared cores: it takes no
+  /// message until that work ends (busy_until is not known before).
+  bool computing = false;
 
   bool has_work() const noexcept {
     return launch || head != nullptr;
@@ -91,6 +96,26 @@ struct scheduler::event {
   nanos sent = 0;              ///< when it left its sender
   bool depart = false;         ///< due to leave its node at `at` (= `sent`)
   bool decoded = false;        ///< deserialized on its node, due to its actor
+  nanos touch = 0;             ///< its writer's page faults in a fresh segment
+};
+
+/// What a task on the host's shared cores is (scheduler_sharing.cpp): an
+/// actor's handler, with what it sent after part of its work, or a node's
+/// broker (de)serializing a message.
+struct scheduler::shared_work {
+  caf::actor_id actor = 0; ///< 0: a broker's
+  std::uint32_t node = 0;
+  /// A handler's sends, each due when the work before it is done.
+  std::vector<std::pair<nanos, event>> sends;
+  std::size_t released = 0;
+};
+
+/// A message a node's broker is due to encode (before it leaves) or decode
+/// (before its actor gets it).
+struct scheduler::broker_job {
+  nanos work = 0;
+  event msg;
+  bool encode = false;
 };
 
 } // namespace troupe::sim

@@ -14,43 +14,9 @@
 
 #include "algos/registry.hpp"
 #include "capture.hpp"
+#include "simulate_helpers.hpp"
 
-namespace {
-
-troupe::test::run_result run(std::vector<std::string> args) {
-  std::vector<std::string> all{"--model=mlp", "--train-examples=2048",
-                               "--progress=none", "--json"};
-  if (args.empty() || args[0].rfind("--algo=", 0) != 0)
-    all.insert(all.begin(), "--algo=downpour");
-  all.insert(all.end(), args.begin(), args.end());
-  return troupe::test::run_train_main(std::move(all), true);
-}
-
-nlohmann::json last(const troupe::test::run_result& r) {
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  const auto& out = r.out;
-  return nlohmann::json::parse(
-      out.substr(out.find_last_of('\n', out.size() - 2) + 1));
-}
-
-double simulated(const nlohmann::json& j) {
-  return j["simulation"]["simulated_seconds"].get<double>();
-}
-
-/// The training's seconds (without the last evaluation).
-double training(const nlohmann::json& j) {
-  return j["seconds"].get<double>();
-}
-
-void refused(std::vector<std::string> args, const std::string& says) {
-  auto r = run(std::move(args));
-  INFO(r.err);
-  CHECK(r.status == 2);
-  CHECK_THAT(r.err, Catch::Contains(says));
-}
-
-} // namespace
+using namespace troupe::test::simulate;
 
 TEST_CASE("the same flags give the same simulation, event for event") {
   std::vector<std::string> args{"--workers=4", "--shards=2", "--seed=3",
@@ -253,9 +219,10 @@ TEST_CASE("troupe simulate --help fits 80 columns and lists the cluster") {
     INFO(line);
     CHECK(line.size() <= 80);
   }
-  for (auto name : {"the simulated cluster:", "--link-gbps", "--stragglers",
-                    "--rack-size", "--virtual-params", "--serialize-gbps",
-                    "--host-cores", "--algo", "--compare=A,B"})
+  for (auto name :
+       {"the simulated cluster:", "--link-gbps", "--stragglers", "--rack-size",
+        "--virtual-params", "--serialize-gbps", "--host-cores",
+        "--core-sharing", "--algo", "--compare=A,B"})
     CHECK_THAT(r.out, Catch::Contains(name));
   // With --compare too: the help, not a comparison of nothing.
   auto c = troupe::test::run_train_main({"--compare=sgp,downpour", "--help"},

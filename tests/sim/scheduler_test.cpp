@@ -38,7 +38,8 @@ struct sim_system {
   sim::scheduler& sched = sim::scheduler::of(sys);
 
   sim_system(std::uint32_t nodes, double sample_seconds = 0,
-             double serialize_gbps = 0, std::uint32_t host_cores = 0) {
+             double serialize_gbps = 0, std::uint32_t host_cores = 0,
+             bool fair = false) {
     sys.await_actors_before_shutdown(false);
     sim::network_options net;
     net.gbps = 10;
@@ -47,6 +48,7 @@ struct sim_system {
     c.sample_seconds = sample_seconds;
     c.serialize_gbps = serialize_gbps;
     c.host_cores = host_cores;
+    c.fair_share = fair;
     sched.configure(nodes, net, c);
   }
   ~sim_system() {
@@ -154,8 +156,12 @@ TEST_CASE("a node's broker encodes what its actors send while they go on, "
 }
 
 TEST_CASE("nodes on one host share its cores") {
-  auto finish = [](std::uint32_t cores) {
-    sim_system s{3, 1e-3, 0, cores}; // 100 samples take 0.1 s
+  struct outcome {
+    std::uint64_t waited;
+    std::vector<nanos> times;
+  };
+  auto finish = [](std::uint32_t cores, bool fair) {
+    sim_system s{3, 1e-3, 0, cores, fair}; // 100 samples take 0.1 s
     s.sched.place_next(1);
     auto a = s.sys.spawn(echo, 100);
     s.sched.place_next(2);
@@ -173,21 +179,67 @@ TEST_CASE("nodes on one host share its cores") {
     s.sched.run([times] { return times->size() == 2; });
     REQUIRE(times->size() == 2);
     CHECK(s.sched.stats().compute_ns == 200'000'000);
-    return std::make_pair(s.sched.stats().core_wait_ns, times->back());
+    return outcome{s.sched.stats().core_wait_ns, *times};
   };
   // Nodes of their own, or two cores: both steps at once, done after
-  // 0.1 s (and the links' few us). One core: one step waits for the other.
-  auto [w0, t0] = finish(0);
-  auto [w2, t2] = finish(2);
-  auto [w1, t1] = finish(1);
+  // 0.1 s (and the links' few us). One core: one step waits for the other
+  // (first come, first served), or both share it and end together (fair).
+  auto own = finish(0, false), two = finish(2, false), one = finish(1, false);
+  auto two_fair = finish(2, true), one_fair = finish(1, true);
+  auto t0 = own.times.back(), t2 = two.times.back(), t1 = one.times.back();
   INFO(t0 << " " << t2 << " " << t1);
   CHECK(t2 == t0);
-  CHECK(w0 == 0);
-  CHECK(w2 == 0);
+  CHECK(two_fair.times == two.times);
+  CHECK(own.waited == 0);
+  CHECK(two.waited == 0);
+  CHECK(two_fair.waited == 0);
   CHECK(t0 < 100'000'000 + 100'000);
+  CHECK(one.times.front() < 100'000'000 + 100'000);
   CHECK(t1 >= 200'000'000);
   CHECK(t1 < 200'000'000 + 100'000);
-  CHECK(w1 >= 99'000'000);
+  CHECK(one.waited >= 99'000'000);
+  // Fair: neither answer leaves before both steps are done, and each step
+  // spent 0.1 s beyond its work on the host.
+  for (auto t : one_fair.times) {
+    CHECK(t >= 200'000'000);
+    CHECK(t < 200'000'000 + 100'000);
+  }
+  CHECK(one_fair.waited >= 199'000'000);
+  CHECK(one_fair.waited <= 200'000'000);
+}
+
+TEST_CASE("fairly shared cores: what a handler sends after its compute "
+          "leaves when that compute is done, not when it is given out") {
+  // One core, 1 ms a sample. Node 1's actor sends a word, computes 2
+  // samples, sends a second word; node 2's actor computes 2 samples at the
+  // same instant. Fairly shared, each gets half the core: the second word
+  // leaves at 4 ms, not 2 (first come, first served, it would be 2 ms for
+  // one of them and 4 for the other).
+  sim_system s{3, 1e-3, 0, 1, true};
+  auto got = std::make_shared<std::vector<nanos>>();
+  auto& sched = s.sched;
+  s.sched.place_next(0);
+  auto sink = s.sys.spawn([got, &sched](caf::event_based_actor*) {
+    return caf::behavior{
+        [got, &sched](const std::string&) { got->push_back(sched.elapsed()); }};
+  });
+  s.sched.place_next(2);
+  s.sys.spawn([](caf::event_based_actor* self) {
+    actors::did_work(self, actors::work_kind::step, 2);
+  });
+  s.sched.place_next(1);
+  s.sys.spawn([sink](caf::event_based_actor* self) {
+    self->send(sink, std::string{"before"});
+    actors::did_work(self, actors::work_kind::step, 2);
+    self->send(sink, std::string{"after"});
+  });
+  s.sched.run([got] { return got->size() == 2; });
+  REQUIRE(got->size() == 2);
+  INFO((*got)[0] << " " << (*got)[1]);
+  CHECK((*got)[0] < 100'000); // the link's few us
+  CHECK((*got)[1] >= 4'000'000);
+  CHECK((*got)[1] < 4'000'000 + 100'000);
+  CHECK(s.sched.stats().core_wait_ns >= 2 * 2'000'000 - 10);
 }
 
 TEST_CASE("reported compute keeps an actor busy: its next message waits") {
@@ -260,7 +312,7 @@ TEST_CASE("a simulated job is repeatable: same seed, same trace") {
   auto seed = GENERATE(1u, 7u);
   std::cout << "seed " << seed << '\n';
   auto p = test::lsq_512x20(seed);
-  auto run = [&](double straggle_p) {
+  auto run = [&](double straggle_p, bool fair = false) {
     // (Equal workers push in lockstep: 4 gradients of one version a round.)
     auto job = test::lsq_job(p, 4, 2, "sgd", 0.02, 16, 150, seed);
     auto params = job.final_params;
@@ -269,6 +321,10 @@ TEST_CASE("a simulated job is repeatable: same seed, same trace") {
     o.compute.straggle_p = straggle_p;
     o.compute.straggle_factor = 4;
     o.compute.seed = seed;
+    if (fair) { // every node on a host of two cores
+      o.compute.host_cores = 2;
+      o.compute.fair_share = true;
+    }
     auto out = sim::run_simulation(std::move(job), o);
     out["gap"] = test::lsq_gap(*p, *params);
     return out;
@@ -291,6 +347,16 @@ TEST_CASE("a simulated job is repeatable: same seed, same trace") {
   CHECK(c["simulation"]["simulated_seconds"].get<double>() > sec);
   CHECK(c["simulation"]["straggles"].get<int>() > 0);
   CHECK(a["simulation"]["nodes"] == 1 + 4 + 2);
+  // On two fairly shared cores as well.
+  auto f = run(0, true), g = run(0, true);
+  CHECK(f["simulation"]["trace_hash"] == g["simulation"]["trace_hash"]);
+  CHECK(f["gap"] == g["gap"]);
+  CHECK(f["steps"] == 600);
+  CHECK(f["simulation"]["trace_hash"] != a["simulation"]["trace_hash"]);
+  CHECK(f["gap"].get<double>() < 1e-2 * start);
+  // Four workers' 0.24 s of steps on two cores: at least 0.48 s.
+  CHECK(f["simulation"]["simulated_seconds"].get<double>()
+        >= 4 * 150 * 16 * 1e-4 / 2);
 }
 
 TEST_CASE("a step's jitter is log-normal with mean 1 and the asked spread") {
