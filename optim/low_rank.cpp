@@ -150,6 +150,24 @@ std::uint32_t cyclic_leader(std::uint64_t step,
   return workers == 0 ? 0 : static_cast<std::uint32_t>(step % workers);
 }
 
+void scalecom_memory(float* e, const float* m, std::size_t n,
+                     const std::vector<std::uint32_t>& sent,
+                     float beta) noexcept {
+  if (beta == 1.0f) { // plain error feedback: no 0 x e to round
+    std::copy(m, m + n, e);
+    for (auto i : sent)
+      e[i] = 0.0f;
+    return;
+  }
+  auto keep = 1.0f - beta;
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool was_sent = j < sent.size() && sent[j] == i;
+    j += was_sent ? 1 : 0;
+    e[i] = keep * e[i] + (was_sent ? 0.0f : beta * m[i]);
+  }
+}
+
 void encode_indices(const std::vector<std::uint32_t>& idx,
                     float* out) noexcept {
   for (std::size_t i = 0; i < idx.size(); ++i) {

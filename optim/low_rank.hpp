@@ -7,7 +7,8 @@
 // and Q = M^T P are linear in M, so the workers' P and Q can be summed by an
 // all-reduce. ScaleCom (Chen et al. 2020): the workers all send the values
 // at one index set, the top-k of a leader that changes every step
-// (cyclic), so their sparse gradients stay summable.
+// (cyclic), so their sparse gradients stay summable; each worker's memory
+// of what it did not send goes through a low-pass filter.
 
 #include <cstddef>
 #include <cstdint>
@@ -72,6 +73,14 @@ std::vector<std::uint32_t> top_k_indices(const float* v, std::size_t n,
 
 /// ScaleCom's leader of step t among `workers`: t mod workers.
 std::uint32_t cyclic_leader(std::uint64_t step, std::uint32_t workers) noexcept;
+
+/// ScaleCom's low-pass filter on a worker's memory e of n values: m = e + g
+/// was compressed and its entries at `sent` (increasing) were sent, C(m);
+/// e becomes (1 - beta) e + beta (m - C(m)). At beta = 1 it is plain error
+/// feedback, bit for bit: e = m with the sent entries zeroed.
+void scalecom_memory(float* e, const float* m, std::size_t n,
+                     const std::vector<std::uint32_t>& sent,
+                     float beta) noexcept;
 
 /// Indices as 2 floats each (the high and low 16 bits, exact in float), so
 /// that a sum with zeros from every other worker carries them unchanged.

@@ -32,6 +32,10 @@ void allreduce::bind(caf::config_option_set& set) {
       .add(reduce.rank, g, "powersgd-rank", "PowerSGD's rank (default 4)")
       .add(reduce.density, g, "scalecom-density",
            "ScaleCom's share of the entries a step (default 0.01)")
+      .add(reduce.beta, g, "scalecom-beta",
+           "ScaleCom's low-pass filter on the memory of what was not sent: "
+           "e = (1 - beta) e + beta (m - sent), in (0, 1] (default 1: plain "
+           "error feedback)")
       .add(reduce.sfb_layers, g, "sfb-layers",
            "which dense layers SFB factors: auto (Poseidon's choice: where "
            "the factors are fewer values than the matrix; default) | all");
@@ -46,6 +50,9 @@ void allreduce::check_flags(const job_options&,
   if (reduce.kind != "scalecom" && given.count("scalecom-density"))
     throw std::invalid_argument(
         "--scalecom-density applies to --reducer=scalecom only");
+  if (reduce.kind != "scalecom" && given.count("scalecom-beta"))
+    throw std::invalid_argument(
+        "--scalecom-beta applies to --reducer=scalecom only");
   if (reduce.kind != "sfb" && given.count("sfb-layers"))
     throw std::invalid_argument("--sfb-layers applies to --reducer=sfb only");
 }
@@ -171,8 +178,10 @@ void allreduce::report(const actors::coordinator_state& st,
                       {"header_bytes", messages::ring_chunk_header_bytes}};
   if (reduce.kind == "powersgd")
     out["allreduce"]["rank"] = reduce.rank;
-  if (reduce.kind == "scalecom")
+  if (reduce.kind == "scalecom") {
     out["allreduce"]["density"] = reduce.density;
+    out["allreduce"]["beta"] = reduce.beta;
+  }
   if (reduce.kind == "sfb") {
     auto factored = nlohmann::json::array();
     for (const auto& l : sfb_chosen(reduce, job.workers))

@@ -51,7 +51,7 @@ public:
                      nlohmann::json& out) const override;
 
   // -- its flags: what the ring sums (--reducer, --powersgd-rank,
-  // --scalecom-density); the layers and seed from build() --
+  // --scalecom-density, --scalecom-beta); the layers and seed from build() --
   reducer_options reduce;
 
   // -- its settings, resolved by build() --

@@ -22,6 +22,8 @@ void check_reducer(const reducer_options& o) {
     throw std::invalid_argument("--powersgd-rank must be in [1, 1024]");
   if (!(o.density > 0 && o.density <= 1))
     throw std::invalid_argument("--scalecom-density must be in (0, 1]");
+  if (!(o.beta > 0 && o.beta <= 1 && static_cast<float>(o.beta) > 0))
+    throw std::invalid_argument("--scalecom-beta must be in (0, 1]");
 }
 
 namespace {
@@ -176,13 +178,14 @@ private:
   std::vector<float> q_, p_, dense_mean_;
 };
 
-/// ScaleCom (Chen et al. 2020): cyclic local top-k with error feedback.
+/// ScaleCom (Chen et al. 2020): cyclic local top-k with error feedback
+/// through a low-pass filter (optim::scalecom_memory).
 class scalecom_reducer : public reducer, feedback {
 public:
   scalecom_reducer(const reducer_options& o, std::size_t n,
                    std::uint32_t workers, std::uint32_t rank)
-      : feedback(n), k_(scalecom_k(o.density, n)), workers_(workers),
-        rank_(rank) {}
+      : feedback(n), k_(scalecom_k(o.density, n)),
+        beta_(static_cast<float>(o.beta)), workers_(workers), rank_(rank) {}
 
   std::size_t exchanges() const noexcept override {
     return 2;
@@ -214,14 +217,14 @@ public:
       return true;
     }
     std::fill(mean, mean + n_, 0.0f);
-    std::copy(m_.begin(), m_.end(), e_.begin());
-    if (total == 0)
+    if (total == 0) { // nothing sent
+      optim::scalecom_memory(e_.data(), m_.data(), n_, {}, beta_);
       return false;
-    auto t = static_cast<float>(total);
-    for (std::size_t j = 0; j < idx_.size(); ++j) {
-      mean[idx_[j]] = sum[j] / t;
-      e_[idx_[j]] = 0.0f; // sent
     }
+    auto t = static_cast<float>(total);
+    for (std::size_t j = 0; j < idx_.size(); ++j)
+      mean[idx_[j]] = sum[j] / t;
+    optim::scalecom_memory(e_.data(), m_.data(), n_, idx_, beta_);
     return false;
   }
 
@@ -231,6 +234,7 @@ public:
 
 private:
   std::size_t k_;
+  float beta_;
   std::uint32_t workers_, rank_;
   std::vector<std::uint32_t> idx_;
 };

@@ -28,6 +28,9 @@ struct reducer_options {
   std::size_t rank = 4;
   /// ScaleCom's share of the entries sent each step.
   double density = 0.01;
+  /// ScaleCom's low-pass filter on the memory, in (0, 1]; 1: plain error
+  /// feedback.
+  double beta = 1;
   /// PowerSGD's starting Q (the same on every worker).
   std::uint64_t seed = 1;
   /// The model's layers (PowerSGD's matrices).
@@ -40,7 +43,7 @@ struct reducer_options {
 };
 
 /// Throws std::invalid_argument naming the flag (--reducer, --rank,
-/// --scalecom-density) if a setting cannot apply.
+/// --scalecom-density, --scalecom-beta) if a setting cannot apply.
 void check_reducer(const reducer_options& o);
 
 class reducer {

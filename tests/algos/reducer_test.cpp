@@ -3,7 +3,7 @@
 // on an mlp over a LOGREG set: ScaleCom sending every entry is dense
 // all-reduce bit for bit; PowerSGD and ScaleCom keep the replicas equal bit
 // for bit, send two all-reduces a step of far fewer values, and train the
-// model as the dense ring does.
+// model as the dense ring does, ScaleCom with its low-pass filter too.
 
 #include <cmath>
 #include <cstring>
@@ -152,6 +152,31 @@ TEST_CASE("PowerSGD and ScaleCom: equal replicas, two small all-reduces a "
   }
 }
 
+TEST_CASE("ScaleCom's low-pass filter on the memory (--scalecom-beta "
+          "below 1): equal replicas, training as the dense ring does") {
+  const std::uint64_t seed = 67, steps = 240;
+  std::cout << "scalecom beta: seed " << seed << std::endl;
+  auto d = data(seed);
+  auto dense = run(d, {}, steps, seed);
+  REQUIRE_FALSE(dense.out.contains("error"));
+  algos::reducer_options r;
+  r.kind = "scalecom";
+  r.density = 0.05;
+  auto plain = run(d, r, steps, seed); // beta 1: plain error feedback
+  REQUIRE_FALSE(plain.out.contains("error"));
+  r.beta = 0.5;
+  auto o = run(d, r, steps, seed);
+  INFO(o.out.dump().substr(0, 2000));
+  REQUIRE_FALSE(o.out.contains("error"));
+  CHECK(o.out["allreduce"]["beta"] == 0.5);
+  for (std::size_t w = 1; w < o.lasts.size(); ++w)
+    CHECK(same_bits(*o.lasts[w], *o.lasts[0]));
+  CHECK_FALSE(same_bits(*o.lasts[0], *plain.lasts[0])); // the filter acts
+  std::cout << "  scalecom beta 0.5: loss " << o.loss << " (beta 1 "
+            << plain.loss << ", dense " << dense.loss << ")" << std::endl;
+  CHECK(o.loss < 1.1 * dense.loss);
+}
+
 TEST_CASE("SFB: one step's mean from every worker's factors is the dense "
           "mean, and every worker rebuilds the same one") {
   const std::uint64_t seed = 79;
@@ -287,10 +312,21 @@ TEST_CASE("--reducer's flags are checked by name") {
   r.density = 0;
   CHECK_THROWS_WITH(algos::check_reducer(r),
                     Catch::Contains("--scalecom-density"));
+  r.density = 0.05;
+  for (double beta : {0.0, -0.5, 1.5, std::nan("")}) {
+    r.beta = beta;
+    INFO("beta " << beta);
+    CHECK_THROWS_WITH(algos::check_reducer(r),
+                      Catch::Contains("--scalecom-beta"));
+  }
+  r.beta = 0.1;
+  CHECK_NOTHROW(algos::check_reducer(r));
   algos::allreduce a;
   algos::job_options o;
   CHECK_THROWS_WITH(a.check_flags(o, {"powersgd-rank"}),
                     Catch::Contains("--reducer=powersgd"));
+  CHECK_THROWS_WITH(a.check_flags(o, {"scalecom-beta"}),
+                    Catch::Contains("--reducer=scalecom"));
   CHECK_THROWS_WITH(a.check_flags(o, {"sfb-layers"}),
                     Catch::Contains("--reducer=sfb"));
   algos::reducer_options bad;

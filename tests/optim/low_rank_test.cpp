@@ -2,11 +2,13 @@
 // "PowerSGD and ScaleCom"): PowerSGD's layout of a model, its products by
 // hand, their linearity (the workers' P and Q sum to the P and Q of the
 // summed gradient), orthonormalization, and its power iteration recovering
-// a low-rank matrix exactly; ScaleCom's top-k, cyclic leader and the index
-// encoding a sum with zeros carries unchanged.
+// a low-rank matrix exactly; ScaleCom's top-k, cyclic leader, the index
+// encoding a sum with zeros carries unchanged, and the low-pass filter on
+// its memory.
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <vector>
 
@@ -177,4 +179,44 @@ TEST_CASE("ScaleCom's pieces: top-k, the cyclic leader, indices through a "
   std::vector<float> zeros(10, 0.0f);
   CHECK(decode_indices(zeros.data(), 5, 100, back).empty());
   CHECK(back.empty());
+}
+
+TEST_CASE("ScaleCom's low-pass filter on the memory, by hand; at beta = 1 "
+          "plain error feedback bit for bit") {
+  // e = (1 - beta) e + beta (m - C(m)), m = e + g, C(m) the sent entries.
+  std::vector<float> e{4, -8, 2, 0};
+  const std::vector<float> g{1, 2, -6, 3};
+  std::vector<float> m(4);
+  for (std::size_t i = 0; i < 4; ++i)
+    m[i] = e[i] + g[i]; // 5, -6, -4, 3
+  auto sent = top_k_indices(m.data(), 4, 2);
+  REQUIRE(sent == std::vector<std::uint32_t>{0, 1});
+  scalecom_memory(e.data(), m.data(), 4, sent, 0.25f);
+  // Sent: 0.75 e; kept: 0.75 e + 0.25 m.
+  CHECK(e == std::vector<float>{3, -6, 0.5f, 0.75f});
+  // Nothing sent and no gradient (m = e): e stays.
+  std::vector<float> same = e;
+  scalecom_memory(e.data(), same.data(), 4, {}, 0.25f);
+  CHECK(e == same);
+
+  const std::uint64_t seed = 89;
+  std::cout << "scalecom memory: seed " << seed << std::endl;
+  const std::size_t n = 1000;
+  auto e1 = gaussian(n, seed), grad = gaussian(n, seed + 1);
+  std::vector<float> mem(n);
+  for (std::size_t i = 0; i < n; ++i)
+    mem[i] = e1[i] + grad[i];
+  auto idx = top_k_indices(mem.data(), n, 37);
+  std::vector<float> plain = mem; // error feedback: m less what was sent
+  for (auto i : idx)
+    plain[i] = 0.0f;
+  auto filtered = e1;
+  scalecom_memory(filtered.data(), mem.data(), n, idx, 1.0f);
+  CHECK(std::memcmp(filtered.data(), plain.data(), n * sizeof(float)) == 0);
+  // Below 1 the old memory stays in part, at the sent entries too.
+  filtered = e1;
+  scalecom_memory(filtered.data(), mem.data(), n, idx, 0.5f);
+  for (std::size_t j = 0; j < idx.size(); j += 9)
+    CHECK(filtered[idx[j]] == 0.5f * e1[idx[j]]);
+  CHECK(std::memcmp(filtered.data(), plain.data(), n * sizeof(float)) != 0);
 }
