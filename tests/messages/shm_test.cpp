@@ -5,6 +5,7 @@
 // a replayed, forged or out-of-bounds reference is refused before anything
 // is allocated; a full segment falls back to inline.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -240,6 +241,42 @@ TEST_CASE("a segment with no free block sends inline; freed blocks are used "
   tensor y;
   REQUIRE(deserialize(buf, y).empty());
   CHECK(same_bits(y, v));
+}
+
+TEST_CASE("with a block in flight the ring goes back to the start as soon "
+          "as it has room, so the pages in use stay few",
+          "[messages][shm]") {
+  // A new page of the segment costs a fault and its zeroing on the writer's
+  // side and a fault on the reader's: a sync round's replies, each sent
+  // while the previous one was still in flight, went through all 64 MiB of
+  // every segment before the ring came back (twice a sync job's early
+  // seconds, docs/simulation.md "Stop 55").
+  auto c = shm::channel_to(fake_node(5));
+  REQUIRE(c);
+  auto v = values(1u << 18, 0.25f); // 1 MiB
+  tensor x{v};
+  x.share_with(c);
+  tensor t;
+  REQUIRE(deserialize(serialize(x), t).empty()); // proves it
+  auto previous = serialize(x);
+  REQUIRE(previous.size() < 1000);
+  std::uint64_t lowest = parse_ref(previous).offset, highest = lowest;
+  for (int i = 0; i < 200; ++i) {
+    auto next = serialize(x); // while `previous` is unread
+    REQUIRE(next.size() < 1000);
+    auto at = parse_ref(next).offset;
+    lowest = std::min(lowest, at);
+    highest = std::max(highest, at);
+    tensor y;
+    REQUIRE(deserialize(previous, y).empty());
+    CHECK(same_bits(y, v));
+    previous = std::move(next);
+  }
+  tensor y;
+  REQUIRE(deserialize(previous, y).empty());
+  // Two blocks' places, not 64 MiB's worth.
+  INFO(lowest << " " << highest);
+  CHECK(highest - lowest < (3u << 20));
 }
 
 TEST_CASE("with the fast path off no channel is made", "[messages][shm]") {
