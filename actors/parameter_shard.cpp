@@ -106,6 +106,27 @@ void note_rejection(parameter_shard_state& st, const push_msg& p,
 
 } // namespace detail
 
+shard_stats store_stats(const optim::shard_store<float>& store,
+                        std::map<worker_id, worker_pushes> rejected) {
+  shard_stats out;
+  out.offset = store.range().offset;
+  out.size = store.range().size;
+  out.version = store.version();
+  out.staleness_histogram = store.staleness_histogram();
+  out.staleness_max = store.staleness_max();
+  out.staleness_sum = store.staleness_sum();
+  for (auto& [w, rec] : store.workers()) {
+    auto& x = rejected[w];
+    x.worker = w;
+    x.applied = rec.applied;
+    x.duplicates = rec.duplicates;
+  }
+  for (auto& [w, x] : rejected)
+    out.workers.push_back(x);
+  out.params_hash = optim::hash_params(store.params(), store.range().size);
+  return out;
+}
+
 namespace {
 
 using detail::note_rejection;
@@ -213,28 +234,11 @@ void on_push(parameter_shard_state& st, push_msg& p) {
 }
 
 shard_stats make_stats(const parameter_shard_state& st) {
-  const auto& store = *st.store;
-  shard_stats out;
+  auto out = store_stats(*st.store, st.rejected);
   out.shard = st.config.index;
-  out.offset = store.range().offset;
-  out.size = store.range().size;
-  out.version = store.version();
-  out.staleness_histogram = store.staleness_histogram();
-  out.staleness_max = store.staleness_max();
-  out.staleness_sum = store.staleness_sum();
   out.max_clock_gap = st.max_clock_gap;
   out.messages = st.messages;
   out.bytes = st.bytes;
-  std::map<worker_id, worker_pushes> all = st.rejected;
-  for (auto& [w, rec] : store.workers()) {
-    auto& x = all[w];
-    x.worker = w;
-    x.applied = rec.applied;
-    x.duplicates = rec.duplicates;
-  }
-  for (auto& [w, x] : all)
-    out.workers.push_back(x);
-  out.params_hash = optim::hash_params(store.params(), store.range().size);
   return out;
 }
 

@@ -159,6 +159,14 @@ struct parameter_shard_state {
   bool serving = false;
 };
 
+/// What a store reports to stats_atom: its range, version and staleness,
+/// each worker's pushes applied and duplicated (with the `rejected` ones),
+/// and the values' hash. The caller adds who it is and its own counters.
+messages::shard_stats
+store_stats(const optim::shard_store<float>& store,
+            std::map<messages::worker_id, messages::worker_pushes> rejected
+            = {});
+
 /// Spawn with `sys.spawn(parameter_shard, config)`.
 parameter_shard_actor::behavior_type parameter_shard(
     parameter_shard_actor::stateful_pointer<parameter_shard_state> self,

@@ -124,8 +124,8 @@ bool gaia::checkpointable() const noexcept {
 }
 
 std::unique_ptr<actors::algorithm_run>
-gaia::start(const actors::job_config& job) const {
-  return std::make_unique<gaia_run>(*this, job);
+gaia::start(const actors::job_config&) const {
+  return std::make_unique<gaia_run>(*this);
 }
 
 void gaia::report(const actors::coordinator_state&, nlohmann::json& out) const {

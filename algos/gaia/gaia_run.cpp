@@ -144,7 +144,7 @@ void gaia::add_roles(role_registry& roles) const {
   add_gaia_roles(roles);
 }
 
-gaia_run::gaia_run(const gaia& algo, const job_config&) : algo_(algo) {
+gaia_run::gaia_run(const gaia& algo) : algo_(algo) {
   // the groups wait for the placement (provision)
 }
 

@@ -35,7 +35,7 @@ void add_gaia_roles(actors::role_registry& roles);
 
 class gaia_run : public actors::algorithm_run {
 public:
-  gaia_run(const gaia& algo, const actors::job_config& job);
+  explicit gaia_run(const gaia& algo);
 
   void provision(actors::coordinator_ptr self,
                  std::function<void()> ready) override;

@@ -11,6 +11,7 @@
 #include "actors/comm_policy.hpp"
 #include "actors/detail/caller.hpp"
 #include "actors/detail/log.hpp"
+#include "actors/parameter_shard.hpp"
 #include "messages/errors.hpp"
 #include "messages/shm.hpp"
 #include "optim/dataset.hpp"
@@ -285,24 +286,10 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
       [self](untrack_atom, worker_id) {},
       [self](stats_atom) -> shard_stats {
         auto& st = self->state;
-        shard_stats out;
+        auto out = actors::store_stats(*st.store);
         out.shard = st.config.group;
-        out.offset = 0;
-        out.size = st.store->range().size;
-        out.version = st.store->version();
-        out.staleness_histogram = st.store->staleness_histogram();
-        out.staleness_max = st.store->staleness_max();
-        out.staleness_sum = st.store->staleness_sum();
         out.messages = st.messages;
         out.bytes = st.bytes;
-        for (auto& [w, rec] : st.store->workers()) {
-          worker_pushes x;
-          x.worker = w;
-          x.applied = rec.applied;
-          x.duplicates = rec.duplicates;
-          out.workers.push_back(x);
-        }
-        out.params_hash = optim::hash_params(st.store->params(), out.size);
         return out;
       },
       [self](stats_atom, members_atom) { return figures(self->state); },
