@@ -106,27 +106,6 @@ void note_rejection(parameter_shard_state& st, const push_msg& p,
 
 } // namespace detail
 
-shard_stats store_stats(const optim::shard_store<float>& store,
-                        std::map<worker_id, worker_pushes> rejected) {
-  shard_stats out;
-  out.offset = store.range().offset;
-  out.size = store.range().size;
-  out.version = store.version();
-  out.staleness_histogram = store.staleness_histogram();
-  out.staleness_max = store.staleness_max();
-  out.staleness_sum = store.staleness_sum();
-  for (auto& [w, rec] : store.workers()) {
-    auto& x = rejected[w];
-    x.worker = w;
-    x.applied = rec.applied;
-    x.duplicates = rec.duplicates;
-  }
-  for (auto& [w, x] : rejected)
-    out.workers.push_back(x);
-  out.params_hash = optim::hash_params(store.params(), store.range().size);
-  return out;
-}
-
 namespace {
 
 using detail::note_rejection;
