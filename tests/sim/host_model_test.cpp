@@ -17,34 +17,14 @@
 #include "messages/messages.hpp"
 #include "messages/registry.hpp"
 #include "sim/scheduler.hpp"
+#include "sim_system.hpp"
 
 using namespace troupe;
 using sim::nanos;
 
 namespace {
 
-struct host_system {
-  struct config : caf::actor_system_config {
-    config() {
-      messages::register_types(*this);
-      sim::scheduler::install(*this);
-    }
-  };
-  config cfg;
-  caf::actor_system sys{cfg};
-  sim::scheduler& sched = sim::scheduler::of(sys);
-
-  explicit host_system(std::uint32_t nodes, sim::compute_options c) {
-    sys.await_actors_before_shutdown(false);
-    sim::network_options net;
-    net.gbps = 10;
-    net.latency_us = 5;
-    sched.configure(nodes, net, std::move(c));
-  }
-  ~host_system() {
-    sched.shutdown();
-  }
-};
+using host_system = test::sim_system;
 
 /// Answers a word after `samples` samples of work.
 caf::behavior worker(caf::event_based_actor* self, std::uint64_t samples) {

@@ -20,40 +20,28 @@
 #include "messages/registry.hpp"
 #include "sim/run.hpp"
 #include "sim/scheduler.hpp"
+#include "sim_system.hpp"
 
 using namespace troupe;
 using sim::nanos;
 
 namespace {
 
-struct sim_system {
-  struct config : caf::actor_system_config {
-    config() {
-      messages::register_types(*this);
-      sim::scheduler::install(*this);
-    }
-  };
-  config cfg;
-  caf::actor_system sys{cfg};
-  sim::scheduler& sched = sim::scheduler::of(sys);
-
-  sim_system(std::uint32_t nodes, double sample_seconds = 0,
-             double serialize_gbps = 0, std::uint32_t host_cores = 0,
-             bool fair = false) {
-    sys.await_actors_before_shutdown(false);
-    sim::network_options net;
-    net.gbps = 10;
-    net.latency_us = 5;
-    sim::compute_options c;
-    c.sample_seconds = sample_seconds;
-    c.serialize_gbps = serialize_gbps;
-    c.host_cores = host_cores;
-    c.fair_share = fair;
-    sched.configure(nodes, net, c);
-  }
-  ~sim_system() {
-    sched.shutdown();
-  }
+/// The scheduler's tests' cluster: `nodes` nodes computing a sample in
+/// `sample_seconds`, (de)serializing at `serialize_gbps`, on `host_cores`
+/// shared cores (fairly if `fair`).
+struct sim_system : test::sim_system {
+  explicit sim_system(std::uint32_t nodes, double sample_seconds = 0,
+                      double serialize_gbps = 0, std::uint32_t host_cores = 0,
+                      bool fair = false)
+      : test::sim_system(nodes, [&] {
+          sim::compute_options c;
+          c.sample_seconds = sample_seconds;
+          c.serialize_gbps = serialize_gbps;
+          c.host_cores = host_cores;
+          c.fair_share = fair;
+          return c;
+        }()) {}
 };
 
 /// Answers a vector with its size, after `samples` samples of work.
