@@ -280,10 +280,10 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
               st.peer_quiet[g] = true;
         serve_held(st, true);
       },
-      [self](track_atom, worker_id, std::uint64_t) {
+      [](track_atom, worker_id, std::uint64_t) {
         // Gaia's servers keep no per-worker clocks.
       },
-      [self](untrack_atom, worker_id) {},
+      [](untrack_atom, worker_id) {},
       [self](stats_atom) -> shard_stats {
         auto& st = self->state;
         auto out = actors::store_stats(*st.store);
@@ -321,13 +321,13 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
         st.markers[round].insert(g);
         check_save(st);
       },
-      [self](replicate_atom, caf::actor&) -> caf::result<bool> {
+      [](replicate_atom, caf::actor&) -> caf::result<bool> {
         return make_error(errc::bad_request, "Gaia's servers have no backups");
       },
-      [self](replicate_atom, const std::string&) -> caf::result<bool> {
+      [](replicate_atom, const std::string&) -> caf::result<bool> {
         return make_error(errc::bad_request, "Gaia's servers have no backups");
       },
-      [self](replicate_atom, push_msg&) {},
+      [](replicate_atom, push_msg&) {},
       [self](replicate_atom, compressed_push_msg&) {},
       [self](peers_atom, std::vector<caf::actor>& peers) {
         auto& st = self->state;

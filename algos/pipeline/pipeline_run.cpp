@@ -98,7 +98,7 @@ public:
             = base < 0
                   ? -1
                   : static_cast<int>((base + s) % c.placement.nodes.size());
-        spawn(self, r, s, at, 0, [this, self, r, pending, ready](bool ok) {
+        spawn(self, r, s, at, 0, [this, self, pending, ready](bool ok) {
           if (!ok)
             return; // placement_failed ended the job
           if (--*pending == 0) {
