@@ -283,11 +283,10 @@ nlohmann::json run_cluster(const train_options& o, job_data loaded,
                            progress& bar) {
   auto prepared = prepare_cluster_job(o, std::move(loaded));
   auto& job = prepared.job;
-  auto batch = o.batch;
   auto total_budget = static_cast<double>(job.steps_per_worker) * job.workers;
   auto steps_per_epoch = prepared.steps_per_epoch;
-  job.on_progress = [&bar, total_budget, steps_per_epoch,
-                     batch](const actors::job_progress& p, bool force) {
+  job.on_progress = [&bar, total_budget, steps_per_epoch](
+                        const actors::job_progress& p, bool force) {
     progress_state s;
     s.step = p.steps;
     s.fraction = static_cast<double>(p.steps) / total_budget;

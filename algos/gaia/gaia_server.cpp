@@ -328,7 +328,7 @@ gaia_server_actor::behavior_type gaia_server(gaia_self self,
         return make_error(errc::bad_request, "Gaia's servers have no backups");
       },
       [](replicate_atom, push_msg&) {},
-      [self](replicate_atom, compressed_push_msg&) {},
+      [](replicate_atom, compressed_push_msg&) {},
       [self](peers_atom, std::vector<caf::actor>& peers) {
         auto& st = self->state;
         if (!actors::detail::from_owner_node(self, st.config.owner)) {

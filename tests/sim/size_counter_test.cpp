@@ -20,6 +20,7 @@
 #include "messages/registry.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/size_counter.hpp"
+#include "sim_system.hpp"
 
 using namespace troupe;
 
@@ -153,19 +154,9 @@ TEST_CASE("a request's reply crosses at its size: the parameter server's "
   // CAF 0.17 saves a reply (built from type-erased values) only with a
   // context; without one the counter fell back to 64 header bytes, and
   // every fetch reply crossed for nothing (docs/simulation.md, stop 54).
-  struct config : caf::actor_system_config {
-    config() {
-      messages::register_types(*this);
-      sim::scheduler::install(*this);
-    }
-  };
-  config cfg;
-  caf::actor_system sys{cfg};
-  sys.await_actors_before_shutdown(false);
-  auto& sched = sim::scheduler::of(sys);
-  sim::network_options net;
-  net.gbps = 10;
-  sched.configure(3, net, sim::compute_options{});
+  test::sim_system s{3, sim::compute_options{}};
+  auto& sys = s.sys;
+  auto& sched = s.sched;
   const std::size_t n = 50000;
   sched.place_next(2);
   auto server = sys.spawn([n](caf::event_based_actor*) {
@@ -186,5 +177,4 @@ TEST_CASE("a request's reply crosses at its size: the parameter server's "
   // The reply's values, and nothing else, are payload.
   CHECK(sched.stats().payload_bytes == 4 * n);
   CHECK(sched.network().bytes() > 4 * n);
-  sched.shutdown();
 }
