@@ -153,7 +153,7 @@ TEST_CASE("PowerSGD and ScaleCom: equal replicas, two small all-reduces a "
 }
 
 TEST_CASE("ScaleCom's low-pass filter on the memory (--scalecom-beta "
-          "below 1): equal replicas, training as the dense ring does") {
+          "below 1) keeps replicas equal and trains as the dense ring does") {
   const std::uint64_t seed = 67, steps = 240;
   std::cout << "scalecom beta: seed " << seed << std::endl;
   auto d = data(seed);

@@ -215,7 +215,7 @@ TEST_CASE("worker momentum sends beta m + (1 - beta) g, and its buffer is "
 }
 
 TEST_CASE("an attacker whose own model is no longer finite sends NaN and "
-          "keeps running (gossip: it steps its model with its attack)") {
+          "keeps running (in gossip it steps its model with its attack)") {
   auto data = toy(false);
   for (auto kind : {attack_kind::sign_flip, attack_kind::ipm}) {
     INFO(to_string(kind));
