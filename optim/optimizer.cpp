@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "optim/detail/optimizer_base.hpp"
 #include "optim/quote.hpp"
 #include "optim/state_file.hpp"
 #include "optim/types.hpp"
@@ -15,87 +16,7 @@ namespace troupe::optim {
 
 namespace {
 
-/// Shared plumbing: name, size check and the coupled weight decay. `Derived`
-/// implements `update(p, g)` for an effective gradient expression g.
-template <class T, class Derived>
-class optimizer_base : public optimizer<T> {
-public:
-  static constexpr bool own_decay = false; ///< Derived decays (novograd)
-  optimizer_base(const optimizer_options& opts, std::size_t n)
-      : opts_(opts), n_(n) {}
-
-  std::string name() const override {
-    return opts_.name;
-  }
-
-  void step(T* params, const T* grads, std::size_t n, double lr) override {
-    if (n != n_)
-      throw std::invalid_argument(
-          opts_.name + ": step over " + std::to_string(n)
-          + " parameters, but it was made for " + std::to_string(n_));
-    auto len = static_cast<Eigen::Index>(n);
-    vector_map<T> p{params, len};
-    const_vector_map<T> g{grads, len};
-    auto& self = static_cast<Derived&>(*this);
-    auto rate = static_cast<T>(lr);
-    if constexpr (Derived::own_decay)
-      self.update(p, g.array(), rate);
-    else if (opts_.weight_decay == 0.0)
-      self.update(p, g.array(), rate);
-    else
-      self.update(p, g.array() + static_cast<T>(opts_.weight_decay) * p.array(),
-                  rate);
-  }
-
-  void save(state_writer& w, const std::string& prefix) const override {
-    for (const auto& [key, value] : option_texts())
-      w.meta(prefix + key, value);
-    w.put_u64(prefix + "size", n_);
-    static_cast<const Derived&>(*this).save_state(w, prefix);
-  }
-
-  void load(const state_reader& r, const std::string& prefix) override {
-    for (const auto& [key, value] : option_texts())
-      r.expect_meta(prefix + key, value);
-    r.expect_u64(prefix + "size", n_);
-    static_cast<Derived&>(*this).load_state(r, prefix);
-  }
-
-protected:
-  /// A buffer of n_ values, read whole before anything changes.
-  vector<T> read(const state_reader& r, const std::string& name) const {
-    vector<T> v(static_cast<Eigen::Index>(n_));
-    if constexpr (std::is_same_v<T, float>)
-      r.f32(name, v.data(), n_);
-    else
-      r.f64(name, v.data(), n_);
-    return v;
-  }
-
-  /// The options this optimizer reads, as metadata.
-  std::vector<std::pair<std::string, std::string>> option_texts() const {
-    const auto& o = opts_;
-    std::vector<std::pair<std::string, std::string>> out{
-        {"name", o.name},
-        {"dtype", std::is_same_v<T, float> ? "F32" : "F64"},
-        {"weight_decay", exact_text(o.weight_decay)}};
-    if (o.name == "momentum" || o.name == "nesterov")
-      out.emplace_back("momentum", exact_text(o.momentum));
-    if (o.name == "adam" || o.name == "novograd") {
-      out.emplace_back("beta1", exact_text(o.beta1));
-      out.emplace_back("beta2", exact_text(o.beta2));
-    }
-    if (o.name == "adam" || o.name == "adagrad" || o.name == "novograd")
-      out.emplace_back("eps", exact_text(o.eps));
-    if (o.name == "novograd")
-      out.emplace_back(
-          "layers", std::to_string(std::max<std::size_t>(o.layers.size(), 1)));
-    return out;
-  }
-
-  optimizer_options opts_;
-  std::size_t n_;
-};
+using detail::optimizer_base;
 
 /// p -= lr * g.
 template <class T>
@@ -240,76 +161,6 @@ private:
   std::size_t t_ = 0;
 };
 
-/// NovoGrad (Ginsburg et al. 2019): a second moment of the gradient's norm
-/// per layer, the first of the normalized gradient plus the decay
-/// (optim/optimizer.hpp has the rule).
-template <class T>
-class novograd final : public optimizer_base<T, novograd<T>> {
-public:
-  static constexpr bool own_decay = true;
-
-  novograd(const optimizer_options& opts, std::size_t n)
-      : optimizer_base<T, novograd<T>>(opts, n),
-        m_(vector<T>::Zero(static_cast<Eigen::Index>(n))) {
-    layers_ = opts.layers.empty() ? std::vector<std::size_t>{n} : opts.layers;
-    v_ = vector<T>::Zero(static_cast<Eigen::Index>(layers_.size()));
-  }
-
-  template <class G>
-  void update(vector_map<T>& p, const G& g, T lr) {
-    const auto& o = this->opts_;
-    auto b1 = static_cast<T>(o.beta1), b2 = static_cast<T>(o.beta2);
-    auto c2 = static_cast<T>(1.0 - o.beta2), eps = static_cast<T>(o.eps);
-    auto wd = static_cast<T>(o.weight_decay);
-    Eigen::Index at = 0;
-    for (std::size_t l = 0; l < layers_.size(); ++l) {
-      auto len = static_cast<Eigen::Index>(layers_[l]);
-      auto gl = g.segment(at, len); // (own_decay: g is no expression of p)
-      T norm2 = gl.square().sum();
-      auto& v = v_(static_cast<Eigen::Index>(l));
-      v = t_ == 0 ? norm2 : b2 * v + c2 * norm2;
-      T scale = T(1) / (std::sqrt(v) + eps);
-      m_.segment(at, len).array() = b1 * m_.segment(at, len).array()
-                                    + scale * gl
-                                    + wd * p.segment(at, len).array();
-      at += len;
-    }
-    p.array() -= lr * m_.array();
-    ++t_;
-  }
-
-  void reset() override {
-    m_.setZero();
-    v_.setZero();
-    t_ = 0;
-  }
-
-  void save_state(state_writer& w, const std::string& prefix) const {
-    w.put(prefix + "exp_avg", m_.data(), this->n_);
-    w.put(prefix + "layer_sq", v_.data(), layers_.size());
-    w.put_u64(prefix + "step", t_);
-  }
-
-  void load_state(const state_reader& r, const std::string& prefix) {
-    auto m = this->read(r, prefix + "exp_avg");
-    vector<T> v(static_cast<Eigen::Index>(layers_.size()));
-    if constexpr (std::is_same_v<T, float>)
-      r.f32(prefix + "layer_sq", v.data(), layers_.size());
-    else
-      r.f64(prefix + "layer_sq", v.data(), layers_.size());
-    auto t = r.u64_scalar(prefix + "step");
-    m_ = std::move(m);
-    v_ = std::move(v);
-    t_ = static_cast<std::size_t>(t);
-  }
-
-private:
-  std::vector<std::size_t> layers_;
-  vector<T> m_;
-  vector<T> v_; ///< per layer
-  std::size_t t_ = 0;
-};
-
 std::string known_names() {
   std::string result;
   for (const auto& name : optimizer_names())
@@ -338,7 +189,8 @@ void validate(const optimizer_options& o) {
 
 const std::vector<std::string>& optimizer_names() {
   static const std::vector<std::string> names{
-      "sgd", "momentum", "nesterov", "adagrad", "adam", "novograd"};
+      "sgd",  "momentum", "nesterov",        "adagrad",
+      "adam", "novograd", "delayed-nesterov"};
   return names;
 }
 
@@ -364,7 +216,14 @@ std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
     check(opts.layers.empty() || sum == n,
           "novograd: layers of " + std::to_string(sum) + " parameters for "
               + std::to_string(n));
-    return std::make_unique<novograd<T>>(opts, n);
+    return detail::make_novograd<T>(opts, n);
+  }
+  if (name == "delayed-nesterov") {
+    check(opts.delay >= 1, "delayed-nesterov: a delay of 0 pseudo-gradients");
+    check(opts.activation >= 0 && opts.activation <= 1,
+          "delayed-nesterov: activation must be in [0, 1], got "
+              + std::to_string(opts.activation));
+    return detail::make_delayed_nesterov<T>(opts, n);
   }
   throw std::invalid_argument("unknown optimizer " + quote(name)
                               + " (known: " + known_names() + ")");

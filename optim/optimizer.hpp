@@ -13,13 +13,16 @@ class state_reader;
 /// Named settings of a first-order optimizer (defaults as in PyTorch).
 struct optimizer_options {
   std::string name = "sgd";  ///< sgd | momentum | nesterov | adagrad | adam
-                             ///< | novograd
-  double momentum = 0.9;     ///< momentum / nesterov
+                             ///< | novograd | delayed-nesterov
+  double momentum = 0.9;     ///< momentum / nesterov / delayed-nesterov
   double weight_decay = 0.0; ///< L2 penalty added to the gradient (coupled;
                              ///< novograd: to the normalized gradient)
   double beta1 = 0.9;        ///< adam, novograd
   double beta2 = 0.999;      ///< adam, novograd
   double eps = 1e-8;         ///< adam, adagrad, novograd
+  std::size_t delay = 1;     ///< delayed-nesterov: steps a momentum update
+  double activation = 0.0;   ///< delayed-nesterov: the momentum's share
+                             ///< applied between its updates, in [0, 1]
   /// novograd: the sizes of the layers (parameter tensors) in order, which
   /// must add up to the parameters' count; empty: one layer of them all.
   std::vector<std::size_t> layers{};
@@ -66,10 +69,16 @@ const std::vector<std::string>& optimizer_names();
 /// correction; weight decay adds weight_decay * p to the gradient) and
 /// NovoGrad (Ginsburg et al. 2019; per layer l: v = ||g_l||^2 at the first
 /// step, then beta2 v + (1 - beta2) ||g_l||^2; m = beta1 m + g_l / (sqrt(v) +
-/// eps) + weight_decay * p; p -= lr * m). Throws
+/// eps) + weight_decay * p; p -= lr * m) and the delayed Nesterov update
+/// of asynchronous local SGD (Liu et al. 2024, "Asynchronous Local-SGD
+/// Training for Language Modeling"; N = delay, c = activation, beta =
+/// momentum; at step t, from 0: s += g; if (t + 1) % N == 0, m = beta m +
+/// s / N, p -= lr ((1 - c N + c) beta m + g / N) and s = 0; otherwise p -=
+/// lr (c beta m + g / N); N = 1 with c = 0 is nesterov). Throws
 /// std::invalid_argument naming the unknown optimizer and listing the known
 /// ones, or naming an option out of range (momentum, beta1 or beta2 outside
-/// [0, 1), negative weight_decay or eps, layers that do not add up to n).
+/// [0, 1), negative weight_decay or eps, layers that do not add up to n, a
+/// delay of 0, an activation outside [0, 1]).
 template <class T>
 std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
                                              std::size_t n);

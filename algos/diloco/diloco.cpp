@@ -7,17 +7,26 @@
 
 namespace troupe::algos {
 
-double diloco_outer_lr(double lr, bool asynchronous,
-                       std::uint32_t workers) noexcept {
+double diloco_outer_lr(double lr, const std::string& optimizer,
+                       bool asynchronous, std::uint32_t workers) noexcept {
   if (lr > 0)
     return lr;
-  return asynchronous ? 1.0 / static_cast<double>(std::max(workers, 1u)) : 0.7;
+  if (asynchronous && optimizer != "delayed-nesterov")
+    return 1.0 / static_cast<double>(std::max(workers, 1u));
+  return 0.7;
 }
 
 std::string diloco_outer_optimizer(const std::string& name, bool asynchronous) {
   if (!name.empty())
     return name;
   return asynchronous ? "sgd" : "nesterov";
+}
+
+double diloco_outer_momentum(double momentum,
+                             const std::string& optimizer) noexcept {
+  if (momentum >= 0)
+    return momentum;
+  return optimizer == "delayed-nesterov" ? 0.5 : 0.9;
 }
 
 std::string diloco::name() const {
@@ -43,6 +52,10 @@ void diloco::report(const actors::coordinator_state& st,
                    {"outer_lr", o.lr},
                    {"outer_momentum", o.optimizer.momentum},
                    {"asynchronous", asynchronous}};
+  if (o.optimizer.name == "delayed-nesterov") {
+    out["diloco"]["outer_delay"] = o.optimizer.delay;
+    out["diloco"]["outer_activation"] = o.optimizer.activation;
+  }
 }
 
 } // namespace troupe::algos

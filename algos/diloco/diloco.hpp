@@ -38,9 +38,11 @@ public:
               nlohmann::json& out) const override;
 
   // -- its flags (and --inner-steps: round_steps) --
-  double outer_lr = 0; ///< 0: 0.7, asynchronous 1 / workers
-  double outer_momentum = 0.9;
-  std::string outer_optimizer; ///< empty: nesterov, asynchronous sgd
+  double outer_lr = 0;           ///< 0: 0.7, asynchronous 1 / workers
+  double outer_momentum = -1;    ///< -1: 0.9, delayed-nesterov 0.5
+  std::string outer_optimizer;   ///< empty: nesterov, asynchronous sgd
+  std::uint64_t outer_delay = 0; ///< delayed-nesterov's N; 0: the workers
+  double outer_activation = 0;   ///< delayed-nesterov's c
   bool asynchronous = false;
 
 protected:
@@ -51,13 +53,20 @@ protected:
 
 /// DiLoCo's outer rate: `lr`, or unset (0) the paper's 0.7; asynchronous
 /// 1 / workers (each pseudo-gradient applied alone: a round of all the
-/// workers' moves the model by their mean, as averaging does).
-double diloco_outer_lr(double lr, bool asynchronous,
-                       std::uint32_t workers) noexcept;
+/// workers' moves the model by their mean, as averaging does), unless the
+/// `optimizer` is delayed-nesterov, which divides each by its delay itself.
+double diloco_outer_lr(double lr, const std::string& optimizer,
+                       bool asynchronous, std::uint32_t workers) noexcept;
 
 /// DiLoCo's outer optimizer: `name`, or unset the paper's Nesterov;
 /// asynchronous plain SGD (Nesterov momentum over stale pseudo-gradients
 /// diverges: docs/algorithms.md).
 std::string diloco_outer_optimizer(const std::string& name, bool asynchronous);
+
+/// DiLoCo's outer momentum: `momentum`, or unset (negative) the paper's 0.9;
+/// 0.5 for delayed-nesterov (0.9 over stale pseudo-gradients kept lenet at
+/// 8 workers at 0.63: docs/algorithms.md).
+double diloco_outer_momentum(double momentum,
+                             const std::string& optimizer) noexcept;
 
 } // namespace troupe::algos

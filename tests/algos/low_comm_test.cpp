@@ -44,8 +44,8 @@ actors::job_config diloco_job(std::shared_ptr<const optim::lsq_problem> prob,
 } // namespace
 
 TEST_CASE("DiLoCo: 4 workers reach x* on LSQ in synchronous rounds (outer "
-          "Nesterov 0.7, 0.9) and asynchronously (outer SGD 1/4), pushing "
-          "once a round") {
+          "Nesterov 0.7, 0.9) and asynchronously (outer SGD 1/4, delayed "
+          "Nesterov 0.7, 0.9, N 4), pushing once a round") {
   struct variant {
     bool async;
     std::uint64_t h;
@@ -54,15 +54,18 @@ TEST_CASE("DiLoCo: 4 workers reach x* on LSQ in synchronous rounds (outer "
   };
   for (auto v :
        {variant{false, 8, "nesterov", 0.7}, variant{false, 1, "nesterov", 0.7},
-        variant{true, 8, "sgd", 0.25}}) {
+        variant{true, 8, "sgd", 0.25},
+        variant{true, 8, "delayed-nesterov", 0.7}}) {
     const std::uint64_t seed = 900 + v.h + (v.async ? 50 : 0);
     std::cout << "diloco: " << (v.async ? "asynchronous" : "synchronous")
-              << ", H " << v.h << ", seed " << seed << std::endl;
+              << ", H " << v.h << ", outer " << v.outer << ", seed " << seed
+              << std::endl;
     auto prob = test::lsq_512x20(seed);
     const std::uint64_t steps = 603; // the last round is short (3 steps)
     std::shared_ptr<algos::diloco> algo;
     auto job = diloco_job(prob, 4, v.h, steps, v.async ? 0.05 : 0.02, v.async,
                           v.outer, v.outer_lr, seed, algo);
+    job.server.optimizer.delay = 4; // delayed-nesterov's N: the workers
     auto final_params = job.final_params;
     auto out = test::run_seeded(std::move(job), seed);
     INFO(out.dump().substr(0, 3000));
@@ -128,16 +131,33 @@ TEST_CASE("DiLoCo refuses flags out of range with the reason") {
   d.round_steps = 4;
   d.outer_momentum = 1;
   CHECK_THROWS_WITH(d.check_flags(o, {}), Catch::Contains("--outer-momentum"));
-  d.outer_momentum = 0.9;
+  d.outer_momentum = -0.5;
+  CHECK_THROWS_WITH(d.check_flags(o, {}), Catch::Contains("--outer-momentum"));
+  d.outer_momentum = -1; // unset
   d.outer_optimizer = "lamb";
   CHECK_THROWS_WITH(d.check_flags(o, {}), Catch::Contains("--outer-optimizer")
                                               && Catch::Contains("lamb"));
   d.outer_optimizer.clear();
   CHECK_NOTHROW(d.check_flags(o, {}));
-  CHECK(algos::diloco_outer_lr(0, false, 4) == 0.7);
-  CHECK(algos::diloco_outer_lr(0, true, 4) == 0.25);
+  d.outer_delay = 8;
+  CHECK_THROWS_WITH(d.check_flags(o, {"outer-delay"}),
+                    Catch::Contains("--outer-delay is delayed-nesterov's")
+                        && Catch::Contains("this job's is nesterov"));
+  d.outer_optimizer = "delayed-nesterov";
+  CHECK_NOTHROW(d.check_flags(o, {"outer-delay"}));
+  d.outer_activation = 1.5;
+  CHECK_THROWS_WITH(d.check_flags(o, {"outer-activation"}),
+                    Catch::Contains("--outer-activation must be in [0, 1]"));
+  d.outer_activation = 0;
+  d.outer_optimizer.clear();
+  CHECK(algos::diloco_outer_lr(0, "nesterov", false, 4) == 0.7);
+  CHECK(algos::diloco_outer_lr(0, "sgd", true, 4) == 0.25);
+  CHECK(algos::diloco_outer_lr(0, "delayed-nesterov", true, 4) == 0.7);
   CHECK(algos::diloco_outer_optimizer("", true) == "sgd");
   CHECK(algos::diloco_outer_optimizer("", false) == "nesterov");
+  CHECK(algos::diloco_outer_momentum(-1, "nesterov") == 0.9);
+  CHECK(algos::diloco_outer_momentum(-1, "delayed-nesterov") == 0.5);
+  CHECK(algos::diloco_outer_momentum(0.7, "delayed-nesterov") == 0.7);
 }
 
 TEST_CASE("Parle: 4 replicas reach x* on LSQ, the shards holding the mean of "

@@ -193,7 +193,8 @@ TEST_CASE("every optimizer converges on an ill-conditioned quadratic") {
   };
   for (auto r : {run{"sgd", 0.1, 300}, run{"momentum", 0.02, 600},
                  run{"nesterov", 0.02, 600}, run{"adagrad", 0.3, 600},
-                 run{"adam", 0.1, 3000}, run{"novograd", 0.1, 1000}}) {
+                 run{"adam", 0.1, 3000}, run{"novograd", 0.1, 1000},
+                 run{"delayed-nesterov", 0.02, 600}}) {
     INFO("optimizer " << r.name << ", lr " << r.lr);
     auto opt = make_optimizer<double>(named(r.name), 3);
     std::vector<double> x{1.0, -1.0, 0.5};
@@ -256,6 +257,55 @@ TEST_CASE("novograd: per-layer second moments of the gradient's norm") {
     opts.layers = {2, 2};
     CHECK_THROWS_WITH(make_optimizer<double>(opts, 3),
                       Catch::Contains("layers of 4 parameters for 3"));
+  }
+}
+
+// The delayed Nesterov update by hand (beta 0.5, lr 1, p0 = 0, gradients
+// 1, 3, 2, 4), with N = 2: c = 0 moves p by g / 2 between the momentum's
+// updates, and at them (m = 2, then 0.5 * 2 + 6 / 2 = 4) by beta m + g / 2:
+// -0.5, -3, -4, -8; c = 0.25 adds c beta m = 0.125 m between them and
+// applies (1 - c N + c) beta m = 0.375 m at them: -0.5, -2.75, -4, -7.5.
+TEST_CASE("delayed-nesterov: the momentum moves once every N steps") {
+  auto opts = named("delayed-nesterov");
+  opts.momentum = 0.5;
+  opts.delay = 2;
+  check_iterates(run_scalar(opts, 0.0, {1, 3, 2, 4}, 1.0),
+                 {-0.5, -3.0, -4.0, -8.0});
+  opts.activation = 0.25;
+  check_iterates(run_scalar(opts, 0.0, {1, 3, 2, 4}, 1.0),
+                 {-0.5, -2.75, -4.0, -7.5});
+  SECTION("N = 1 without activation is nesterov, to rounding") {
+    // (Bits may differ: the compiler fuses the two rules' multiply-adds
+    // in different places.)
+    auto dn = named("delayed-nesterov");
+    dn.weight_decay = 0.01;
+    auto nag = named("nesterov");
+    nag.weight_decay = 0.01;
+    auto a = make_optimizer<double>(dn, 5), b = make_optimizer<double>(nag, 5);
+    std::vector<double> p{1, -2, 3, 0.5, -0.25}, q = p, g(5);
+    for (int k = 0; k < 20; ++k) {
+      for (std::size_t i = 0; i < 5; ++i)
+        g[i] = std::sin(3 * k + static_cast<int>(i));
+      a->step(p.data(), g.data(), 5, 0.05);
+      b->step(q.data(), g.data(), 5, 0.05);
+    }
+    for (std::size_t i = 0; i < 5; ++i)
+      CHECK(p[i] == Approx(q[i]).epsilon(1e-13));
+  }
+  SECTION("without momentum every step applies g / N") {
+    opts.momentum = 0;
+    opts.delay = 4;
+    check_iterates(run_scalar(opts, 1.0, {2, 2, 2, 2}, 0.5),
+                   {0.75, 0.5, 0.25, 0.0});
+  }
+  SECTION("a delay of 0 and an activation outside [0, 1] are refused") {
+    opts.delay = 0;
+    CHECK_THROWS_WITH(make_optimizer<float>(opts, 3),
+                      Catch::Contains("a delay of 0"));
+    opts.delay = 2;
+    opts.activation = 1.5;
+    CHECK_THROWS_WITH(make_optimizer<float>(opts, 3),
+                      Catch::Contains("activation must be in [0, 1]"));
   }
 }
 
