@@ -176,6 +176,15 @@ public:
 
   // -- checkpoints (issue [11]) ---------------------------------------------
 
+  /// A checkpoint's pause is asked for: whether the worker may pause here,
+  /// at its step boundary (or in its wait before a step's computation). If
+  /// not, it takes its next step and is asked again at the next boundary
+  /// (all-reduce: its workers first agree on the step to pause after). The
+  /// default: here.
+  virtual bool pause_here(worker_context&) {
+    return true;
+  }
+
   /// The worker pauses between two steps for a checkpoint: make sure what
   /// it sent has been received where it counts (the parameter-server
   /// policy: every shard answered a flush after its pushes), then call

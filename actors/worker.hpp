@@ -176,8 +176,8 @@ public:
   /// pause_atom: pause at the next step boundary, then answer the state.
   caf::result<std::string> request_pause();
 
-  /// Whether the step about to start must wait (a pause was asked for, or
-  /// the worker is paused); pauses it if asked for.
+  /// Whether the step about to start must wait (a pause was asked for and
+  /// the policy may pause here, or the worker is paused); pauses it then.
   bool hold_step();
 
   /// resume_atom: go on after a pause.

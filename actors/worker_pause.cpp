@@ -160,6 +160,8 @@ bool worker_state::hold_step() {
     return true;
   if (!pause_reply)
     return false;
+  if (policy && !policy->pause_here(*this))
+    return false;
   paused = true;
   if (probe_)
     probe_->activity("paused");

@@ -10,7 +10,10 @@ std::string to_string(const ring_chunk_msg& x) {
          + std::to_string(x.step) + ", " + phase + " hop "
          + std::to_string(x.hop) + ", chunk " + std::to_string(x.chunk) + ", "
          + std::to_string(x.samples) + " samples, "
-         + std::to_string(x.values.size()) + " values)";
+         + std::to_string(x.values.size()) + " values"
+         + (x.pause_at > 0 ? ", pause after step " + std::to_string(x.pause_at)
+                           : std::string{})
+         + ")";
 }
 
 std::uint64_t wire_size(const ring_chunk_msg& x) {

@@ -26,7 +26,9 @@ enum class ring_phase : std::uint8_t {
 /// Worker `sender`'s hop `hop` (0 .. workers - 2) of phase `phase` of step
 /// `step`'s all-reduce: chunk `chunk` of the gradient vector (of W chunks),
 /// its values summed over `samples` examples, each worker's mean gradient
-/// weighed by its examples.
+/// weighed by its examples. `pause_at` (0: none) is the step after which
+/// every worker pauses for a checkpoint, as far as the sender knows: the
+/// workers agree on it through the ring (algos/allreduce/allreduce_policy.cpp).
 struct ring_chunk_msg {
   worker_id sender = 0;
   std::uint64_t step = 0;
@@ -35,13 +37,14 @@ struct ring_chunk_msg {
   std::uint32_t chunk = 0;
   std::uint64_t samples = 0;
   tensor values;
+  std::uint64_t pause_at = 0;
 };
 
 /// Serializes or prints a ring_chunk_msg.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ring_chunk_msg& x) {
   return f(caf::meta::type_name("ring_chunk_msg"), x.sender, x.step, x.phase,
-           x.hop, x.chunk, x.samples, x.values);
+           x.hop, x.chunk, x.samples, x.values, x.pause_at);
 }
 
 /// One line for logs (the header and the number of values).
@@ -52,6 +55,6 @@ std::uint64_t wire_size(const ring_chunk_msg& x);
 
 /// The bytes of a ring_chunk_msg besides its 4 bytes per value.
 inline constexpr std::uint64_t ring_chunk_header_bytes
-    = 4 + 8 + 1 + 4 + 4 + 8 + 8;
+    = 4 + 8 + 1 + 4 + 4 + 8 + 8 + 8;
 
 } // namespace troupe::messages

@@ -145,9 +145,8 @@ bool allreduce::lingers() const noexcept {
   return true; // the workers' (equal) models are evaluated
 }
 
-std::string allreduce::checkpoint_refusal() const {
-  return "a checkpoint would have to stop every worker at the same step, and "
-         "its ring all-reduce does not pause";
+bool allreduce::checkpointable() const noexcept {
+  return true;
 }
 
 bool allreduce::reassigns_steps() const noexcept {

@@ -42,7 +42,8 @@ public:
   peer_ranks(const actors::job_config& job,
              messages::worker_id w) const override;
   bool lingers() const noexcept override;
-  std::string checkpoint_refusal() const override;
+  /// The workers pause after one step agreed on the ring (ring_pause.hpp).
+  bool checkpointable() const noexcept override;
   /// A step's batch is every worker's: a lost worker ends the job.
   bool reassigns_steps() const noexcept override;
   void report(const actors::coordinator_state& st,

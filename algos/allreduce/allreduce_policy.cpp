@@ -1,10 +1,10 @@
 // All-reduce SGD: each step's gradients summed by a ring all-reduce among
 // the workers, no server (the base shared with SGP and DS-Sync is in
-// algos/peer_policy.hpp). The peers' handles arrive before the start; a
-// worker takes chunks only from its ring predecessor, one message after
-// the other, and a step cannot complete without every worker: a lost
-// worker, an unusable chunk or a wait past the request timeout ends the
-// worker with an error, and the coordinator ends the job with it.
+// algos/peer_policy.hpp). A worker takes chunks only from its ring
+// predecessor, in order; a step needs every worker: a lost worker, an
+// unusable chunk or a wait past the request timeout ends the job with an
+// error. A checkpoint pauses all after one step agreed on the ring
+// (ring_pause.hpp).
 
 #include "algos/allreduce/allreduce_policy.hpp"
 
@@ -17,7 +17,9 @@
 #include "actors/detail/log.hpp"
 #include "algos/allreduce/reducer.hpp"
 #include "algos/allreduce/ring.hpp"
+#include "algos/allreduce/ring_pause.hpp"
 #include "algos/peer_policy.hpp"
+#include "optim/state_file.hpp"
 
 namespace troupe::algos {
 
@@ -28,9 +30,6 @@ const actors::msg_type ring_kind = actors::message_kind("ring");
 
 using namespace messages;
 using detail::peer_policy;
-
-/// Examples one worker's step may count (the core's counts are 32-bit).
-constexpr std::uint64_t max_worker_samples = std::uint64_t{1} << 32;
 
 class allreduce_policy : public peer_policy {
 public:
@@ -52,9 +51,37 @@ public:
     next_.assign(longest, 0.0f);
   }
 
-  void before_compute(actors::worker_context&,
+  void before_compute(actors::worker_context& ctx,
                       std::function<void()> ready) override {
-    ready(); // the last step's update is applied: every replica is equal
+    // The last step's update is applied: every replica is equal.
+    if (plans_[0].ranks() > 1 && pause_.hold(ctx.steps(), ready))
+      return;
+    ready();
+  }
+
+  bool pause_here(actors::worker_context& ctx) override {
+    return plans_[0].ranks() == 1 || pause_.here(ctx.steps());
+  }
+
+  /// Paused after the agreed step: nothing is in flight (every chunk of it
+  /// was taken, none of the next was sent).
+  void quiesce(actors::worker_context&, std::function<void()> done) override {
+    pause_.paused();
+    done();
+  }
+
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    save_base(w, prefix);
+    red_->save(w, prefix + "reducer.");
+    w.put(prefix + "ring", std::vector<std::uint64_t>{recv_seq_, skipped_});
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    load_base(r, prefix);
+    red_->load(r, prefix + "reducer.");
+    auto ring = r.u64(prefix + "ring", 2);
+    recv_seq_ = ring[0];
+    skipped_ = ring[1];
   }
 
   void after_compute(actors::worker_context& ctx, std::uint32_t samples,
@@ -131,12 +158,7 @@ protected:
   }
 
   std::string missing(actors::worker_context& ctx) const override {
-    auto k = arrived_;
-    return "no message " + std::to_string(k + 1) + " of "
-           + std::to_string(plan().steps()) + " (" + ring_position(plan(), k)
-           + ") of exchange " + std::to_string(recv_seq_) + " (step "
-           + std::to_string(recv_seq_ / plans_.size()) + ")"
-           + " from ring predecessor " + std::to_string(plan().left(ctx.id()));
+    return ring_missing(plan(), ctx.id(), arrived_, recv_seq_, plans_.size());
   }
 
   void give_up(actors::worker_context& ctx) override {
@@ -219,7 +241,8 @@ private:
                      ring_hop_of(ring, k),
                      static_cast<std::uint32_t>(c),
                      count_[c],
-                     tensor{sum_.data() + range.offset, range.size}};
+                     tensor{sum_.data() + range.offset, range.size},
+                     pause_.at()};
     ctx.count_sent(ring_kind, wire_size(m));
     ctx.self()->send(handle<ring_peer_actor>(to), std::move(m));
   }
@@ -236,8 +259,8 @@ private:
       refused(ctx, "worker {}: ignoring {}: {}", me, to_string(m), why);
       return;
     }
-    auto bad
-        = ring_payload_problem(plan(), m, max_worker_samples * plan().ranks());
+    auto bad = ring_payload_problem(plan(), m,
+                                    ring_max_worker_samples * plan().ranks());
     if (!bad.empty()) {
       ++discarded_;
       ctx.fail("ring all-reduce: refused " + to_string(m)
@@ -245,6 +268,7 @@ private:
                + std::to_string(recv_seq_) + " cannot complete without it");
       return;
     }
+    pause_.heard(m.pause_at, ctx.steps());
     ++arrived_;
     queue_.push_back(std::move(m));
     drain(ctx);
@@ -291,15 +315,11 @@ private:
       arrived_ = 0;
     }
     auto total = count_[0];
-    for (std::size_t c = 1; c < count_.size(); ++c)
-      if (count_[c] != total) {
-        ctx.fail("ring all-reduce: the chunks of step " + std::to_string(step_)
-                 + " sum different numbers of examples ("
-                 + std::to_string(total) + " and " + std::to_string(count_[c])
-                 + ")");
-        return false;
-      }
-    std::string problem;
+    auto problem = ring_counts_problem(count_, step_);
+    if (!problem.empty()) {
+      ctx.fail("ring all-reduce: " + problem);
+      return false;
+    }
     if (red_->next(ex_, sum_.data(), total, next_.data(), mean_.data(),
                    problem)) {
       ++ex_;
@@ -316,9 +336,9 @@ private:
       return false;
     }
     if (total == 0) {
-      actors::detail::log().warn("worker {}: no gradient of step {} was "
-                                 "finite; no update",
-                                 ctx.id(), step_);
+      actors::detail::log().warn(
+          "worker {}: no gradient of step {} was finite; no update", ctx.id(),
+          step_);
       return false;
     }
     apply(ctx, mean_.data());
@@ -347,23 +367,22 @@ private:
   std::vector<optim::ring_plan> plans_;
   /// The exchange's chunks: partial or whole sums, the worker's own part;
   /// the next exchange's vector; the step's mean gradient.
-  std::vector<float> sum_, next_;
-  std::vector<float> mean_;
+  std::vector<float> sum_, next_, mean_;
   /// Examples behind each chunk's values in sum_.
   std::vector<std::uint64_t> count_;
   /// The predecessor's messages of exchange recv_seq_ kept, not yet taken.
   std::deque<ring_chunk_msg> queue_;
-  std::uint64_t step_ = 0; ///< the step being exchanged
-  std::size_t ex_ = 0;     ///< its exchange under way
-  std::uint64_t recv_seq_
-      = 0; ///< the exchange the predecessor's messages are of
-  std::uint64_t samples_ = 0; ///< the step's own examples
+  std::uint64_t step_ = 0;     ///< the step being exchanged
+  std::size_t ex_ = 0;         ///< its exchange under way
+  std::uint64_t recv_seq_ = 0; ///< the exchange its predecessor is at
+  std::uint64_t samples_ = 0;  ///< the step's own examples
   /// The step's continuation, once its last exchange is over.
   std::function<void()> done_;
   std::size_t arrived_ = 0; ///< its messages kept (taken or queued)
   std::size_t taken_ = 0;   ///< its messages taken
   bool exchanging_ = false;
   std::uint64_t skipped_ = 0; ///< own gradients that were not finite
+  ring_pause pause_;          ///< a checkpoint's pause, agreed on the ring
 };
 
 } // namespace

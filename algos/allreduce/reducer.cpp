@@ -6,6 +6,7 @@
 
 #include "algos/allreduce/sfb_reducer.hpp"
 #include "optim/low_rank.hpp"
+#include "optim/state_file.hpp"
 
 namespace troupe::algos {
 
@@ -79,6 +80,14 @@ protected:
     for (auto v : e_)
       s += double{v} * v;
     return std::sqrt(s);
+  }
+
+  void save_memory(optim::state_writer& w, const std::string& prefix) const {
+    w.put(prefix + "memory", e_);
+  }
+
+  void load_memory(const optim::state_reader& r, const std::string& prefix) {
+    r.f32(prefix + "memory", e_.data(), n_);
   }
 
   std::size_t n_;
@@ -173,6 +182,18 @@ public:
     return norm();
   }
 
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    save_memory(w, prefix);
+    w.put(prefix + "q", q_);
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    std::vector<float> q(q_.size());
+    r.f32(prefix + "q", q.data(), q.size());
+    load_memory(r, prefix);
+    q_ = std::move(q);
+  }
+
 private:
   optim::powersgd_layout l_;
   std::vector<float> q_, p_, dense_mean_;
@@ -230,6 +251,14 @@ public:
 
   double residual_norm() const noexcept override {
     return norm();
+  }
+
+  void save(optim::state_writer& w, const std::string& prefix) const override {
+    save_memory(w, prefix);
+  }
+
+  void load(const optim::state_reader& r, const std::string& prefix) override {
+    load_memory(r, prefix);
   }
 
 private:

@@ -19,6 +19,11 @@
 #include "optim/range_table.hpp"
 #include "optim/sufficient_factors.hpp"
 
+namespace troupe::optim {
+class state_writer;
+class state_reader;
+} // namespace troupe::optim
+
 namespace troupe::algos {
 
 /// --reducer and its settings.
@@ -85,6 +90,19 @@ public:
   /// Its figures for the worker's report (bytes saved, ...).
   virtual double residual_norm() const noexcept {
     return 0;
+  }
+
+  /// What it keeps from one step to the next (error feedback's memory,
+  /// PowerSGD's Q), in a checkpoint taken between two steps, as tensors
+  /// named `prefix` + field; load() throws optim::data_error naming the
+  /// tensor that is missing or does not fit. None by default.
+  virtual void save(optim::state_writer& w, const std::string& prefix) const {
+    (void)w;
+    (void)prefix;
+  }
+  virtual void load(const optim::state_reader& r, const std::string& prefix) {
+    (void)r;
+    (void)prefix;
   }
 };
 

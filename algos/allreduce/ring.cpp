@@ -61,4 +61,24 @@ std::string ring_payload_problem(const optim::ring_plan& plan,
   return {};
 }
 
+std::string ring_counts_problem(const std::vector<std::uint64_t>& count,
+                                std::uint64_t step) {
+  for (std::size_t c = 1; c < count.size(); ++c)
+    if (count[c] != count[0])
+      return "the chunks of step " + std::to_string(step)
+             + " sum different numbers of examples (" + std::to_string(count[0])
+             + " and " + std::to_string(count[c]) + ")";
+  return {};
+}
+
+std::string ring_missing(const optim::ring_plan& plan, std::size_t r,
+                         std::size_t k, std::uint64_t seq,
+                         std::size_t exchanges) {
+  return "no message " + std::to_string(k + 1) + " of "
+         + std::to_string(plan.steps()) + " (" + ring_position(plan, k)
+         + ") of exchange " + std::to_string(seq) + " (step "
+         + std::to_string(seq / exchanges) + ")" + " from ring predecessor "
+         + std::to_string(plan.left(r));
+}
+
 } // namespace troupe::algos

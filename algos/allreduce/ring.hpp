@@ -12,11 +12,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "messages/allreduce.hpp"
 #include "optim/ring_plan.hpp"
 
 namespace troupe::algos {
+
+/// Examples one worker's step may count (the core's counts are 32-bit).
+inline constexpr std::uint64_t ring_max_worker_samples = std::uint64_t{1} << 32;
 
 /// The phase of a worker's message k of a step.
 messages::ring_phase ring_phase_of(const optim::ring_plan& plan,
@@ -43,5 +47,16 @@ std::string ring_header_problem(const optim::ring_plan& plan, std::size_t r,
 std::string ring_payload_problem(const optim::ring_plan& plan,
                                  const messages::ring_chunk_msg& m,
                                  std::uint64_t max_samples);
+
+/// Why a finished exchange's chunks cannot be used (empty: they can): they
+/// sum different numbers of examples (`count`, one a chunk) at step `step`.
+std::string ring_counts_problem(const std::vector<std::uint64_t>& count,
+                                std::uint64_t step);
+
+/// What worker r waits for: "no message k + 1 of K (its position) of
+/// exchange `seq` (step seq / exchanges) from ring predecessor p".
+std::string ring_missing(const optim::ring_plan& plan, std::size_t r,
+                         std::size_t k, std::uint64_t seq,
+                         std::size_t exchanges);
 
 } // namespace troupe::algos

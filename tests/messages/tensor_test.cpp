@@ -222,7 +222,7 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
       stage_tensor_msg{1, 2, 3, 4, true, 6, tensor{special_values()}},
       stage_done_msg{1, 2, 3, 4, real{0.75}, 5, 6},
       stage_wiring_msg{9, caf::actor{}, {caf::actor{}, caf::actor{}}},
-      ring_chunk_msg{3, 41, 1, 2, 5, 96, tensor{special_values()}},
+      ring_chunk_msg{3, 41, 1, 2, 5, 96, tensor{special_values()}, 44},
       peer_list_msg{{2, 7}, {caf::actor{}, caf::actor{}}, {}},
       dual_msg{5, 8, tensor{special_values()}},
       mirror_msg{1, 4, 9, 3, std::string(16, '\x01')}, ack_atom::value);
@@ -283,12 +283,14 @@ TEST_CASE("registered types round-trip inside a caf::message", "[messages]") {
   require_bits_equal(ring.values, msg.get_as<ring_chunk_msg>(30).values);
   std::string ring_text = "ring_chunk_msg(from 3, step 41, all-gather hop 2, "
                           "chunk 5, 96 samples, ";
-  ring_text += std::to_string(ring.values.size()) + " values)";
+  ring_text
+      += std::to_string(ring.values.size()) + " values, pause after step 44)";
   CHECK(to_string(ring) == ring_text);
+  CHECK(ring.pause_at == 44);
   CHECK(copy.get_as<peer_list_msg>(31).ranks == std::vector<worker_id>{2, 7});
   CHECK(to_string(copy.get_as<peer_list_msg>(31))
         == "peer_list_msg(2 ranks: 2 7)");
-  CHECK(wire_size(ring) == 37 + 4 * ring.values.size());
+  CHECK(wire_size(ring) == 45 + 4 * ring.values.size());
   const auto& mirror = copy.get_as<mirror_msg>(33);
   CHECK(mirror.group == 1);
   CHECK(mirror.clock == 9);
