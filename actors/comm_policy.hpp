@@ -185,6 +185,10 @@ public:
     return true;
   }
 
+  /// The coordinator's resume: the checkpoint was written or given up
+  /// (its pause may not have come here yet). The default does nothing.
+  virtual void on_resume(worker_context&) {}
+
   /// The worker pauses between two steps for a checkpoint: make sure what
   /// it sent has been received where it counts (the parameter-server
   /// policy: every shard answered a flush after its pushes), then call

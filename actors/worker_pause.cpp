@@ -202,6 +202,8 @@ void worker_state::resume() {
                              + (paused ? ": resumed before its pause was done"
                                        : ": resumed before it paused")));
   }
+  if (policy)
+    policy->on_resume(*this);
   if (!paused)
     return;
   paused = false;

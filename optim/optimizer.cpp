@@ -141,18 +141,11 @@ public:
   }
 
   void save_state(state_writer& w, const std::string& prefix) const {
-    w.put(prefix + "exp_avg", m_.data(), this->n_);
-    w.put(prefix + "exp_avg_sq", v_.data(), this->n_);
-    w.put_u64(prefix + "step", t_);
+    this->save_two(w, prefix, "exp_avg", m_, "exp_avg_sq", v_, t_);
   }
 
   void load_state(const state_reader& r, const std::string& prefix) {
-    auto m = this->read(r, prefix + "exp_avg");
-    auto v = this->read(r, prefix + "exp_avg_sq");
-    auto t = r.u64_scalar(prefix + "step");
-    m_ = std::move(m);
-    v_ = std::move(v);
-    t_ = static_cast<std::size_t>(t);
+    this->load_two(r, prefix, "exp_avg", m_, "exp_avg_sq", v_, t_);
   }
 
 private:

@@ -121,18 +121,11 @@ public:
   }
 
   void save_state(state_writer& w, const std::string& prefix) const {
-    w.put(prefix + "momentum_buffer", m_.data(), this->n_);
-    w.put(prefix + "delayed_sum", sum_.data(), this->n_);
-    w.put_u64(prefix + "step", t_);
+    this->save_two(w, prefix, "momentum_buffer", m_, "delayed_sum", sum_, t_);
   }
 
   void load_state(const state_reader& r, const std::string& prefix) {
-    auto m = this->read(r, prefix + "momentum_buffer");
-    auto s = this->read(r, prefix + "delayed_sum");
-    auto t = r.u64_scalar(prefix + "step");
-    m_ = std::move(m);
-    sum_ = std::move(s);
-    t_ = static_cast<std::size_t>(t);
+    this->load_two(r, prefix, "momentum_buffer", m_, "delayed_sum", sum_, t_);
   }
 
 private:

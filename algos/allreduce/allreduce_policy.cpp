@@ -63,11 +63,14 @@ public:
     return plans_[0].ranks() == 1 || pause_.here(ctx.steps());
   }
 
-  /// Paused after the agreed step: nothing is in flight (every chunk of it
-  /// was taken, none of the next was sent).
+  /// Paused after the agreed step (nothing in flight: every chunk of it was
+  /// taken, none of the next sent), or the checkpoint was given up.
   void quiesce(actors::worker_context&, std::function<void()> done) override {
     pause_.paused();
     done();
+  }
+  void on_resume(actors::worker_context&) override {
+    pause_.paused();
   }
 
   void save(optim::state_writer& w, const std::string& prefix) const override {
@@ -145,8 +148,7 @@ public:
              + " within the request timeout; a step needs every worker");
   }
 
-  /// No leave message: every worker takes the same steps, and a stopped
-  /// job stops every worker.
+  /// No leave message: all take the same steps; a stopped job stops all.
   void on_finish(actors::worker_context&) override {
     waiting_ = nullptr;
   }
@@ -166,9 +168,8 @@ protected:
   }
 
 private:
-  /// The step's own part of its first exchange: the reducer's vector of
-  /// the worker's gradient weighed by its examples (a gradient that is not
-  /// finite adds nothing, and counts 0 examples).
+  /// The step's own part of its first exchange: the reducer's vector of its
+  /// gradient weighed by its examples (not finite: nothing, 0 examples).
   void contribute(actors::worker_context& ctx, std::uint32_t samples) {
     const float* g = ctx.replica().grads();
     auto n = mean_.size();
@@ -376,10 +377,9 @@ private:
   std::size_t ex_ = 0;         ///< its exchange under way
   std::uint64_t recv_seq_ = 0; ///< the exchange its predecessor is at
   std::uint64_t samples_ = 0;  ///< the step's own examples
-  /// The step's continuation, once its last exchange is over.
-  std::function<void()> done_;
-  std::size_t arrived_ = 0; ///< its messages kept (taken or queued)
-  std::size_t taken_ = 0;   ///< its messages taken
+  std::function<void()> done_; ///< the step's rest, after its exchanges
+  std::size_t arrived_ = 0;    ///< its messages kept (taken or queued)
+  std::size_t taken_ = 0;      ///< its messages taken
   bool exchanging_ = false;
   std::uint64_t skipped_ = 0; ///< own gradients that were not finite
   ring_pause pause_;          ///< a checkpoint's pause, agreed on the ring

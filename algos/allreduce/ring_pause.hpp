@@ -50,8 +50,9 @@ public:
     return true;
   }
 
-  /// The worker paused: the step's rest held goes on (the worker's core
-  /// keeps it until the resume), and the next pause agrees anew.
+  /// The worker paused, or the checkpoint was given up: the step's rest
+  /// held goes on (a paused worker's core keeps it until the resume), and
+  /// the next pause agrees anew.
   void paused() {
     at_ = 0;
     if (held_) {

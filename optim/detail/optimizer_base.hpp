@@ -75,6 +75,28 @@ protected:
     return v;
   }
 
+  /// Two buffers of n_ values and a step count (Adam's moments, the delayed
+  /// Nesterov's momentum and sum), saved under their names.
+  void save_two(state_writer& w, const std::string& prefix, const char* a,
+                const vector<T>& x, const char* b, const vector<T>& y,
+                std::size_t t) const {
+    w.put(prefix + a, x.data(), n_);
+    w.put(prefix + b, y.data(), n_);
+    w.put_u64(prefix + "step", t);
+  }
+
+  /// Reads what save_two() wrote; nothing changes unless all of it fits.
+  void load_two(const state_reader& r, const std::string& prefix, const char* a,
+                vector<T>& x, const char* b, vector<T>& y,
+                std::size_t& t) const {
+    auto x1 = read(r, prefix + a);
+    auto y1 = read(r, prefix + b);
+    auto t1 = r.u64_scalar(prefix + "step");
+    x = std::move(x1);
+    y = std::move(y1);
+    t = static_cast<std::size_t>(t1);
+  }
+
   /// The options this optimizer reads, as metadata.
   std::vector<std::pair<std::string, std::string>> option_texts() const {
     const auto& o = opts_;

@@ -45,14 +45,19 @@ std::vector<std::string> grep(const std::string& folder,
   return hits;
 }
 
-/// The message types declared (`struct name {`) in messages/<header>.
-std::vector<std::string> structs_in(const std::string& header) {
-  std::ifstream in{fs::path{TROUPE_SOURCE_DIR} / "messages" / header};
+/// A file's whole text.
+std::string text_of(const fs::path& file) {
+  std::ifstream in{file};
   std::stringstream text;
   text << in.rdbuf();
+  return text.str();
+}
+
+/// The message types declared (`struct name {`) in messages/<header>.
+std::vector<std::string> structs_in(const std::string& header) {
   std::vector<std::string> out;
   std::regex decl{"(^|\\n)struct (\\w+) \\{"};
-  auto s = text.str();
+  auto s = text_of(fs::path{TROUPE_SOURCE_DIR} / "messages" / header);
   for (std::sregex_iterator i{s.begin(), s.end(), decl}, end; i != end; ++i)
     out.push_back((*i)[2]);
   return out;
@@ -92,10 +97,7 @@ TEST_CASE("algos/ declares its own code in troupe::algos, not troupe::actors") {
     auto ext = entry.path().extension();
     if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp"))
       continue;
-    std::ifstream in{entry.path()};
-    std::stringstream text;
-    text << in.rdbuf();
-    auto rest = std::regex_replace(text.str(), forward, "");
+    auto rest = std::regex_replace(text_of(entry.path()), forward, "");
     if (rest.find("namespace troupe::actors") != std::string::npos)
       hits.push_back(fs::relative(entry.path(), root).string());
   }
@@ -279,10 +281,7 @@ TEST_CASE("no test's name would stop Catch2's reporter") {
     auto ext = entry.path().extension();
     if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp"))
       continue;
-    std::ifstream in{entry.path()};
-    std::stringstream text;
-    text << in.rdbuf();
-    auto s = text.str();
+    auto s = text_of(entry.path());
     for (std::sregex_iterator i{s.begin(), s.end(), name}, end; i != end; ++i) {
       std::string joined;
       auto parts = (*i)[2].str();
