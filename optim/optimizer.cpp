@@ -176,6 +176,12 @@ void validate(const optimizer_options& o) {
   check(o.beta2 >= 0 && o.beta2 < 1,
         "beta2 must be in [0, 1), got " + std::to_string(o.beta2));
   check(o.eps >= 0, "eps must be >= 0, got " + std::to_string(o.eps));
+  if (o.name == "delayed-nesterov") {
+    check(o.delay >= 1, "delayed-nesterov: a delay of 0 pseudo-gradients");
+    check(o.activation >= 0 && o.activation <= 1,
+          "delayed-nesterov: activation must be in [0, 1], got "
+              + std::to_string(o.activation));
+  }
 }
 
 } // namespace
@@ -211,13 +217,8 @@ std::unique_ptr<optimizer<T>> make_optimizer(const optimizer_options& opts,
               + std::to_string(n));
     return detail::make_novograd<T>(opts, n);
   }
-  if (name == "delayed-nesterov") {
-    check(opts.delay >= 1, "delayed-nesterov: a delay of 0 pseudo-gradients");
-    check(opts.activation >= 0 && opts.activation <= 1,
-          "delayed-nesterov: activation must be in [0, 1], got "
-              + std::to_string(opts.activation));
+  if (name == "delayed-nesterov")
     return detail::make_delayed_nesterov<T>(opts, n);
-  }
   throw std::invalid_argument("unknown optimizer " + quote(name)
                               + " (known: " + known_names() + ")");
 }
